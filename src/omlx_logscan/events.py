@@ -1,0 +1,424 @@
+"""The event stream: typed events from records, merged across sources in time order.
+
+``read_events`` is the foundation every command stands on. It scans each source, assembles
+records, classifies each record with the catalog, removes records that two sources share
+(a file log and a capture of the same process), and merges the sources by time.
+"""
+
+from __future__ import annotations
+
+import heapq
+import re
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import polars as pl
+
+from omlx_logscan.catalog import (
+    ABORT,
+    BANNER_VERSION,
+    CATALOG,
+    CELLAR_VERSION,
+    FATAL_EXIT,
+    GPU_CODE,
+    GPU_CODE_NAMES,
+    GPU_CONTEXTS,
+    GPU_RESOURCE_LIMIT,
+)
+from omlx_logscan.errors import InputError
+from omlx_logscan.grammar import LEVEL_RANK
+from omlx_logscan.records import Record, assemble
+from omlx_logscan.scan import REQUEST_SCHEMA, SourceScan, scan_source
+from omlx_logscan.sources import Source
+
+KINDS = (
+    "process_start", "process_exit", "engine_start", "engine_stop", "model_load", "model_unload",
+    "model_load_failed", "shutdown", "restart_requested", "gpu_error", "memory_pressure",
+    "request_complete", "request_error", "kernel_panic", "crash_report", "faulthandler_dump",
+    "error", "warning", "record",
+)
+
+_FRAME = re.compile(r'^\s*File "(?P<path>[^"]+)", line (?P<line>\d+), in (?P<func>\S+)')
+_FAULTHANDLER_FRAME = re.compile(r'^\s*File "(?P<path>[^"]+)", line (?P<line>\d+) in (?P<func>\S+)')
+_EXCEPTION_LINE = re.compile(r"^(?P<type>[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt)): ")
+_EXCEPTION_TYPE = re.compile(r"^\s*Exception Type:\s+(?P<type>.+)$")
+_PANIC = re.compile(r'^panic\(cpu \d+ caller 0x[0-9a-fA-F]+\): (?P<panic>.*)$')
+
+
+@dataclass
+class Event:
+    """One typed event. ``time`` is ISO local time or None; ``fields`` are kind-specific."""
+
+    kind: str
+    time: str | None
+    source: str
+    line: int
+    level: str | None
+    logger: str | None
+    message: str
+    fields: dict[str, Any] = field(default_factory=dict)
+    lines: int = 1  # lines of the record it came from
+    prev_time: str | None = None  # nearest timestamps around an untimed event, for ordering and bounds
+    next_time: str | None = None
+    source_index: int = 0
+
+    @property
+    def sort_time(self) -> str:
+        return self.time or self.prev_time or ""
+
+    def as_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "time": self.time, "source": self.source, "line": self.line, "level": self.level,
+            "logger": self.logger, "kind": self.kind, "message": self.message,
+        }
+        out.update(self.fields)
+        return out
+
+
+@dataclass
+class Accounting:
+    """Where every input line went; ``lines == event_lines + record_lines + blank + unparsed``."""
+
+    lines: int = 0
+    records: int = 0
+    event_lines: int = 0
+    record_lines: int = 0
+    blank: int = 0
+    unparsed: int = 0
+    duplicates: int = 0
+
+
+@dataclass
+class SourceInfo:
+    name: str
+    lines: int
+    first: str | None
+    last: str | None
+    levels: list[str]
+    problem: str | None
+
+
+@dataclass
+class EventStream:
+    """Everything the analyzers need from the input."""
+
+    sources: list[SourceInfo]
+    events: list[Event]
+    requests: pl.DataFrame  # dense finished-request rows: source, line, time, key, text
+    accounting: Accounting
+    kind_counts: Counter[str]
+    unparsed: list[tuple[str, int, str]]
+    levels: list[str]  # levels present anywhere, lowest first
+
+    @property
+    def lowest_level(self) -> str | None:
+        return self.levels[0] if self.levels else None
+
+    def shows(self, level: str) -> bool:
+        """Whether records of ``level`` would have been written (the log level is at or below it)."""
+        lowest = self.lowest_level
+        return lowest is not None and LEVEL_RANK[lowest] <= LEVEL_RANK[level]
+
+
+def _frames(lines: list[str]) -> list[dict[str, Any]]:
+    frames: list[dict[str, Any]] = []
+    for index, text in enumerate(lines):
+        match = _FRAME.match(text) or _FAULTHANDLER_FRAME.match(text)
+        if match is None:
+            continue
+        source_line = ""
+        if index + 1 < len(lines) and not _FRAME.match(lines[index + 1]):
+            candidate = lines[index + 1].strip()
+            if candidate and set(candidate) - set("^~ "):
+                source_line = candidate
+        frames.append({"path": match["path"], "line": int(match["line"]), "func": match["func"],
+                       "code": source_line})
+    return frames
+
+
+def _exception(lines: list[str]) -> str | None:
+    for text in reversed(lines):
+        match = _EXCEPTION_LINE.match(text.strip())
+        if match:
+            return match["type"]
+    return None
+
+
+def _gpu_fields(record: Record, text: str) -> dict[str, Any] | None:
+    match = GPU_CODE.search(text)
+    if match:
+        code = match.group(1).lower()
+        name = GPU_CODE_NAMES.get(code, match.group(3))
+    else:
+        limit = GPU_RESOURCE_LIMIT.search(text)
+        if limit is None:
+            return None
+        code, name = None, "ResourceLimit"
+    context = "other"
+    for regex, ctx in GPU_CONTEXTS:
+        if regex.search(record.head.message):
+            context = ctx
+            break
+    out: dict[str, Any] = {"code": code, "code_name": name, "context": context}
+    frames = _frames(record.extra)
+    if frames:
+        out["traceback"] = frames
+        out["exception"] = _exception(record.extra)
+    return out
+
+
+def _catalog_match(message: str) -> tuple[str, str, dict[str, Any]] | None:
+    for template in CATALOG:
+        match = template.regex.search(message)
+        if match:
+            values = {k: _number(v) for k, v in match.groupdict().items() if v is not None}
+            return template.kind, template.tag, values
+    return None
+
+
+def _number(value: str) -> Any:
+    try:
+        return int(value)
+    except ValueError:
+        try:
+            return float(value)
+        except ValueError:
+            return value
+
+
+def classify(record: Record, source: str, index: int) -> list[Event]:
+    """The events one record yields: usually one, two for an abort or fatal exit, none for routine lines."""
+    head = record.head
+
+    def make(kind: str, fields: dict[str, Any], level: str | None = head.level) -> Event:
+        return Event(kind, record.stamp, source, record.line, level, head.logger, head.message, fields,
+                     record.lines, record.prev_stamp, record.next_stamp, index)
+
+    if head.form == "panic":
+        match = _PANIC.match(head.message)
+        return [make("kernel_panic", {"panic": match["panic"] if match else head.message}, "CRITICAL")]
+    if head.form == "crash_report":
+        exc = next((m["type"] for m in map(_EXCEPTION_TYPE.match, record.extra) if m), None)
+        return [make("crash_report", {"exception_type": exc}, "CRITICAL")]
+    if head.form == "faulthandler":
+        return [make("faulthandler_dump", {"error": head.message.removeprefix("Fatal Python error: "),
+                                           "traceback": _frames(record.extra)}, "CRITICAL")]
+    text = record.text
+    events: list[Event] = []
+    gpu = _gpu_fields(record, text) if ("kIO" in text or "metal::malloc" in text) else None
+    level = head.level or ("CRITICAL" if head.form == "abort" else None)
+    if gpu is not None:
+        events.append(make("gpu_error", gpu, level or "ERROR"))
+    if ABORT.match(head.message):
+        events.append(make("process_exit", {"reason": "abort"}, "CRITICAL"))
+    elif FATAL_EXIT.match(head.message):
+        events.append(make("process_exit", {"reason": "fatal_exit"}, "CRITICAL"))
+    if events:
+        return events
+    matched = _catalog_match(head.message)
+    if matched is not None:
+        kind, tag, values = matched
+        fields = dict(values)
+        if kind == "memory_pressure":
+            fields["action"] = tag
+        elif kind == "process_start":
+            fields["marker"] = tag
+            if tag == "banner":
+                version = next((m["version"] for m in map(BANNER_VERSION.search, record.extra) if m), None)
+                fields["omlx_version"] = version
+        elif kind in ("request_complete", "model_load", "model_unload", "request_error") and tag:
+            fields.setdefault("type" if kind == "request_complete" else "stage", tag)
+        return [make(kind, fields)]
+    if level in ("ERROR", "CRITICAL"):
+        fields = {}
+        frames = _frames(record.extra)
+        if frames:
+            fields = {"traceback": frames, "exception": _exception(record.extra)}
+        return [make("error", fields)]
+    if level == "WARNING":
+        return [make("warning", {})]
+    return [make("record", {})]
+
+
+def cellar_version(event: Event) -> str | None:
+    """The Homebrew keg version in an event's traceback paths, if any."""
+    for frame in event.fields.get("traceback", ()):
+        match = CELLAR_VERSION.search(frame["path"])
+        if match:
+            return match["version"]
+    return None
+
+
+def _dedup_key(event: Event) -> tuple[Any, ...] | None:
+    if event.time is None:
+        return None
+    return (event.time, event.logger, event.level, event.message, event.kind)
+
+
+def _requests_frame(scans: list[SourceScan]) -> pl.DataFrame:
+    frames = [frame for scan in scans for frame in scan.requests]
+    if not frames:
+        return pl.DataFrame(schema=REQUEST_SCHEMA)
+    table = pl.concat(frames)
+    if len(scans) > 1:  # one record in two sources: keep the copy of the first source that has it
+        table = table.filter(pl.col("source") == pl.col("source").min().over("time", "key"))
+    return table
+
+
+def read_events(
+    sources: list[Source], *, keep_all: bool = False, keep_request_text: bool = False,
+    progress: Callable[[int], None] | None = None,
+) -> EventStream:
+    """Scan, assemble, classify and merge. Raises InputError only when no source could be read."""
+    scans = [scan_source(src, i, keep_all=keep_all, keep_request_text=keep_request_text, progress=progress)
+             for i, src in enumerate(sources)]
+    if all(scan.problem and scan.lines == 0 for scan in scans):
+        raise InputError("; ".join(scan.problem or "" for scan in scans))
+    accounting = Accounting()
+    per_source: list[list[Event]] = []
+    unparsed: list[tuple[str, int, str]] = []
+    infos: list[SourceInfo] = []
+    levels: set[str] = set()
+    seen: dict[tuple[Any, ...], int] = {}
+    for scan in scans:
+        assembly = assemble(scan.kept)
+        events: list[Event] = []
+        first = last = None
+        src_levels = set(scan.levels)
+        for record in assembly.records:
+            if record.head.level and record.head.form not in _LEVELLESS_FORMS:
+                src_levels.add(record.head.level)
+            if record.stamp is not None and record.head.date is not None:
+                first = first or record.stamp
+                last = record.stamp
+            produced = classify(record, scan.source.name, scan.index)
+            keep = [ev for ev in produced if keep_all or ev.kind != "record"]
+            key = _dedup_key(produced[0])
+            if key is not None:
+                owner = seen.setdefault(key, scan.index)
+                if owner != scan.index:
+                    accounting.duplicates += 1
+                    accounting.record_lines += record.lines
+                    continue
+            if keep:
+                accounting.event_lines += record.lines
+                events.extend(keep)
+            else:
+                accounting.record_lines += record.lines
+        accounting.lines += scan.lines
+        accounting.records += len(assembly.records) + scan.routine_records
+        accounting.record_lines += scan.routine_records
+        accounting.blank += assembly.blank
+        accounting.unparsed += len(assembly.unparsed)
+        unparsed.extend((scan.source.name, n, text) for n, text in assembly.unparsed)
+        n_requests = sum(frame.height for frame in scan.requests)
+        accounting.event_lines += n_requests
+        accounting.records += n_requests
+        first, last = _span_with_requests(first, last, scan)
+        levels |= src_levels
+        infos.append(SourceInfo(scan.source.name, scan.lines, first, last,
+                                 sorted(src_levels, key=LEVEL_RANK.__getitem__), scan.problem))
+        per_source.append(events)
+    requests = _requests_frame(scans)
+    dropped = sum(frame.height for scan in scans for frame in scan.requests) - requests.height
+    accounting.duplicates += dropped
+    accounting.event_lines -= dropped
+    accounting.record_lines += dropped
+    merged = _collapse_starts(heapq.merge(*per_source, key=lambda ev: (ev.sort_time, ev.source_index)))
+    counts = Counter(ev.kind for ev in merged)
+    if requests.height:
+        counts["request_complete"] += requests.height
+    return EventStream(infos, merged, requests, accounting, counts, unparsed,
+                       sorted(levels & set(LEVEL_RANK), key=LEVEL_RANK.__getitem__))
+
+
+# Lines whose level is not the oMLX log level (uvicorn's own), so they say nothing of it.
+_LEVELLESS_FORMS = frozenset({"uvicorn", "banner", "capture", "abort"})
+# Events that show a process already running: a startup marker after one of these is a new start.
+_CLOSES_STARTUP = frozenset({
+    "engine_start", "engine_stop", "request_complete", "gpu_error", "shutdown", "process_exit",
+    "model_unload", "restart_requested", "faulthandler_dump", "kernel_panic", "crash_report",
+})
+STARTUP_JOIN_SECONDS = 120.0
+
+
+def _seconds_between(earlier: str | None, later: str | None) -> float | None:
+    if not earlier or not later:
+        return None
+    from datetime import datetime
+
+    return (datetime.fromisoformat(later) - datetime.fromisoformat(earlier)).total_seconds()
+
+
+def _collapse_starts(events: Iterator[Event]) -> list[Event]:
+    """One ``process_start`` per startup block, however many markers it printed; each banner opens one."""
+    out: list[Event] = []
+    open_start: Event | None = None
+    last_marker_time: str | None = None
+    for event in events:
+        if event.kind == "process_start":
+            marker = event.fields.get("marker")
+            gap = _seconds_between(last_marker_time, event.time or event.prev_time)
+            joins = (
+                open_start is not None and marker != "banner"
+                and (gap is None or gap <= STARTUP_JOIN_SECONDS)
+            )
+            if joins and open_start is not None:
+                _join_start(open_start, event)
+                last_marker_time = event.time or last_marker_time
+                continue
+            event.fields["markers"] = [marker]
+            event.fields.pop("marker", None)
+            out.append(event)
+            open_start = event
+            last_marker_time = event.time
+            continue
+        if event.kind in _CLOSES_STARTUP:
+            open_start = None
+        out.append(event)
+    return out
+
+
+def _join_start(start: Event, marker: Event) -> None:
+    """Fold one more startup marker into the start it belongs to."""
+    start.fields["markers"].append(marker.fields.get("marker"))
+    start.lines += marker.lines
+    for key in ("pid", "omlx_version"):
+        if marker.fields.get(key) is not None and start.fields.get(key) is None:
+            start.fields[key] = marker.fields[key]
+    if start.time is None and marker.time is not None:
+        start.time = marker.time
+        start.fields["time_from"] = "startup_block"
+    start.next_time = start.next_time or marker.next_time
+
+
+def _span_with_requests(first: str | None, last: str | None, scan: SourceScan) -> tuple[str | None, str | None]:
+    """A source's first and last timestamps, counting the dense request rows too."""
+    stamps = [s for s in (first, last) if s]
+    for frame in scan.requests:
+        if frame.height:
+            lo, hi = frame["time"].min(), frame["time"].max()
+            stamps += [lo.isoformat(), hi.isoformat()]  # type: ignore[union-attr]
+    if not stamps:
+        return None, None
+    return min(stamps), max(stamps)
+
+
+def iter_requests(stream: EventStream, sources: list[str]) -> Iterator[Event]:
+    """The dense request rows as events (needs ``keep_request_text``), for the events command."""
+    for source, line, _time, _key, text in stream.requests.iter_rows():
+        if text is None:
+            continue
+        record = assemble_one(text, line)
+        for event in classify(record, sources[source], source):
+            yield event
+
+
+def assemble_one(text: str, line: int) -> Record:
+    """A single-line record (the dense request rows are single lines by construction)."""
+    from omlx_logscan.grammar import parse_line
+
+    parsed = parse_line(text)
+    return Record(line, parsed, stamp=parsed.timestamp, prev_stamp=parsed.timestamp, next_stamp=parsed.timestamp)

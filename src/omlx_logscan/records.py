@@ -1,0 +1,115 @@
+"""Record assembly: join the lines the scanner kept into records and blocks.
+
+A record is a head line (a log line, a banner, an abort line, ...) and the untimed lines that
+continue it: a traceback, a wrapped NSError, a user's wrapped paste. Kernel panics, crash
+reports and faulthandler dumps are blocks: everything untimed up to the next real log line.
+Every line ends up in a record, or is counted as blank or unparsed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from omlx_logscan.catalog import CATALOG
+from omlx_logscan.grammar import BLOCK_FORMS, Line, is_garbage, parse_line
+from omlx_logscan.scan import KeptLine
+
+# Head forms that end a block (a log line after a panic report is the log again).
+_BLOCK_ENDERS = frozenset({"log", "app", "dated", "banner", "abort", "nostamp_log", "pydefault", *BLOCK_FORMS})
+_PREFIXED = tuple(t.regex for t in CATALOG)
+
+
+@dataclass
+class Record:
+    """One record: where it starts, its parsed head and its continuation lines."""
+
+    line: int
+    head: Line
+    extra: list[str] = field(default_factory=list)
+    lines: int = 1
+    stamp: str | None = None  # ISO time of the record, own or (time-only lines) dated from the log
+    prev_stamp: str | None = None  # the nearest timestamp before it in the same source
+    next_stamp: str | None = None  # the nearest timestamp after it
+
+    @property
+    def text(self) -> str:
+        """Head message and continuation as one string, for patterns that wrap across lines."""
+        if not self.extra:
+            return self.head.message
+        return " ".join([self.head.message, *(part.strip() for part in self.extra)])
+
+
+@dataclass
+class Assembly:
+    records: list[Record] = field(default_factory=list)
+    blank: int = 0
+    unparsed: list[tuple[int, str]] = field(default_factory=list)
+
+
+def _starts_catalog_message(text: str) -> bool:
+    return any(regex.match(text) for regex in _PREFIXED)
+
+
+def assemble(kept: Iterable[KeptLine]) -> Assembly:
+    """Records in file order; untimed records learn the nearest timestamps around them."""
+    out = Assembly()
+    current: Record | None = None
+    last_line = 0
+    last_stamp: str | None = None
+    awaiting_next: list[Record] = []
+    for item in kept:
+        if item.line != last_line + 1:
+            current = None  # routine records the scanner dropped lie between
+        last_line = item.line
+        parsed = parse_line(item.text)
+        form = parsed.form
+        if form == "blank":
+            if current is not None:
+                current.lines += 1
+                current.extra.append("")
+            else:
+                out.blank += 1
+            continue
+        in_block = current is not None and current.head.form in BLOCK_FORMS
+        opens = form != "text" and (not in_block or form in _BLOCK_ENDERS)
+        if in_block and form in BLOCK_FORMS and current is not None and form == current.head.form == "crash_report":
+            opens = False  # the second half of one crash report
+        if not opens and form == "text" and current is not None and not in_block and _starts_catalog_message(
+            parsed.message
+        ):
+            opens = True  # a bare catalog message pasted without its timestamp
+        if not opens:
+            if current is not None and not is_garbage(parsed.message):
+                current.lines += 1
+                current.extra.append(item.text if in_block else parsed.message)
+            elif current is None and form == "text" and _starts_catalog_message(parsed.message):
+                current = _new_record(item.line, parsed, last_stamp, out, awaiting_next)
+            else:
+                out.unparsed.append((item.line, item.text))
+            continue
+        current = _new_record(item.line, parsed, last_stamp, out, awaiting_next)
+        if parsed.date is not None:
+            stamp = current.stamp
+            for waiting in awaiting_next:
+                waiting.next_stamp = stamp
+            awaiting_next.clear()
+            last_stamp = stamp
+    return out
+
+
+def _new_record(
+    line: int, parsed: Line, last_stamp: str | None, out: Assembly, awaiting_next: list[Record]
+) -> Record:
+    record = Record(line, parsed, prev_stamp=last_stamp)
+    own = parsed.timestamp
+    if own is not None:
+        record.stamp = own
+        record.next_stamp = own
+    else:
+        if parsed.time is not None and last_stamp is not None:  # time-only: the date of the log around it
+            frac = f".{parsed.frac}" if parsed.frac else ""
+            record.stamp = f"{last_stamp[:10]}T{parsed.time}{frac}"
+        awaiting_next.append(record)
+    out.records.append(record)
+    return record
