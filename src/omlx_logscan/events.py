@@ -32,6 +32,7 @@ from omlx_logscan.grammar import LEVEL_RANK
 from omlx_logscan.records import Record, assemble
 from omlx_logscan.scan import REQUEST_SCHEMA, SourceScan, scan_source
 from omlx_logscan.sources import Source
+from omlx_logscan.timeutil import seconds
 
 KINDS = (
     "process_start", "process_exit", "engine_start", "engine_stop", "model_load", "model_unload",
@@ -344,14 +345,6 @@ _CLOSES_STARTUP = frozenset({
 STARTUP_JOIN_SECONDS = 120.0
 
 
-def _seconds_between(earlier: str | None, later: str | None) -> float | None:
-    if not earlier or not later:
-        return None
-    from datetime import datetime
-
-    return (datetime.fromisoformat(later) - datetime.fromisoformat(earlier)).total_seconds()
-
-
 def _collapse_starts(events: Iterator[Event]) -> list[Event]:
     """One ``process_start`` per startup block, however many markers it printed; each banner opens one."""
     out: list[Event] = []
@@ -360,7 +353,7 @@ def _collapse_starts(events: Iterator[Event]) -> list[Event]:
     for event in events:
         if event.kind == "process_start":
             marker = event.fields.get("marker")
-            gap = _seconds_between(last_marker_time, event.time or event.prev_time)
+            gap = seconds(last_marker_time, event.time or event.prev_time)
             joins = (
                 open_start is not None and marker != "banner"
                 and (gap is None or gap <= STARTUP_JOIN_SECONDS)

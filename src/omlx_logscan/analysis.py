@@ -1,0 +1,512 @@
+"""The analyzer: sessions, fault incidents, dead-engine windows and stack signatures.
+
+It reads the event stream once, in order, and answers the questions the report in oMLX
+issue 3706 answered by hand: which process lifetimes there were, which GPU faults each
+had and what became of the engine after each, when the engine was generation-dead, and
+whether the faults share one stack.
+"""
+
+from __future__ import annotations
+
+import bisect
+import hashlib
+import re
+import statistics
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from omlx_logscan.catalog import INCIDENT_KINDS
+from omlx_logscan.events import Event, EventStream, cellar_version
+from omlx_logscan.timeutil import parse, seconds
+
+INCIDENT_GAP_S = 2.0  # gpu_error records closer than this are one fault
+CRASH_WINDOW_S = 60.0
+REPEATS_STOPPED_MIN_S = 1800.0  # silence after the last repeat that says the dead process is gone
+REPEATS_STOPPED_FACTOR = 4.0  # a session ending this soon after a fault, without an orderly stop, crashed
+_ACTIVE_KINDS = frozenset({"request_complete", "engine_start", "model_load", "gpu_error", "request_error",
+                           "memory_pressure", "warning", "error", "engine_stop", "model_unload"})
+
+
+@dataclass
+class Session:
+    """One process lifetime."""
+
+    index: int
+    start: str | None
+    start_exact: bool
+    start_after: str | None = None
+    start_in_log: bool = True
+    start_inferred: bool = False  # no start line: a new fault after a dead window implies a new process
+    end: str | None = None
+    end_reason: str = "eof"
+    omlx_version: str | None = None
+    pid: int | None = None
+    engine_starts: int = 0
+    requests_completed: int = 0
+    faults: int = 0
+    source: str | None = None
+    line: int | None = None
+    events: list[Event] = field(default_factory=list, repr=False)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "index": self.index, "start": self.start, "start_exact": self.start_exact,
+            "start_after": self.start_after, "start_in_log": self.start_in_log,
+            "start_inferred": self.start_inferred, "end": self.end, "end_reason": self.end_reason,
+            "omlx_version": self.omlx_version, "pid": self.pid, "engine_starts": self.engine_starts,
+            "requests_completed": self.requests_completed, "faults": self.faults,
+            "source": self.source, "line": self.line,
+        }
+
+
+@dataclass
+class Incident:
+    """GPU error records of one session less than two seconds apart: one fault."""
+
+    records: list[Event]
+    session: int
+    kind: str = "other_gpu"
+    outcome: str = "unknown"
+    signature: str | None = None
+    later_requests: int | None = None
+    dead_window: int | None = None  # index of the dead window this incident opens
+
+    @property
+    def first(self) -> Event:
+        return self.records[0]
+
+    @property
+    def time(self) -> str | None:
+        return self.first.time or self.first.prev_time
+
+    @property
+    def last_time(self) -> str | None:
+        times = [ev.time for ev in self.records if ev.time]
+        return times[-1] if times else self.time
+
+    @property
+    def code_names(self) -> list[str]:
+        names: list[str] = []
+        for ev in self.records:
+            name = ev.fields.get("code_name")
+            if name and (not names or names[-1] != name):
+                names.append(name)
+        return names
+
+    @property
+    def context(self) -> str:
+        return str(self.first.fields.get("context", "other"))
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "time": self.time, "time_exact": self.first.time is not None, "kind": self.kind,
+            "session": self.session, "context": self.context, "signature": self.signature,
+            "outcome": self.outcome, "codes": self.code_names, "records": len(self.records),
+            "later_requests": self.later_requests, "source": self.first.source, "line": self.first.line,
+            "message": self.first.message,
+        }
+
+
+@dataclass
+class DeadWindow:
+    """From a penalty-box entry to the end of its process: the engine cannot generate."""
+
+    session: int
+    start: str | None
+    last_failure: str | None
+    end: str | None
+    end_exact: bool
+    end_after: str | None
+    end_reason: str
+    repeats: int
+    intervals_s: list[float]
+    requests_completed: int
+    log_end: str | None
+
+    @property
+    def duration_s(self) -> float | None:
+        return seconds(self.start, self.end)
+
+    def as_dict(self) -> dict[str, Any]:
+        interval = None
+        if self.intervals_s:
+            interval = {"min_s": min(self.intervals_s), "median_s": statistics.median(self.intervals_s),
+                        "max_s": max(self.intervals_s)}
+        return {
+            "session": self.session, "start": self.start, "last_failure": self.last_failure, "end": self.end,
+            "end_exact": self.end_exact, "end_after": self.end_after, "end_reason": self.end_reason,
+            "duration_s": self.duration_s, "still_dead_at_end_of_log": self.end_reason == "eof",
+            "dead_at_least_s": seconds(self.start, self.log_end) if self.end is None else None,
+            "repeats": self.repeats, "repeat_interval": interval, "requests_completed": self.requests_completed,
+        }
+
+
+@dataclass
+class Signature:
+    """One distinct normalised stack and the faults that share it."""
+
+    id: str
+    frames: list[dict[str, Any]]
+    exception: str | None
+    call_site: str
+    call_site_label: str
+    innermost_code: str
+    faults: int
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "faults": self.faults, "call_site": self.call_site,
+                "call_site_label": self.call_site_label, "innermost_code": self.innermost_code,
+                "exception": self.exception, "frames": self.frames}
+
+
+@dataclass
+class Analysis:
+    stream: EventStream
+    sessions: list[Session]
+    faults: list[Incident]
+    repeats: list[Incident]
+    dead_windows: list[DeadWindow]
+    signatures: list[Signature]
+    log_start: str | None
+    log_end: str | None
+
+
+_MODULE_ROOTS = ("/site-packages/", "/dist-packages/")
+_STDLIB = re.compile(r"/lib/python\d+(?:\.\d+)?/(?P<rest>.+)$")
+
+
+def normal_module(path: str) -> str:
+    """A traceback path without install prefix or version folders: ``omlx/scheduler.py``."""
+    path = path.replace("\\", "/")
+    for root in _MODULE_ROOTS:
+        if root in path:
+            return path.split(root)[-1]
+    match = _STDLIB.search(path)
+    if match:
+        return match["rest"]
+    cut = path.rfind("/omlx/")
+    if cut >= 0:
+        return path[cut + 1 :]
+    return path.rsplit("/", 1)[-1].lstrip(".")
+
+
+def _dotted(module: str) -> str:
+    return module.removesuffix(".py").replace("/", ".").removeprefix("omlx.")
+
+
+def call_site(frames: list[dict[str, Any]], context: str) -> tuple[str, str]:
+    """Which engine operation failed, as a short id and a phrase."""
+    funcs = [f["func"] for f in frames]
+    if "_sync_and_clear_cache" in funcs:
+        index = funcs.index("_sync_and_clear_cache")
+        caller = frames[index - 1] if index > 0 else None
+        where = f"{_dotted(normal_module(frames[index]['path']))}._sync_and_clear_cache"
+        if caller is not None:
+            where += f" from {_dotted(normal_module(caller['path']))}.{caller['func']}"
+        return "cache_clear", f"{where} = a cache-clear drain"
+    if context == "ane_dispatch":
+        return "ane_dispatch", "ANE input dispatch"
+    if context == "prefill" or any("prefill" in f.lower() for f in funcs):
+        return "prefill", "prefill"
+    if any(("decode" in f.lower() or f in ("next_generated", "_next", "_step")) for f in funcs):
+        return "decode", "decode step"
+    return "unknown", "unknown (no traceback)" if not frames else "unknown"
+
+
+def _signature_of(incident: Incident) -> tuple[str, Signature] | None:
+    for event in incident.records:
+        frames = event.fields.get("traceback")
+        if not frames:
+            continue
+        normal = [{"module": normal_module(f["path"]), "line": f["line"], "func": f["func"], "code": f["code"]}
+                  for f in frames]
+        key = "|".join(f"{f['module']}:{f['line']}:{f['func']}" for f in normal)
+        sig_id = hashlib.sha1(key.encode()).hexdigest()[:10]
+        site, label = call_site(frames, incident.context)
+        innermost = normal[-1]["code"] if normal else ""
+        return sig_id, Signature(sig_id, normal, event.fields.get("exception"), site, label, innermost, 0)
+    return None
+
+
+class _Builder:
+    def __init__(self, stream: EventStream) -> None:
+        self.stream = stream
+        self.request_times = self._request_times()
+
+    def _request_times(self) -> list[str]:
+        times = [ev.time for ev in self.stream.events if ev.kind == "request_complete" and ev.time]
+        if self.stream.requests.height:
+            column = self.stream.requests["time"].drop_nulls()
+            times.extend(t.isoformat() for t in column.to_list())
+        return sorted(times)
+
+    def requests_between(self, start: str | None, end: str | None) -> int:
+        lo = bisect.bisect_right(self.request_times, start) if start else 0
+        hi = bisect.bisect_right(self.request_times, end) if end else len(self.request_times)
+        return max(0, hi - lo)
+
+    # -- sessions ---------------------------------------------------------------------------
+    def sessions(self) -> list[Session]:
+        sessions: list[Session] = []
+        current: Session | None = None
+        for event in self.stream.events:
+            if event.kind == "process_start":
+                current = self._open(len(sessions) + 1, event)
+                sessions.append(current)
+            elif current is None:
+                current = Session(1, event.time or event.next_time, False, None, start_in_log=False,
+                                  source=event.source, line=event.line)
+                sessions.append(current)
+            current.events.append(event)
+        return sessions
+
+    @staticmethod
+    def _open(index: int, event: Event, inferred: bool = False) -> Session:
+        exact = event.time is not None and not inferred
+        return Session(
+            index, event.time if exact else (event.next_time or event.time), exact,
+            None if exact else event.prev_time, start_inferred=inferred,
+            omlx_version=event.fields.get("omlx_version"), pid=event.fields.get("pid"),
+            source=event.source, line=event.line,
+        )
+
+    # -- incidents --------------------------------------------------------------------------
+    @staticmethod
+    def incidents(session: Session) -> list[Incident]:
+        out: list[Incident] = []
+        for event in session.events:
+            if event.kind != "gpu_error":
+                continue
+            if out:
+                gap = seconds(out[-1].last_time, event.time or event.prev_time)
+                if gap is not None and 0 <= gap < INCIDENT_GAP_S or (gap is None and event.time is None):
+                    out[-1].records.append(event)
+                    continue
+            first_name = event.fields.get("code_name")
+            out.append(Incident([event], session.index, INCIDENT_KINDS.get(str(first_name), "other_gpu")))
+        return out
+
+
+def _split_after_dead(sessions: list[Session]) -> list[Session]:
+    """A new (non-penalty) GPU fault after a penalty box means the process was restarted unseen."""
+    out: list[Session] = []
+    for session in sessions:
+        pending = session
+        while True:
+            split_at = _restart_evidence(pending)
+            if split_at is None:
+                out.append(pending)
+                break
+            head_events, tail_events = pending.events[:split_at], pending.events[split_at:]
+            pending.events = head_events
+            out.append(pending)
+            first = tail_events[0]
+            inferred = Session(0, first.time, False, _last_time(head_events), start_inferred=True,
+                               source=first.source, line=first.line, omlx_version=pending.omlx_version)
+            inferred.events = tail_events
+            pending = inferred
+    for number, session in enumerate(out, start=1):
+        session.index = number
+    return out
+
+
+def _last_time(events: list[Event]) -> str | None:
+    for event in reversed(events):
+        if event.time:
+            return event.time
+    return None
+
+
+def _restart_evidence(session: Session) -> int | None:
+    """Index of the first event that a penalty-boxed process could not have produced, if any."""
+    dead = False
+    last_gpu: str | None = None
+    for index, event in enumerate(session.events):
+        if event.kind != "gpu_error":
+            continue
+        name = event.fields.get("code_name")
+        gap = seconds(last_gpu, event.time)
+        new_incident = gap is None or gap >= INCIDENT_GAP_S
+        if dead and new_incident and name != "SubmissionsIgnored":
+            return index
+        if name == "SubmissionsIgnored":
+            dead = True
+        last_gpu = event.time or last_gpu
+    return None
+
+
+def analyze(stream: EventStream) -> Analysis:
+    """Sessions, faults with outcomes, dead windows and signatures, from one event stream."""
+    builder = _Builder(stream)
+    sessions = _split_after_dead(builder.sessions())
+    log_start = min((s.first for s in stream.sources if s.first), default=None)
+    log_end = max((s.last for s in stream.sources if s.last), default=None)
+    if sessions and sessions[0].start is None:
+        sessions[0].start = log_start
+    faults: list[Incident] = []
+    repeats: list[Incident] = []
+    windows: list[DeadWindow] = []
+    for position, session in enumerate(sessions):
+        following = sessions[position + 1] if position + 1 < len(sessions) else None
+        _finish_session(session, following, stream, builder, log_end)
+        window_incidents: list[Incident] = []
+        for incident in builder.incidents(session):
+            if window_incidents:  # already dead: a repeat of the window, not a new fault
+                window_incidents.append(incident)
+                repeats.append(incident)
+                continue
+            incident.outcome = _outcome(incident, session, following, builder)
+            faults.append(incident)
+            session.faults += 1
+            if incident.outcome == "penalty_box":
+                window_incidents.append(incident)
+        if window_incidents:
+            window_incidents[0].dead_window = len(windows)
+            windows.append(_dead_window(session, following, window_incidents, builder, log_end))
+    signatures = _signatures(faults)
+    return Analysis(stream, sessions, faults, repeats, windows, signatures, log_start, log_end)
+
+
+def _finish_session(
+    session: Session, following: Session | None, stream: EventStream, builder: _Builder, log_end: str | None
+) -> None:
+    kinds = {ev.kind for ev in session.events}
+    exits = [ev.fields.get("reason") for ev in session.events if ev.kind == "process_exit"]
+    last_activity = _last_time(session.events)
+    next_start = following.start_after or following.start if following else None
+    window_end = next_start if following else log_end
+    session.requests_completed = builder.requests_between(
+        _before(session.start_after or session.start), window_end
+    )
+    last_request = _last_request_before(builder.request_times, window_end, session.start)
+    session.end = max((t for t in (last_activity, last_request) if t), default=session.start)
+    session.engine_starts = sum(1 for ev in session.events if ev.kind == "engine_start")
+    if session.omlx_version is None:
+        session.omlx_version = next((v for ev in session.events if (v := cellar_version(ev))), None)
+    if "fatal_exit" in exits:
+        session.end_reason = "fatal_exit"
+    elif exits or "faulthandler_dump" in kinds:
+        session.end_reason = "crash"
+    elif "shutdown" in kinds and not _active_after_last_shutdown(session.events):
+        session.end_reason = "shutdown"
+    elif following is None:
+        session.end_reason = "eof"
+    elif stream.shows("INFO"):
+        session.end_reason = "crash"
+    else:
+        session.end_reason = "restart"
+
+
+def _before(stamp: str | None) -> str | None:
+    """A key just below ``stamp`` so a request at the very start time counts as inside."""
+    return stamp[:-1] + chr(ord(stamp[-1]) - 1) if stamp else None
+
+
+def _last_request_before(times: list[str], end: str | None, start: str | None) -> str | None:
+    hi = bisect.bisect_right(times, end) if end else len(times)
+    if hi == 0:
+        return None
+    candidate = times[hi - 1]
+    return candidate if start is None or candidate >= start else None
+
+
+def _active_after_last_shutdown(events: list[Event]) -> bool:
+    last = max(i for i, ev in enumerate(events) if ev.kind == "shutdown")
+    return any(ev.kind in ("request_complete", "engine_start", "gpu_error") for ev in events[last + 1 :])
+
+
+def _outcome(incident: Incident, session: Session, following: Session | None, builder: _Builder) -> str:
+    names = incident.code_names
+    contexts = {ev.fields.get("context") for ev in incident.records}
+    if "fatal_exit" in contexts:
+        return "fatal_exit"
+    if "uncaught_abort" in contexts:
+        return "crash"
+    if "SubmissionsIgnored" in names:
+        return "penalty_box"
+    after = incident.last_time
+    later = [ev for ev in session.events if ev.kind in _ACTIVE_KINDS and ev.time and after and ev.time > after
+             and ev not in incident.records]
+    later_requests = builder.requests_between(after, session.end if following else None)
+    if following is not None and session.end_reason != "shutdown":
+        next_start = following.start_after or following.start
+        gap = seconds(after, next_start)
+        if not later and later_requests == 0 and gap is not None and gap <= CRASH_WINDOW_S:
+            return "crash"
+    if later or later_requests:
+        incident.later_requests = later_requests
+        return "absorbed"
+    if following is not None and session.end_reason == "shutdown":
+        incident.later_requests = 0
+        return "absorbed"
+    return "unknown"
+
+
+def _dead_window(
+    session: Session, following: Session | None, incidents: list[Incident], builder: _Builder,
+    log_end: str | None,
+) -> DeadWindow:
+    entry = incidents[0]
+    failure_times = [t for inc in incidents for ev in inc.records if (t := ev.time)]
+    starts = [t for inc in incidents if (t := inc.time)]
+    intervals = [d for a, b in zip(starts, starts[1:], strict=False) if (d := seconds(a, b)) is not None]
+    exits = [ev.fields.get("reason") for ev in session.events if ev.kind == "process_exit"]
+    if "fatal_exit" in exits:
+        reason = "fatal_exit"
+    elif exits or any(ev.kind == "faulthandler_dump" for ev in session.events):
+        reason = "crash"
+    elif following is not None or _repeats_stopped(session, intervals, failure_times):
+        reason = "restart"
+    else:
+        reason = "eof"
+    end = end_after = None
+    end_exact = False
+    if following is not None:
+        end, end_exact = following.start, following.start_exact
+        end_after = following.start_after
+    elif reason in ("fatal_exit", "crash"):
+        end, end_exact = session.end, True
+    if following is None and reason == "restart":
+        end_after = max(failure_times) if failure_times else entry.time
+    inside_end = end if end is not None else log_end
+    return DeadWindow(
+        session.index, entry.time, max(failure_times) if failure_times else entry.time, end, end_exact,
+        end_after, reason, len(incidents) - 1, intervals,
+        builder.requests_between(entry.last_time, inside_end), log_end,
+    )
+
+
+def _repeats_stopped(session: Session, intervals: list[float], failure_times: list[str]) -> bool:
+    """The failures stopped repeating while the log went on: the process was restarted unseen.
+
+    A penalty-boxed engine fails again at every step it tries (every few minutes in the
+    report). When the log goes on far longer than that with no further failure, the process
+    behind it was replaced even though the log level hid the new start.
+    """
+    if len(intervals) < 2 or not failure_times:
+        return False
+    quiet = max(REPEATS_STOPPED_MIN_S, REPEATS_STOPPED_FACTOR * statistics.median(intervals))
+    last = max(failure_times)
+    return any(ev.time and (gap := seconds(last, ev.time)) is not None and gap > quiet for ev in session.events)
+
+
+def _signatures(faults: list[Incident]) -> list[Signature]:
+    found: dict[str, Signature] = {}
+    for incident in faults:
+        result = _signature_of(incident)
+        if result is None:
+            continue
+        sig_id, signature = result
+        incident.signature = sig_id
+        found.setdefault(sig_id, signature).faults += 1
+    return sorted(found.values(), key=lambda s: -s.faults)
+
+
+def hours_between(start: str | None, end: str | None) -> float:
+    span = seconds(start, end)
+    return span / 3600 if span else 0.0
+
+
+def as_datetime(stamp: str | None) -> datetime | None:
+    return parse(stamp) if stamp else None

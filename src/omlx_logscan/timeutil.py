@@ -1,0 +1,38 @@
+"""Small helpers for the ISO local times the event stream carries."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+
+def parse(stamp: str) -> datetime:
+    return datetime.fromisoformat(stamp)
+
+
+def seconds(earlier: str | None, later: str | None) -> float | None:
+    """Seconds from ``earlier`` to ``later``; None when either is unknown."""
+    if not earlier or not later:
+        return None
+    return (parse(later) - parse(earlier)).total_seconds()
+
+
+def to_second(stamp: str | None) -> str | None:
+    """``YYYY-MM-DDTHH:MM:SS`` without the fraction (how tables print times)."""
+    return stamp[:19] if stamp else None
+
+
+def human_duration(total: float | None) -> str:
+    """``2 h 23 m`` style, the way people write durations in bug reports."""
+    if total is None:
+        return "?"
+    total = abs(total)
+    if total < 60:
+        return f"{total:.0f} s"
+    minutes = int(total // 60)
+    if minutes < 60:
+        return f"{minutes} min"
+    hours, minutes = divmod(minutes, 60)
+    if hours < 48:
+        return f"{hours} h {minutes:02d} m"
+    days, hours = divmod(hours, 24)
+    return f"{days} d {hours} h"
