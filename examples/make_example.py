@@ -42,16 +42,41 @@ BANNER = [
 
 # Python 3.11 frames of the failing periodic clear: (file, line, function, source, caret span).
 FRAMES: list[tuple[str, int, str, str, str]] = [
-    (f"{OMLX}/engine_core.py", 394, "_engine_loop",
-     "step_outputs = await loop.run_in_executor(", "await loop.run_in_executor("),
-    (f"{PYLIB}/concurrent/futures/thread.py", 58, "run",
-     "result = self.fn(*self.args, **self.kwargs)", "self.fn(*self.args, **self.kwargs)"),
-    (f"{OMLX}/engine_core.py", 344, "_step_burst",
-     "outputs = [self.scheduler.step()]", "self.scheduler.step()"),
-    (f"{OMLX}/scheduler.py", 10732, "step",
-     "_sync_and_clear_cache(self._stream)", "_sync_and_clear_cache(self._stream)"),
-    (f"{OMLX}/utils/metal_sync.py", 62, "_sync_and_clear_cache",
-     "mx.synchronize()  # default stream", "mx.synchronize()"),
+    (
+        f"{OMLX}/engine_core.py",
+        394,
+        "_engine_loop",
+        "step_outputs = await loop.run_in_executor(",
+        "await loop.run_in_executor(",
+    ),
+    (
+        f"{PYLIB}/concurrent/futures/thread.py",
+        58,
+        "run",
+        "result = self.fn(*self.args, **self.kwargs)",
+        "self.fn(*self.args, **self.kwargs)",
+    ),
+    (
+        f"{OMLX}/engine_core.py",
+        344,
+        "_step_burst",
+        "outputs = [self.scheduler.step()]",
+        "self.scheduler.step()",
+    ),
+    (
+        f"{OMLX}/scheduler.py",
+        10732,
+        "step",
+        "_sync_and_clear_cache(self._stream)",
+        "_sync_and_clear_cache(self._stream)",
+    ),
+    (
+        f"{OMLX}/utils/metal_sync.py",
+        62,
+        "_sync_and_clear_cache",
+        "mx.synchronize()  # default stream",
+        "mx.synchronize()",
+    ),
 ]
 
 OS_HISTORY = [("2026-05-12 10:03:00", "26.5.1"), ("2026-09-15 17:41:00", "27.0")]
@@ -117,12 +142,14 @@ class Story:
         rng = self.rng
         kind = kind or rng.choice(["http", "http", "prefill", "evict", "ssd"])
         if kind == "http":
-            detail = rng.choice([
-                "max_tokens must be at least 1, got 0",
-                f"Prompt is too long: {rng.randint(262200, 300000)} tokens exceeds the 262144-token context",
-                "Unsupported content part type: 'input_audio'",
-                "messages: at least one message is required",
-            ])
+            detail = rng.choice(
+                [
+                    "max_tokens must be at least 1, got 0",
+                    f"Prompt is too long: {rng.randint(262200, 300000)} tokens exceeds the 262144-token context",
+                    "Unsupported content part type: 'input_audio'",
+                    "messages: at least one message is required",
+                ]
+            )
             message = f"POST /v1/chat/completions → 400: {detail}"
             self.add(when, [record(when, "omlx.server", "WARNING", message)])
         elif kind == "prefill":
@@ -131,21 +158,44 @@ class Story:
             lines = []
             for _ in range(rng.randint(1, 4)):
                 used = 452.0 + rng.uniform(0.0, 1.6)
-                lines.append(record(t, "omlx.scheduler", "WARNING",
-                                    f"Chunked prefill above max_bytes at {tokens} tokens: "
-                                    f"{used:.1f}GB > 452.0GB (ceiling: 481.3GB)"))
+                lines.append(
+                    record(
+                        t,
+                        "omlx.scheduler",
+                        "WARNING",
+                        f"Chunked prefill above max_bytes at {tokens} tokens: "
+                        f"{used:.1f}GB > 452.0GB (ceiling: 481.3GB)",
+                    )
+                )
                 tokens += 2048
                 t += timedelta(milliseconds=rng.randint(800, 1900))
             self.add(when, lines)
         elif kind == "evict":
             rid = uuid.UUID(int=rng.getrandbits(128), version=4)
-            self.add(when, [record(when, "omlx.engine_core", "WARNING",
-                                   f"No idle model evicted for request {rid}; "
-                                   "scheduler will fall back to throttling")])
+            self.add(
+                when,
+                [
+                    record(
+                        when,
+                        "omlx.engine_core",
+                        "WARNING",
+                        f"No idle model evicted for request {rid}; scheduler will fall back to throttling",
+                    )
+                ],
+            )
         else:
-            self.add(when, [record(when, "omlx.cache.paged_ssd_cache", "WARNING",
-                                   f"SSD write queue full, dropping evicted block {rng.getrandbits(64):016x}")
-                            for _ in range(rng.randint(2, 5))])
+            self.add(
+                when,
+                [
+                    record(
+                        when,
+                        "omlx.cache.paged_ssd_cache",
+                        "WARNING",
+                        f"SSD write queue full, dropping evicted block {rng.getrandbits(64):016x}",
+                    )
+                    for _ in range(rng.randint(2, 5))
+                ],
+            )
 
     def start(self, when: datetime, first_record: datetime | None = None) -> datetime:
         """A process start: the banner, then one WARNING 1-3 min later."""
@@ -158,14 +208,28 @@ class Story:
     def fault(self, when: datetime, error: str, recovery_ms: tuple[int, int] | None = None) -> None:
         """An 'Engine loop error' with traceback, optionally followed by the failed recovery clear."""
         self.faults.append((when, "Timeout" if error == TIMEOUT else "SubmissionsIgnored"))
-        self.add(when, [record(when, "omlx.engine_core", "ERROR", f"Engine loop error: {error}"),
-                        *traceback_lines(error)])
+        self.add(
+            when,
+            [
+                record(when, "omlx.engine_core", "ERROR", f"Engine loop error: {error}"),
+                *traceback_lines(error),
+            ],
+        )
         if recovery_ms is not None:
             later = when + timedelta(milliseconds=self.rng.randint(*recovery_ms))
             assert later.second == when.second, "recovery must land in the same second"
             self.faults.append((later, "recovery clear failed"))
-            self.add(later, [record(later, "omlx.scheduler", "WARNING",
-                                    f"Metal cache clear failed during error recovery: {IGNORED}")])
+            self.add(
+                later,
+                [
+                    record(
+                        later,
+                        "omlx.scheduler",
+                        "WARNING",
+                        f"Metal cache clear failed during error recovery: {IGNORED}",
+                    )
+                ],
+            )
 
     def dead_window(self, first: datetime, gaps: list[int]) -> datetime:
         """SubmissionsIgnored repeats (+ failed recovery clear) at `first` and after each gap."""
@@ -264,8 +328,9 @@ def main() -> None:
     write_side_files()
     upgrade = at(OS_HISTORY[1][0])
     early = [s for s in story.starts if s < upgrade]
-    print(f"omlx-3706.log: {count} lines, {len(story.starts)} process starts "
-          f"({len(early)} before the macOS 27 upgrade)")
+    print(
+        f"omlx-3706.log: {count} lines, {len(story.starts)} process starts ({len(early)} before the macOS 27 upgrade)"
+    )
     for s in story.starts:
         if s >= at("2026-09-15 00:00:00"):
             print(f"  start   {stamp(s)}")

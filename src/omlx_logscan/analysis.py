@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import bisect
 import hashlib
+import itertools
 import re
 import statistics
 from dataclasses import dataclass, field
@@ -24,8 +25,20 @@ INCIDENT_GAP_S = 2.0  # gpu_error records closer than this are one fault
 CRASH_WINDOW_S = 60.0
 REPEATS_STOPPED_MIN_S = 1800.0  # silence after the last repeat that says the dead process is gone
 REPEATS_STOPPED_FACTOR = 4.0  # a session ending this soon after a fault, without an orderly stop, crashed
-_ACTIVE_KINDS = frozenset({"request_complete", "engine_start", "model_load", "gpu_error", "request_error",
-                           "memory_pressure", "warning", "error", "engine_stop", "model_unload"})
+_ACTIVE_KINDS = frozenset(
+    {
+        "request_complete",
+        "engine_start",
+        "model_load",
+        "gpu_error",
+        "request_error",
+        "memory_pressure",
+        "warning",
+        "error",
+        "engine_stop",
+        "model_unload",
+    }
+)
 
 
 @dataclass
@@ -51,12 +64,21 @@ class Session:
 
     def as_dict(self) -> dict[str, Any]:
         return {
-            "index": self.index, "start": self.start, "start_exact": self.start_exact,
-            "start_after": self.start_after, "start_in_log": self.start_in_log,
-            "start_inferred": self.start_inferred, "end": self.end, "end_reason": self.end_reason,
-            "omlx_version": self.omlx_version, "pid": self.pid, "engine_starts": self.engine_starts,
-            "requests_completed": self.requests_completed, "faults": self.faults,
-            "source": self.source, "line": self.line,
+            "index": self.index,
+            "start": self.start,
+            "start_exact": self.start_exact,
+            "start_after": self.start_after,
+            "start_in_log": self.start_in_log,
+            "start_inferred": self.start_inferred,
+            "end": self.end,
+            "end_reason": self.end_reason,
+            "omlx_version": self.omlx_version,
+            "pid": self.pid,
+            "engine_starts": self.engine_starts,
+            "requests_completed": self.requests_completed,
+            "faults": self.faults,
+            "source": self.source,
+            "line": self.line,
         }
 
 
@@ -100,10 +122,18 @@ class Incident:
 
     def as_dict(self) -> dict[str, Any]:
         return {
-            "time": self.time, "time_exact": self.first.time is not None, "kind": self.kind,
-            "session": self.session, "context": self.context, "signature": self.signature,
-            "outcome": self.outcome, "codes": self.code_names, "records": len(self.records),
-            "later_requests": self.later_requests, "source": self.first.source, "line": self.first.line,
+            "time": self.time,
+            "time_exact": self.first.time is not None,
+            "kind": self.kind,
+            "session": self.session,
+            "context": self.context,
+            "signature": self.signature,
+            "outcome": self.outcome,
+            "codes": self.code_names,
+            "records": len(self.records),
+            "later_requests": self.later_requests,
+            "source": self.first.source,
+            "line": self.first.line,
             "message": self.first.message,
         }
 
@@ -131,14 +161,25 @@ class DeadWindow:
     def as_dict(self) -> dict[str, Any]:
         interval = None
         if self.intervals_s:
-            interval = {"min_s": min(self.intervals_s), "median_s": statistics.median(self.intervals_s),
-                        "max_s": max(self.intervals_s)}
+            interval = {
+                "min_s": min(self.intervals_s),
+                "median_s": statistics.median(self.intervals_s),
+                "max_s": max(self.intervals_s),
+            }
         return {
-            "session": self.session, "start": self.start, "last_failure": self.last_failure, "end": self.end,
-            "end_exact": self.end_exact, "end_after": self.end_after, "end_reason": self.end_reason,
-            "duration_s": self.duration_s, "still_dead_at_end_of_log": self.end_reason == "eof",
+            "session": self.session,
+            "start": self.start,
+            "last_failure": self.last_failure,
+            "end": self.end,
+            "end_exact": self.end_exact,
+            "end_after": self.end_after,
+            "end_reason": self.end_reason,
+            "duration_s": self.duration_s,
+            "still_dead_at_end_of_log": self.end_reason == "eof",
             "dead_at_least_s": seconds(self.start, self.log_end) if self.end is None else None,
-            "repeats": self.repeats, "repeat_interval": interval, "requests_completed": self.requests_completed,
+            "repeats": self.repeats,
+            "repeat_interval": interval,
+            "requests_completed": self.requests_completed,
         }
 
 
@@ -155,9 +196,15 @@ class Signature:
     faults: int
 
     def as_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "faults": self.faults, "call_site": self.call_site,
-                "call_site_label": self.call_site_label, "innermost_code": self.innermost_code,
-                "exception": self.exception, "frames": self.frames}
+        return {
+            "id": self.id,
+            "faults": self.faults,
+            "call_site": self.call_site,
+            "call_site_label": self.call_site_label,
+            "innermost_code": self.innermost_code,
+            "exception": self.exception,
+            "frames": self.frames,
+        }
 
 
 @dataclass
@@ -219,8 +266,10 @@ def _signature_of(incident: Incident) -> tuple[str, Signature] | None:
         frames = event.fields.get("traceback")
         if not frames:
             continue
-        normal = [{"module": normal_module(f["path"]), "line": f["line"], "func": f["func"], "code": f["code"]}
-                  for f in frames]
+        normal = [
+            {"module": normal_module(f["path"]), "line": f["line"], "func": f["func"], "code": f["code"]}
+            for f in frames
+        ]
         key = "|".join(f"{f['module']}:{f['line']}:{f['func']}" for f in normal)
         sig_id = hashlib.sha1(key.encode()).hexdigest()[:10]
         site, label = call_site(frames, incident.context)
@@ -234,17 +283,34 @@ class _Builder:
         self.stream = stream
         self.request_times = self._request_times()
 
-    def _request_times(self) -> list[str]:
-        times = [ev.time for ev in self.stream.events if ev.kind == "request_complete" and ev.time]
-        if self.stream.requests.height:
-            column = self.stream.requests["time"].drop_nulls()
-            times.extend(t.isoformat() for t in column.to_list())
+    def _request_times(self) -> list[tuple[str, int, int]]:
+        """Finished requests as (time, source, line), sorted by time."""
+        times = [
+            (ev.time, ev.source_index, ev.line)
+            for ev in self.stream.events
+            if ev.kind == "request_complete" and ev.time
+        ]
+        table = self.stream.requests.drop_nulls("time")
+        if table.height:
+            times.extend(
+                (t.isoformat(), src, line) for src, line, t in table.select("source", "line", "time").iter_rows()
+            )
         return sorted(times)
 
-    def requests_between(self, start: str | None, end: str | None) -> int:
-        lo = bisect.bisect_right(self.request_times, start) if start else 0
-        hi = bisect.bisect_right(self.request_times, end) if end else len(self.request_times)
-        return max(0, hi - lo)
+    def requests_between(self, start: str | None, end: str | None, after: Event | None = None) -> int:
+        """Requests finished in (start, end]; with ``after``, none written before that event in its file.
+
+        A request line can carry a time after a fault yet stand before it in the file (it was
+        timed at its start); the file order is the truth about which came first.
+        """
+        lo = bisect.bisect_right(self.request_times, (start, 1 << 30, 0)) if start else 0
+        hi = bisect.bisect_right(self.request_times, (end, 1 << 30, 0)) if end else len(self.request_times)
+        count = max(0, hi - lo)
+        if after is not None and count:
+            count -= sum(
+                1 for _t, src, line in self.request_times[lo:hi] if src == after.source_index and line < after.line
+            )
+        return count
 
     # -- sessions ---------------------------------------------------------------------------
     def sessions(self) -> list[Session]:
@@ -255,8 +321,15 @@ class _Builder:
                 current = self._open(len(sessions) + 1, event)
                 sessions.append(current)
             elif current is None:
-                current = Session(1, event.time or event.next_time, False, None, start_in_log=False,
-                                  source=event.source, line=event.line)
+                current = Session(
+                    1,
+                    event.time or event.next_time,
+                    False,
+                    None,
+                    start_in_log=False,
+                    source=event.source,
+                    line=event.line,
+                )
                 sessions.append(current)
             current.events.append(event)
         return sessions
@@ -265,10 +338,15 @@ class _Builder:
     def _open(index: int, event: Event, inferred: bool = False) -> Session:
         exact = event.time is not None and not inferred
         return Session(
-            index, event.time if exact else (event.next_time or event.time), exact,
-            None if exact else event.prev_time, start_inferred=inferred,
-            omlx_version=event.fields.get("omlx_version"), pid=event.fields.get("pid"),
-            source=event.source, line=event.line,
+            index,
+            event.time if exact else (event.next_time or event.time),
+            exact,
+            None if exact else event.prev_time,
+            start_inferred=inferred,
+            omlx_version=event.fields.get("omlx_version"),
+            pid=event.fields.get("pid"),
+            source=event.source,
+            line=event.line,
         )
 
     # -- incidents --------------------------------------------------------------------------
@@ -280,7 +358,7 @@ class _Builder:
                 continue
             if out:
                 gap = seconds(out[-1].last_time, event.time or event.prev_time)
-                if gap is not None and 0 <= gap < INCIDENT_GAP_S or (gap is None and event.time is None):
+                if (gap is not None and 0 <= gap < INCIDENT_GAP_S) or (gap is None and event.time is None):
                     out[-1].records.append(event)
                     continue
             first_name = event.fields.get("code_name")
@@ -302,8 +380,16 @@ def _split_after_dead(sessions: list[Session]) -> list[Session]:
             pending.events = head_events
             out.append(pending)
             first = tail_events[0]
-            inferred = Session(0, first.time, False, _last_time(head_events), start_inferred=True,
-                               source=first.source, line=first.line, omlx_version=pending.omlx_version)
+            inferred = Session(
+                0,
+                first.time,
+                False,
+                _last_time(head_events),
+                start_inferred=True,
+                source=first.source,
+                line=first.line,
+                omlx_version=pending.omlx_version,
+            )
             inferred.events = tail_events
             pending = inferred
     for number, session in enumerate(out, start=1):
@@ -376,10 +462,8 @@ def _finish_session(
     last_activity = _last_time(session.events)
     next_start = following.start_after or following.start if following else None
     window_end = next_start if following else log_end
-    session.requests_completed = builder.requests_between(
-        _before(session.start_after or session.start), window_end
-    )
-    last_request = _last_request_before(builder.request_times, window_end, session.start)
+    session.requests_completed = builder.requests_between(_before(session.start_after or session.start), window_end)
+    last_request = _last_request_before([t for t, _s, _l in builder.request_times], window_end, session.start)
     session.end = max((t for t in (last_activity, last_request) if t), default=session.start)
     session.engine_starts = sum(1 for ev in session.events if ev.kind == "engine_start")
     if session.omlx_version is None:
@@ -426,9 +510,12 @@ def _outcome(incident: Incident, session: Session, following: Session | None, bu
     if "SubmissionsIgnored" in names:
         return "penalty_box"
     after = incident.last_time
-    later = [ev for ev in session.events if ev.kind in _ACTIVE_KINDS and ev.time and after and ev.time > after
-             and ev not in incident.records]
-    later_requests = builder.requests_between(after, session.end if following else None)
+    later = [
+        ev
+        for ev in session.events
+        if ev.kind in _ACTIVE_KINDS and ev.time and after and ev.time > after and ev not in incident.records
+    ]
+    later_requests = builder.requests_between(after, session.end if following else None, after=incident.records[-1])
     if following is not None and session.end_reason != "shutdown":
         next_start = following.start_after or following.start
         gap = seconds(after, next_start)
@@ -444,13 +531,16 @@ def _outcome(incident: Incident, session: Session, following: Session | None, bu
 
 
 def _dead_window(
-    session: Session, following: Session | None, incidents: list[Incident], builder: _Builder,
+    session: Session,
+    following: Session | None,
+    incidents: list[Incident],
+    builder: _Builder,
     log_end: str | None,
 ) -> DeadWindow:
     entry = incidents[0]
     failure_times = [t for inc in incidents for ev in inc.records if (t := ev.time)]
     starts = [t for inc in incidents if (t := inc.time)]
-    intervals = [d for a, b in zip(starts, starts[1:], strict=False) if (d := seconds(a, b)) is not None]
+    intervals = [d for a, b in itertools.pairwise(starts) if (d := seconds(a, b)) is not None]
     exits = [ev.fields.get("reason") for ev in session.events if ev.kind == "process_exit"]
     if "fatal_exit" in exits:
         reason = "fatal_exit"
@@ -471,9 +561,17 @@ def _dead_window(
         end_after = max(failure_times) if failure_times else entry.time
     inside_end = end if end is not None else log_end
     return DeadWindow(
-        session.index, entry.time, max(failure_times) if failure_times else entry.time, end, end_exact,
-        end_after, reason, len(incidents) - 1, intervals,
-        builder.requests_between(entry.last_time, inside_end), log_end,
+        session.index,
+        entry.time,
+        max(failure_times) if failure_times else entry.time,
+        end,
+        end_exact,
+        end_after,
+        reason,
+        len(incidents) - 1,
+        intervals,
+        builder.requests_between(_before(entry.time), inside_end, after=entry.records[-1]),
+        log_end,
     )
 
 

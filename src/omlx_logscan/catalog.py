@@ -53,44 +53,86 @@ CATALOG: tuple[Template, ...] = (
     # Orderly stops and restarts.
     Template("shutdown", r"^Engine pool shutdown complete", "Engine pool shutdown complete", "pool"),
     Template("shutdown", r"^Process memory enforcer stopped", "Process memory enforcer stopped", "enforcer"),
-    Template("shutdown", r"^(?:Shutting down|Application shutdown complete|Finished server process)",
-             "Shutting down", "uvicorn"),
+    Template(
+        "shutdown",
+        r"^(?:Shutting down|Application shutdown complete\.?|Finished server process.*)$",
+        "Shutting down",
+        "uvicorn",
+    ),
     Template("restart_requested", r"^Server restart requested", "Server restart requested"),
     # Memory pressure (the enforcer's own start line is not a pressure event).
-    Template("memory_pressure",
-             r"^Memory pressure level: (?P<from_level>\w+) -> (?P<to_level>\w+)"
-             r"(?:.*?current=" + _GB.format("current_gb") + r")?(?:.*?soft=" + _GB.format("soft_gb") + r")?"
-             r"(?:.*?hard=" + _GB.format("hard_gb") + r")?(?:.*?ceiling=" + _GB.format("ceiling_gb") + r")?",
-             "Memory pressure level: ", "level_change"),
-    Template("memory_pressure",
-             r"^Memory pressure after hot-cache shrink: (?P<from_level>\w+) -> (?P<to_level>\w+)",
-             "Memory pressure after hot-cache shrink", "level_change"),
-    Template("memory_pressure", r"^Memory pressure post-eviction", "Memory pressure post-eviction",
-             "post_eviction"),
-    Template("memory_pressure",
-             r"^Shrank (?:shared )?hot cache under memory pressure: freed=(?P<freed>[\d.]+\s*\w+)",
-             "under memory pressure", "hot_cache_shrink"),
-    Template("memory_pressure", r"^Requested pressure cache reclaim on (?P<schedulers>\d+) scheduler",
-             "Requested pressure cache reclaim", "reclaim_request"),
-    Template("memory_pressure", r"^Evicting model '(?P<model>[^']+)' \(pressure=(?P<to_level>\w+)",
-             "Evicting model ", "eviction"),
-    Template("memory_pressure", r"^Hard memory pressure: aborted (?P<aborted>\d+) request",
-             "Hard memory pressure: aborted", "hard_abort"),
-    Template("memory_pressure", r"^Hard memory pressure but all loaded models are pinned",
-             "Hard memory pressure but", "hard_pinned"),
-    Template("memory_pressure", r"^Emergency memory pressure: aborted (?P<aborted>\d+)",
-             "Emergency memory pressure", "emergency_abort"),
+    Template(
+        "memory_pressure",
+        r"^Memory pressure level: (?P<from_level>\w+) -> (?P<to_level>\w+)"
+        r"(?:.*?current=" + _GB.format("current_gb") + r")?(?:.*?soft=" + _GB.format("soft_gb") + r")?"
+        r"(?:.*?hard=" + _GB.format("hard_gb") + r")?(?:.*?ceiling=" + _GB.format("ceiling_gb") + r")?",
+        "Memory pressure level: ",
+        "level_change",
+    ),
+    Template(
+        "memory_pressure",
+        r"^Memory pressure after hot-cache shrink: (?P<from_level>\w+) -> (?P<to_level>\w+)",
+        "Memory pressure after hot-cache shrink",
+        "level_change",
+    ),
+    Template("memory_pressure", r"^Memory pressure post-eviction", "Memory pressure post-eviction", "post_eviction"),
+    Template(
+        "memory_pressure",
+        r"^Shrank (?:shared )?hot cache under memory pressure: freed=(?P<freed>[\d.]+\s*\w+)",
+        "under memory pressure",
+        "hot_cache_shrink",
+    ),
+    Template(
+        "memory_pressure",
+        r"^Requested pressure cache reclaim on (?P<schedulers>\d+) scheduler",
+        "Requested pressure cache reclaim",
+        "reclaim_request",
+    ),
+    Template(
+        "memory_pressure",
+        r"^Evicting model '(?P<model>[^']+)' \(pressure=(?P<to_level>\w+)",
+        "Evicting model ",
+        "eviction",
+    ),
+    Template(
+        "memory_pressure",
+        r"^Hard memory pressure: aborted (?P<aborted>\d+) request",
+        "Hard memory pressure: aborted",
+        "hard_abort",
+    ),
+    Template(
+        "memory_pressure",
+        r"^Hard memory pressure but all loaded models are pinned",
+        "Hard memory pressure but",
+        "hard_pinned",
+    ),
+    Template(
+        "memory_pressure",
+        r"^Emergency memory pressure: aborted (?P<aborted>\d+)",
+        "Emergency memory pressure",
+        "emergency_abort",
+    ),
     # Finished and failed requests.
-    Template("request_complete",
-             r"^Chat completion: (?:model=(?P<model>[^,]+), )?(?P<tokens>\d+) tokens in (?P<seconds>[\d.]+)s"
-             r"(?: \((?P<tok_per_s>[\d.]+) tok/s\))?(?:, prompt: (?P<prompt_tokens>\d+))?"
-             r"(?:.*?finish_reason=(?P<finish_reason>\w+))?",
-             "Chat completion: ", "chat"),
-    Template("request_complete",
-             r"^Embedding: (?P<texts>\d+) texts, (?P<dims>\d+) dims, (?P<tokens>\d+) tokens in (?P<seconds>[\d.]+)s",
-             "Embedding: ", "embedding"),
-    Template("request_error", r"^(?P<method>GET|POST|PUT|DELETE|PATCH) (?P<path>\S+) → (?P<status>\d{3})", " → ",
-             "http"),
+    Template(
+        "request_complete",
+        r"^Chat completion: (?:model=(?P<model>[^,]+), )?(?P<tokens>\d+) tokens in (?P<seconds>[\d.]+)s"
+        r"(?: \((?P<tok_per_s>[\d.]+) tok/s\))?(?:, prompt: (?P<prompt_tokens>\d+))?"
+        r"(?:.*?finish_reason=(?P<finish_reason>\w+))?",
+        "Chat completion: ",
+        "chat",
+    ),
+    Template(
+        "request_complete",
+        r"^Embedding: (?P<texts>\d+) texts, (?P<dims>\d+) dims, (?P<tokens>\d+) tokens in (?P<seconds>[\d.]+)s",
+        "Embedding: ",
+        "embedding",
+    ),
+    Template(
+        "request_error",
+        r"^(?P<method>GET|POST|PUT|DELETE|PATCH) (?P<path>\S+) → (?P<status>\d{3})",
+        " → ",
+        "http",
+    ),
     Template("request_error", r"^Prefill failed for (?P<request_id>\S+?):", "Prefill failed for ", "prefill"),
     Template("request_error", r"^Error during chat streaming:", "Error during chat streaming", "chat_stream"),
 )

@@ -35,17 +35,32 @@ from omlx_logscan.sources import Source
 from omlx_logscan.timeutil import seconds
 
 KINDS = (
-    "process_start", "process_exit", "engine_start", "engine_stop", "model_load", "model_unload",
-    "model_load_failed", "shutdown", "restart_requested", "gpu_error", "memory_pressure",
-    "request_complete", "request_error", "kernel_panic", "crash_report", "faulthandler_dump",
-    "error", "warning", "record",
+    "process_start",
+    "process_exit",
+    "engine_start",
+    "engine_stop",
+    "model_load",
+    "model_unload",
+    "model_load_failed",
+    "shutdown",
+    "restart_requested",
+    "gpu_error",
+    "memory_pressure",
+    "request_complete",
+    "request_error",
+    "kernel_panic",
+    "crash_report",
+    "faulthandler_dump",
+    "error",
+    "warning",
+    "record",
 )
 
 _FRAME = re.compile(r'^\s*File "(?P<path>[^"]+)", line (?P<line>\d+), in (?P<func>\S+)')
 _FAULTHANDLER_FRAME = re.compile(r'^\s*File "(?P<path>[^"]+)", line (?P<line>\d+) in (?P<func>\S+)')
 _EXCEPTION_LINE = re.compile(r"^(?P<type>[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt)): ")
 _EXCEPTION_TYPE = re.compile(r"^\s*Exception Type:\s+(?P<type>.+)$")
-_PANIC = re.compile(r'^panic\(cpu \d+ caller 0x[0-9a-fA-F]+\): (?P<panic>.*)$')
+_PANIC = re.compile(r"^panic\(cpu \d+ caller 0x[0-9a-fA-F]+\): (?P<panic>.*)$")
 
 
 @dataclass
@@ -71,8 +86,13 @@ class Event:
 
     def as_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
-            "time": self.time, "source": self.source, "line": self.line, "level": self.level,
-            "logger": self.logger, "kind": self.kind, "message": self.message,
+            "time": self.time,
+            "source": self.source,
+            "line": self.line,
+            "level": self.level,
+            "logger": self.logger,
+            "kind": self.kind,
+            "message": self.message,
         }
         out.update(self.fields)
         return out
@@ -134,8 +154,7 @@ def _frames(lines: list[str]) -> list[dict[str, Any]]:
             candidate = lines[index + 1].strip()
             if candidate and set(candidate) - set("^~ "):
                 source_line = candidate
-        frames.append({"path": match["path"], "line": int(match["line"]), "func": match["func"],
-                       "code": source_line})
+        frames.append({"path": match["path"], "line": int(match["line"]), "func": match["func"], "code": source_line})
     return frames
 
 
@@ -194,8 +213,20 @@ def classify(record: Record, source: str, index: int) -> list[Event]:
     head = record.head
 
     def make(kind: str, fields: dict[str, Any], level: str | None = head.level) -> Event:
-        return Event(kind, record.stamp, source, record.line, level, head.logger, head.message, fields,
-                     record.lines, record.prev_stamp, record.next_stamp, index)
+        return Event(
+            kind,
+            record.stamp,
+            source,
+            record.line,
+            level,
+            head.logger,
+            head.message,
+            fields,
+            record.lines,
+            record.prev_stamp,
+            record.next_stamp,
+            index,
+        )
 
     if head.form == "panic":
         match = _PANIC.match(head.message)
@@ -204,8 +235,16 @@ def classify(record: Record, source: str, index: int) -> list[Event]:
         exc = next((m["type"] for m in map(_EXCEPTION_TYPE.match, record.extra) if m), None)
         return [make("crash_report", {"exception_type": exc}, "CRITICAL")]
     if head.form == "faulthandler":
-        return [make("faulthandler_dump", {"error": head.message.removeprefix("Fatal Python error: "),
-                                           "traceback": _frames(record.extra)}, "CRITICAL")]
+        return [
+            make(
+                "faulthandler_dump",
+                {
+                    "error": head.message.removeprefix("Fatal Python error: "),
+                    "traceback": _frames(record.extra),
+                },
+                "CRITICAL",
+            )
+        ]
     text = record.text
     events: list[Event] = []
     gpu = _gpu_fields(record, text) if ("kIO" in text or "metal::malloc" in text) else None
@@ -269,12 +308,17 @@ def _requests_frame(scans: list[SourceScan]) -> pl.DataFrame:
 
 
 def read_events(
-    sources: list[Source], *, keep_all: bool = False, keep_request_text: bool = False,
+    sources: list[Source],
+    *,
+    keep_all: bool = False,
+    keep_request_text: bool = False,
     progress: Callable[[int], None] | None = None,
 ) -> EventStream:
     """Scan, assemble, classify and merge. Raises InputError only when no source could be read."""
-    scans = [scan_source(src, i, keep_all=keep_all, keep_request_text=keep_request_text, progress=progress)
-             for i, src in enumerate(sources)]
+    scans = [
+        scan_source(src, i, keep_all=keep_all, keep_request_text=keep_request_text, progress=progress)
+        for i, src in enumerate(sources)
+    ]
     if all(scan.problem and scan.lines == 0 for scan in scans):
         raise InputError("; ".join(scan.problem or "" for scan in scans))
     accounting = Accounting()
@@ -319,8 +363,16 @@ def read_events(
         accounting.records += n_requests
         first, last = _span_with_requests(first, last, scan)
         levels |= src_levels
-        infos.append(SourceInfo(scan.source.name, scan.lines, first, last,
-                                 sorted(src_levels, key=LEVEL_RANK.__getitem__), scan.problem))
+        infos.append(
+            SourceInfo(
+                scan.source.name,
+                scan.lines,
+                first,
+                last,
+                sorted(src_levels, key=LEVEL_RANK.__getitem__),
+                scan.problem,
+            )
+        )
         per_source.append(events)
     requests = _requests_frame(scans)
     dropped = sum(frame.height for scan in scans for frame in scan.requests) - requests.height
@@ -331,17 +383,35 @@ def read_events(
     counts = Counter(ev.kind for ev in merged)
     if requests.height:
         counts["request_complete"] += requests.height
-    return EventStream(infos, merged, requests, accounting, counts, unparsed,
-                       sorted(levels & set(LEVEL_RANK), key=LEVEL_RANK.__getitem__))
+    return EventStream(
+        infos,
+        merged,
+        requests,
+        accounting,
+        counts,
+        unparsed,
+        sorted(levels & set(LEVEL_RANK), key=LEVEL_RANK.__getitem__),
+    )
 
 
 # Lines whose level is not the oMLX log level (uvicorn's own), so they say nothing of it.
 _LEVELLESS_FORMS = frozenset({"uvicorn", "banner", "capture", "abort"})
 # Events that show a process already running: a startup marker after one of these is a new start.
-_CLOSES_STARTUP = frozenset({
-    "engine_start", "engine_stop", "request_complete", "gpu_error", "shutdown", "process_exit",
-    "model_unload", "restart_requested", "faulthandler_dump", "kernel_panic", "crash_report",
-})
+_CLOSES_STARTUP = frozenset(
+    {
+        "engine_start",
+        "engine_stop",
+        "request_complete",
+        "gpu_error",
+        "shutdown",
+        "process_exit",
+        "model_unload",
+        "restart_requested",
+        "faulthandler_dump",
+        "kernel_panic",
+        "crash_report",
+    }
+)
 STARTUP_JOIN_SECONDS = 120.0
 
 
@@ -354,10 +424,7 @@ def _collapse_starts(events: Iterator[Event]) -> list[Event]:
         if event.kind == "process_start":
             marker = event.fields.get("marker")
             gap = seconds(last_marker_time, event.time or event.prev_time)
-            joins = (
-                open_start is not None and marker != "banner"
-                and (gap is None or gap <= STARTUP_JOIN_SECONDS)
-            )
+            joins = open_start is not None and marker != "banner" and (gap is None or gap <= STARTUP_JOIN_SECONDS)
             if joins and open_start is not None:
                 _join_start(open_start, event)
                 last_marker_time = event.time or last_marker_time
@@ -405,8 +472,7 @@ def iter_requests(stream: EventStream, sources: list[str]) -> Iterator[Event]:
         if text is None:
             continue
         record = assemble_one(text, line)
-        for event in classify(record, sources[source], source):
-            yield event
+        yield from classify(record, sources[source], source)
 
 
 def assemble_one(text: str, line: int) -> Record:
@@ -415,3 +481,33 @@ def assemble_one(text: str, line: int) -> Record:
 
     parsed = parse_line(text)
     return Record(line, parsed, stamp=parsed.timestamp, prev_stamp=parsed.timestamp, next_stamp=parsed.timestamp)
+
+
+def within(stream: EventStream, since: str | None, until: str | None) -> EventStream:
+    """The part of the stream between two local times (untimed events go by the time before them)."""
+    if since is None and until is None:
+        return stream
+
+    def inside(stamp: str | None) -> bool:
+        if not stamp:
+            return since is None
+        return (since is None or stamp >= since) and (until is None or stamp <= until)
+
+    events = [ev for ev in stream.events if inside(ev.time or ev.prev_time)]
+    requests = stream.requests
+    if requests.height:
+        column = pl.col("time")
+        if since is not None:
+            requests = requests.filter(column >= datetime_of(since))
+        if until is not None:
+            requests = requests.filter(column <= datetime_of(until))
+    counts = Counter(ev.kind for ev in events)
+    if requests.height:
+        counts["request_complete"] += requests.height
+    return EventStream(stream.sources, events, requests, stream.accounting, counts, stream.unparsed, stream.levels)
+
+
+def datetime_of(stamp: str) -> Any:
+    from datetime import datetime
+
+    return datetime.fromisoformat(stamp)

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from omlx_logscan.catalog import CATALOG
-from omlx_logscan.grammar import BLOCK_FORMS, Line, is_garbage, parse_line
+from omlx_logscan.grammar import BLOCK_FORMS, Line, clean, is_garbage, parse_line
 from omlx_logscan.scan import KeptLine
 
 # Head forms that end a block (a log line after a panic report is the log again).
@@ -75,14 +75,18 @@ def assemble(kept: Iterable[KeptLine]) -> Assembly:
         opens = form != "text" and (not in_block or form in _BLOCK_ENDERS)
         if in_block and form in BLOCK_FORMS and current is not None and form == current.head.form == "crash_report":
             opens = False  # the second half of one crash report
-        if not opens and form == "text" and current is not None and not in_block and _starts_catalog_message(
-            parsed.message
+        if (
+            not opens
+            and form == "text"
+            and current is not None
+            and not in_block
+            and _starts_catalog_message(parsed.message)
         ):
             opens = True  # a bare catalog message pasted without its timestamp
         if not opens:
             if current is not None and not is_garbage(parsed.message):
                 current.lines += 1
-                current.extra.append(item.text if in_block else parsed.message)
+                current.extra.append(clean(item.text) if in_block else parsed.message)
             elif current is None and form == "text" and _starts_catalog_message(parsed.message):
                 current = _new_record(item.line, parsed, last_stamp, out, awaiting_next)
             else:
@@ -98,9 +102,7 @@ def assemble(kept: Iterable[KeptLine]) -> Assembly:
     return out
 
 
-def _new_record(
-    line: int, parsed: Line, last_stamp: str | None, out: Assembly, awaiting_next: list[Record]
-) -> Record:
+def _new_record(line: int, parsed: Line, last_stamp: str | None, out: Assembly, awaiting_next: list[Record]) -> Record:
     record = Record(line, parsed, prev_stamp=last_stamp)
     own = parsed.timestamp
     if own is not None:

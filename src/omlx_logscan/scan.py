@@ -13,6 +13,7 @@ import io
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 import polars as pl
 
@@ -27,13 +28,23 @@ _INTERESTING = "|".join(
 _REQUEST = r"Chat completion: |Embedding: \d"
 _LOW_LEVELS = ("TRACE", "DEBUG", "INFO")
 BATCH_ROWS = 400_000
-_CSV_OPTIONS: dict[str, object] = {
-    "has_header": False, "separator": "\x1f", "quote_char": None, "new_columns": ["line"],
-    "infer_schema": False, "encoding": "utf8-lossy", "truncate_ragged_lines": True,
+_CSV_OPTIONS: dict[str, Any] = {
+    "has_header": False,
+    "separator": "\x1f",
+    "quote_char": None,
+    "new_columns": ["line"],
+    "infer_schema": False,
+    "encoding": "utf8-lossy",
+    "truncate_ragged_lines": True,
 }
 
-REQUEST_SCHEMA = {"source": pl.UInt32, "line": pl.UInt32, "time": pl.Datetime("ms"), "key": pl.UInt64,
-                  "text": pl.String}
+REQUEST_SCHEMA: dict[str, Any] = {
+    "source": pl.UInt32,
+    "line": pl.UInt32,
+    "time": pl.Datetime("ms"),
+    "key": pl.UInt64,
+    "text": pl.String,
+}
 
 
 @dataclass(slots=True)
@@ -83,7 +94,9 @@ def _classify(df: pl.DataFrame, keep_all: bool) -> pl.DataFrame:
     else:
         candidate = line.str.contains(_INTERESTING).fill_null(False)
     request = (
-        pl.col("ts") & ~touches_untimed & line.str.contains(" - INFO - ", literal=True).fill_null(False)
+        pl.col("ts")
+        & ~touches_untimed
+        & line.str.contains(" - INFO - ", literal=True).fill_null(False)
         & line.str.contains(_REQUEST).fill_null(False)
     )
     return df.with_columns(request=request).with_columns(
@@ -112,20 +125,25 @@ def _batches(source: Source) -> Iterator[pl.DataFrame]:
 
 
 def scan_source(
-    source: Source, index: int, *, keep_all: bool = False, keep_request_text: bool = False,
+    source: Source,
+    index: int,
+    *,
+    keep_all: bool = False,
+    keep_request_text: bool = False,
     progress: Callable[[int], None] | None = None,
 ) -> SourceScan:
     """Scan one source batch by batch; memory stays bounded by the batch size."""
     result = SourceScan(source, index)
     try:
         for batch in _batches(source):
-            if progress is not None:
-                progress(batch.height)
+            if progress is not None:  # bytes of this batch, for the progress bar
+                progress(int(batch.select(pl.col("line").str.len_bytes().sum()).item() or 0) + batch.height)
             df = _classify(batch.with_row_index("n", offset=result.lines + 1), keep_all)
             for level in _LOW_LEVELS:
-                if level not in result.levels and df.select(
-                    pl.col("line").str.contains(f" - {level} - ", literal=True).any()
-                ).item():
+                if (
+                    level not in result.levels
+                    and df.select(pl.col("line").str.contains(f" - {level} - ", literal=True).any()).item()
+                ):
                     result.levels.add(level)
             kept_rows = df.filter("keep").select("n", pl.col("line").fill_null(""))
             result.kept.extend(KeptLine(n, text) for n, text in kept_rows.iter_rows())
@@ -147,8 +165,7 @@ def _request_rows(requests: pl.DataFrame, index: int, keep_text: bool) -> pl.Dat
     columns = [
         pl.lit(index, dtype=pl.UInt32).alias("source"),
         pl.col("n").cast(pl.UInt32).alias("line"),
-        line.str.slice(0, 19).str.to_datetime("%Y-%m-%d %H:%M:%S", strict=False).dt.cast_time_unit("ms")
-        .alias("time"),
+        line.str.slice(0, 19).str.to_datetime("%Y-%m-%d %H:%M:%S", strict=False).dt.cast_time_unit("ms").alias("time"),
         line.str.replace(" - [-] - ", " - ", literal=True).hash().alias("key"),
         (line if keep_text else pl.lit(None, dtype=pl.String)).alias("text"),
     ]

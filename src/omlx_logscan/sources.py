@@ -15,10 +15,10 @@ import re
 import stat
 import sys
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO, Protocol
+from typing import Any, BinaryIO, Protocol
 
 from omlx_logscan.errors import InputError
 
@@ -30,7 +30,7 @@ _LOG_NAME = re.compile(
     r"^(?:server\.log(?:\.(?P<day>\d{4}-\d\d-\d\d))?|crash\.log|omlx\.log|omlx_app\.log)"
     r"(?:\.(?:gz|bz2|xz))?$"
 )
-_OPENERS = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}
+_OPENERS: dict[str, Callable[..., Any]] = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}
 
 
 @dataclass(frozen=True)
@@ -79,9 +79,7 @@ def resolve(paths: list[str]) -> list[Source]:
         except OSError as exc:  # e.g. a symlink loop
             raise InputError(f"{arg}: cannot open ({exc.strerror or exc})") from None
         if stat.S_ISDIR(info.st_mode):
-            found = sorted(
-                (p for p in path.iterdir() if _LOG_NAME.match(p.name) and p.is_file()), key=_rotation_key
-            )
+            found = sorted((p for p in path.iterdir() if _LOG_NAME.match(p.name) and p.is_file()), key=_rotation_key)
             if not found:
                 raise InputError(
                     f"{arg}: folder holds no oMLX logs (server.log, server.log.YYYY-MM-DD, crash.log, omlx.log)"
@@ -182,7 +180,7 @@ def read_chunks(source: Source, chunk_bytes: int = CHUNK_BYTES) -> Iterator[byte
         first = True
         for data in _raw_chunks(_Prepend(head, stream), codec, chunk_bytes):
             if first and codec is None and data.startswith(codecs.BOM_UTF8):
-                data = data[len(codecs.BOM_UTF8):]
+                data = data[len(codecs.BOM_UTF8) :]
             first = False
             data = pending + data
             cut = data.rfind(b"\n")

@@ -21,6 +21,11 @@ def to_second(stamp: str | None) -> str | None:
     return stamp[:19] if stamp else None
 
 
+def human_time(stamp: str | None) -> str:
+    """``YYYY-MM-DD HH:MM:SS`` for people; ``?`` when unknown."""
+    return stamp[:19].replace("T", " ") if stamp else "?"
+
+
 def human_duration(total: float | None) -> str:
     """``2 h 23 m`` style, the way people write durations in bug reports."""
     if total is None:

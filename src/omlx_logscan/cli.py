@@ -1,0 +1,302 @@
+"""The ``logscan`` command line: parse options, call the core, render. Nothing else lives here."""
+
+from __future__ import annotations
+
+import functools
+import heapq
+import os
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from enum import StrEnum
+from pathlib import Path
+from typing import IO, Annotated, Any, TypeVar
+
+import typer
+
+from omlx_logscan import __version__
+from omlx_logscan.errors import EXIT_INPUT, EXIT_INTERNAL, LogscanError
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+app = typer.Typer(
+    name="logscan",
+    help=(
+        "Turn oMLX server logs into incident timelines: GPU faults, the driver's penalty box, "
+        "dead-engine windows, and what the log can and cannot show.\n\n"
+        "PATH may be a log file (server.log, a rotated server.log.YYYY-MM-DD, crash.log, the app's or "
+        "Homebrew's omlx.log capture, .gz/.bz2/.xz), a folder of them, or - for stdin.\n\n"
+        "Exit codes: 0 ok; 1 findings (check only); 2 input or usage error; 3 dead engine (watch "
+        "--exit-on-dead); 70 internal error."
+    ),
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+class EventFormat(StrEnum):
+    table = "table"
+    ndjson = "ndjson"
+    csv = "csv"
+    parquet = "parquet"
+
+
+class ReportFormat(StrEnum):
+    text = "text"
+    json = "json"
+    markdown = "markdown"
+
+
+Paths = Annotated[list[str], typer.Argument(help="Log files, folders of logs, or - for stdin.", show_default=False)]
+Since = Annotated[
+    str | None,
+    typer.Option(help="Only records at or after this time: '2026-09-15 20:00', '2 days ago', '3h', 'yesterday'."),
+]
+Until = Annotated[str | None, typer.Option(help="Only records at or before this time (same forms as --since).")]
+Tz = Annotated[str | None, typer.Option("--tz", help="IANA zone of the log's local times (default: this machine's).")]
+Output = Annotated[Path | None, typer.Option("--output", "-o", help="Write to this file instead of stdout.")]
+Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No line accounting or progress on stderr.")]
+Strict = Annotated[bool, typer.Option(help="Fail (exit 2) when any line could not be parsed.")]
+Debug = Annotated[bool, typer.Option(help="Show Python tracebacks for internal errors.")]
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"logscan {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")
+    ] = False,
+) -> None:
+    """Global options."""
+
+
+def _fail(message: str, code: int) -> None:
+    sys.stderr.write(f"logscan: error: {message}\n")
+    raise typer.Exit(code)
+
+
+def guarded(func: F) -> F:
+    """Turn user mistakes into one-line errors and internal bugs into a pointer to --debug."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except (typer.Exit, typer.Abort):
+            raise
+        except LogscanError as exc:
+            _fail(str(exc), exc.exit_code)
+        except KeyboardInterrupt:
+            _fail("interrupted", 130)
+        except BrokenPipeError:
+            sys.stderr.close()
+            raise typer.Exit(0) from None
+        except Exception as exc:
+            if kwargs.get("debug"):
+                raise
+            _fail(
+                f"internal error ({type(exc).__name__}: {exc}); rerun with --debug for the traceback",
+                EXIT_INTERNAL,
+            )
+        return None
+
+    return wrapper  # type: ignore[return-value]
+
+
+@contextmanager
+def _output(path: Path | None) -> Iterator[IO[str]]:
+    if path is None:
+        yield sys.stdout
+        return
+    try:
+        handle = open(path, "w", encoding="utf-8", newline="")  # noqa: SIM115 - closed by the with below
+    except OSError as exc:
+        raise LogscanError(f"{path}: cannot write ({exc.strerror or exc})") from None
+    with handle:
+        yield handle
+
+
+def _load(
+    paths: list[str],
+    since: str | None,
+    until: str | None,
+    tz: str | None,
+    *,
+    quiet: bool,
+    strict: bool,
+    keep_all: bool = False,
+    keep_request_text: bool = False,
+) -> Any:
+    """Sources → event stream, with the time window applied and the accounting reported."""
+    from omlx_logscan.events import read_events, within
+    from omlx_logscan.progress import progress_for
+    from omlx_logscan.render import print_accounting
+    from omlx_logscan.sources import resolve
+    from omlx_logscan.when import parse_when, zone
+
+    zone_info = zone(tz)
+    lower = parse_when(since, zone_info, "--since") if since else None
+    upper = parse_when(until, zone_info, "--until") if until else None
+    sources = resolve(paths)
+    with progress_for(sources, quiet=quiet) as tick:
+        stream = read_events(sources, keep_all=keep_all, keep_request_text=keep_request_text, progress=tick)
+    stream = within(stream, lower, upper)
+    print_accounting(stream, quiet=quiet)
+    if strict and stream.accounting.unparsed:
+        raise LogscanError(
+            f"{stream.accounting.unparsed} line(s) could not be parsed (--strict); "
+            "see them with: logscan events --show-unparsed"
+        )
+    return stream
+
+
+@app.command()
+@guarded
+def events(
+    paths: Paths,
+    kind: Annotated[list[str] | None, typer.Option("--kind", "-k", help="Only these event kinds (repeatable).")] = None,
+    since: Since = None,
+    until: Until = None,
+    tz: Tz = None,
+    fmt: Annotated[
+        EventFormat | None,
+        typer.Option(
+            "--format",
+            "-f",
+            help="table (default on a terminal), ndjson (default otherwise), csv, or parquet (needs -o).",
+        ),
+    ] = None,
+    output: Output = None,
+    all_records: Annotated[bool, typer.Option("--all", help="Also emit routine records as kind 'record'.")] = False,
+    show_unparsed: Annotated[bool, typer.Option(help="List the lines no grammar matched, on stderr.")] = False,
+    quiet: Quiet = False,
+    strict: Strict = False,
+    debug: Debug = False,
+) -> None:
+    """The typed event stream: every fault, start, stop, request and warning, in time order."""
+    from omlx_logscan.events import KINDS, iter_requests
+    from omlx_logscan.render import console, events_table, write_csv, write_ndjson
+
+    wanted = set(kind or [])
+    unknown = wanted - set(KINDS)
+    if unknown:
+        raise LogscanError(f"--kind {', '.join(sorted(unknown))}: unknown (kinds: {', '.join(KINDS)})")
+    fmt = fmt or (EventFormat.table if sys.stdout.isatty() and output is None else EventFormat.ndjson)
+    if fmt is EventFormat.parquet and output is None:
+        raise LogscanError("--format parquet writes a binary file: give --output FILE")
+    need_requests = not wanted or "request_complete" in wanted
+    stream = _load(
+        paths,
+        since,
+        until,
+        tz,
+        quiet=quiet,
+        strict=strict,
+        keep_all=all_records,
+        keep_request_text=need_requests,
+    )
+    names = [s.name for s in stream.sources]
+    merged = heapq.merge(
+        stream.events,
+        iter_requests(stream, names) if need_requests else iter(()),
+        key=lambda ev: (ev.sort_time, ev.source_index),
+    )
+    selected = (ev for ev in merged if not wanted or ev.kind in wanted)
+    if show_unparsed:
+        for source, line, text in stream.unparsed:
+            sys.stderr.write(f"unparsed {source}:{line}: {text[:300]}\n")
+    if fmt is EventFormat.parquet:
+        from omlx_logscan.render import events_frame
+
+        assert output is not None
+        events_frame(selected).write_parquet(output)
+        return
+    with _output(output) as out:
+        if fmt is EventFormat.table:
+            events_table(selected, console(out))
+        elif fmt is EventFormat.csv:
+            write_csv((ev.as_dict() for ev in selected), out)
+        else:
+            write_ndjson((ev.as_dict() for ev in selected), out)
+
+
+@app.command()
+@guarded
+def timeline(
+    paths: Paths,
+    since: Since = None,
+    until: Until = None,
+    tz: Tz = None,
+    fmt: Annotated[ReportFormat, typer.Option("--format", "-f", help="text, json or markdown.")] = ReportFormat.text,
+    output: Output = None,
+    quiet: Quiet = False,
+    strict: Strict = False,
+    debug: Debug = False,
+) -> None:
+    """The incident timeline: escalation, dead-engine windows, stack signatures and a summary."""
+    from omlx_logscan.analysis import analyze
+    from omlx_logscan.document import timeline_document
+    from omlx_logscan.render import console, timeline_markdown, timeline_text, write_json
+
+    analysis = analyze(_load(paths, since, until, tz, quiet=quiet, strict=strict))
+    with _output(output) as out:
+        if fmt is ReportFormat.json:
+            write_json(timeline_document(analysis), out)
+        elif fmt is ReportFormat.markdown:
+            out.write(timeline_markdown(analysis))
+        else:
+            timeline_text(analysis, console(out))
+
+
+@app.command()
+@guarded
+def sessions(
+    paths: Paths,
+    since: Since = None,
+    until: Until = None,
+    tz: Tz = None,
+    fmt: Annotated[ReportFormat, typer.Option("--format", "-f", help="text or json.")] = ReportFormat.text,
+    output: Output = None,
+    quiet: Quiet = False,
+    strict: Strict = False,
+    debug: Debug = False,
+) -> None:
+    """Process lifetimes (like journalctl --list-boots): start, end, why it ended, faults."""
+    from omlx_logscan.analysis import analyze
+    from omlx_logscan.render import console, sessions_table, write_json
+
+    if fmt is ReportFormat.markdown:
+        raise LogscanError("sessions supports --format text or json")
+    analysis = analyze(_load(paths, since, until, tz, quiet=quiet, strict=strict))
+    with _output(output) as out:
+        if fmt is ReportFormat.json:
+            write_json(
+                {"schema": "omlx-logscan/sessions/1", "sessions": [s.as_dict() for s in analysis.sessions]},
+                out,
+            )
+        else:
+            sessions_table(analysis, console(out))
+
+
+def main() -> None:
+    """Console-script entry point."""
+    if os.environ.get("LOGSCAN_DEBUG"):
+        app()
+        return
+    try:
+        app()
+    except SystemExit:
+        raise
+    except Exception as exc:  # pragma: no cover - only reached by a bug outside any command
+        sys.stderr.write(f"logscan: error: internal error ({type(exc).__name__}: {exc})\n")
+        raise SystemExit(EXIT_INTERNAL) from None
+
+
+__all__ = ["EXIT_INPUT", "app", "main"]

@@ -1,0 +1,211 @@
+"""Plain data documents built from an analysis: the JSON outputs and what every renderer reads."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from omlx_logscan import __version__
+from omlx_logscan.analysis import Analysis, DeadWindow, Incident
+from omlx_logscan.events import EventStream
+from omlx_logscan.timeutil import human_duration, human_time, seconds, to_second
+
+LEVEL_NOTES = {
+    "WARNING": "written at WARNING level: INFO records (startup blocks, engine starts, finished requests, "
+    "pressure reclaim requests) are absent, so process starts and request counts are bounded, not exact",
+    "ERROR": "written at ERROR level: warnings and all INFO records are absent",
+}
+
+
+def header(stream: EventStream) -> dict[str, Any]:
+    """What the input is: files, span, the level it was written at, line accounting."""
+    acc = stream.accounting
+    first = min((s.first for s in stream.sources if s.first), default=None)
+    last = max((s.last for s in stream.sources if s.last), default=None)
+    return {
+        "files": [
+            {
+                "name": s.name,
+                "lines": s.lines,
+                "first": s.first,
+                "last": s.last,
+                "levels": s.levels,
+                "problem": s.problem,
+            }
+            for s in stream.sources
+        ],
+        "first": first,
+        "last": last,
+        "hours": round((seconds(first, last) or 0) / 3600, 2),
+        "written_at_level": stream.lowest_level,
+        "lines": acc.lines,
+        "records": acc.records,
+        "event_lines": acc.event_lines,
+        "record_lines": acc.record_lines,
+        "blank_lines": acc.blank,
+        "unparsed_lines": acc.unparsed,
+        "duplicates_dropped": acc.duplicates,
+        "events": dict(sorted(stream.kind_counts.items())),
+    }
+
+
+def _interval_phrase(window: DeadWindow) -> str:
+    if not window.intervals_s:
+        return ""
+    lo, hi = min(window.intervals_s) / 60, max(window.intervals_s) / 60
+    if round(lo) == round(hi):
+        return f"every ~{round(lo)} min"
+    return f"every ~{round(lo)}-{round(hi)} min"
+
+
+def _same_second(incident: Incident) -> str:
+    first = incident.first.time
+    ignored = next((ev.time for ev in incident.records if ev.fields.get("code_name") == "SubmissionsIgnored"), None)
+    if first and ignored and first[:19] == ignored[:19]:
+        return "in the same second"
+    gap = seconds(first, ignored)
+    return f"{gap:.1f} s later" if gap is not None else "in the same incident"
+
+
+def fault_phrase(incident: Incident, requests_visible: bool) -> str:
+    """The escalation table's words for what became of the engine after one fault."""
+    names = incident.code_names
+    first = names[0] if names else incident.kind
+    if incident.outcome == "penalty_box":
+        if first != "SubmissionsIgnored":
+            return f"{first} → SubmissionsIgnored {_same_second(incident)}"
+        return "SubmissionsIgnored: driver penalty box"
+    if incident.outcome == "absorbed":
+        if incident.later_requests and requests_visible:
+            return f"{first}   absorbed, engine kept serving ({incident.later_requests} requests completed after)"
+        return f"{first}   absorbed, engine kept serving"
+    if incident.outcome == "crash":
+        return f"{first}   process crashed"
+    if incident.outcome == "fatal_exit":
+        return f"{first}   process exited (omlx.utils.fatal) for a clean restart"
+    return f"{first}   outcome unknown: the log ends too soon after it"
+
+
+def window_phrase(window: DeadWindow) -> str:
+    parts = [f"SubmissionsIgnored {_interval_phrase(window)}".rstrip(), "engine generation-dead"]
+    if window.repeats == 0:
+        parts[0] = "no further failure logged"
+    return ", ".join(parts)
+
+
+def window_end_phrase(window: DeadWindow) -> str:
+    if window.end_reason == "eof":
+        return "STILL DEAD when the log ends: the engine may be dead now"
+    if window.end_reason == "restart" and window.end is None:
+        return f"restarted unseen (the failures stopped after {human_time(window.last_failure)})"
+    when = human_time(window.end)
+    if window.end_reason == "restart":
+        if window.end_exact:
+            return f"ended by a restart at {when}"
+        return f"ended by a restart between {human_time(window.end_after)} and {human_time(window.end)}"
+    return f"ended by {window.end_reason.replace('_', ' ')} at {when}"
+
+
+def dead_for(window: DeadWindow) -> str:
+    """How long the engine was dead, as exact as the log allows."""
+    if window.end is None:
+        at_least = seconds(window.start, window.end_after or window.log_end)
+        return f"dead at least {human_duration(at_least)}"
+    if window.end_exact:
+        return f"dead {human_duration(window.duration_s)}"
+    lower = seconds(window.start, window.end_after)
+    return f"dead {human_duration(lower)} to {human_duration(window.duration_s)}"
+
+
+def escalation_rows(analysis: Analysis) -> list[dict[str, Any]]:
+    """The report's escalation table: one row per fault, one per dead window after its entry."""
+    requests_visible = analysis.stream.shows("INFO")
+    rows: list[dict[str, Any]] = []
+    for incident in analysis.faults:
+        rows.append(
+            {
+                "time": to_second(incident.time),
+                "until": None,
+                "session": incident.session,
+                "text": fault_phrase(incident, requests_visible),
+                "outcome": incident.outcome,
+            }
+        )
+        if incident.dead_window is not None:
+            window = analysis.dead_windows[incident.dead_window]
+            repeat_times = [
+                inc.time
+                for inc in analysis.repeats
+                if inc.session == window.session and inc.time and window.start and inc.time > window.start
+            ]
+            if repeat_times:
+                rows.append(
+                    {
+                        "time": to_second(repeat_times[0]),
+                        "until": to_second(window.last_failure),
+                        "session": window.session,
+                        "text": window_phrase(window),
+                        "outcome": "dead",
+                    }
+                )
+    return rows
+
+
+def summary(analysis: Analysis) -> str:
+    """One paragraph that says what the log shows, built only from the numbers."""
+    faults = analysis.faults
+    sessions = analysis.sessions
+    if not faults:
+        span = f"{human_time(analysis.log_start)} → {human_time(analysis.log_end)}"
+        return f"No GPU faults in {len(sessions)} process lifetimes ({span})."
+    kinds = Counter(f.code_names[0] if f.code_names else f.kind for f in faults)
+    outcomes = Counter(f.outcome for f in faults)
+    kind_text = ", ".join(f"{n} {k}" for k, n in kinds.most_common())
+    outcome_text = ", ".join(f"{n} {o.replace('_', ' ')}" for o, n in outcomes.most_common())
+    faulty = sorted({f.session for f in faults})
+    text = (
+        f"{len(faults)} GPU fault{'s' if len(faults) != 1 else ''} ({kind_text}) in {len(faulty)} of "
+        f"{len(sessions)} process lifetimes, {human_time(faults[0].time)} → {human_time(faults[-1].time)}: "
+        f"{outcome_text}."
+    )
+    if faults[0].session > 1:
+        clean = faults[0].session - 1
+        text += (
+            f" The {clean} earlier lifetime{'s' if clean != 1 else ''} ({human_time(analysis.log_start)} → "
+            f"{human_time(faults[0].time)}) had none."
+        )
+    windows = analysis.dead_windows
+    if windows:
+        dead = sum(w.duration_s or 0 for w in windows)
+        repeats = sum(w.repeats for w in windows)
+        text += (
+            f" {len(windows)} penalty-box entr{'ies' if len(windows) != 1 else 'y'} left the engine "
+            f"generation-dead for {human_duration(dead)} in all ({repeats} repeated failures)"
+        )
+        open_windows = [w for w in windows if w.end_reason == "eof"]
+        text += "; it was still dead when the log ended." if open_windows else "."
+    sigs = analysis.signatures
+    with_stack = sum(s.faults for s in sigs)
+    if len(sigs) == 1 and with_stack == len(faults):
+        text += f" The stack is identical for all {len(faults)} faults: {sigs[0].call_site_label}."
+    elif sigs:
+        text += f" {len(sigs)} distinct stacks among the {with_stack} faults with a traceback."
+    note = LEVEL_NOTES.get(analysis.stream.lowest_level or "")
+    if note:
+        text += f" The log was {note}."
+    return text
+
+
+def timeline_document(analysis: Analysis) -> dict[str, Any]:
+    """The ``timeline --format json`` document."""
+    return {
+        "schema": "omlx-logscan/timeline/1",
+        "generator": f"omlx-logscan {__version__}",
+        "header": header(analysis.stream),
+        "sessions": [s.as_dict() for s in analysis.sessions],
+        "faults": [f.as_dict() for f in analysis.faults],
+        "dead_windows": [w.as_dict() for w in analysis.dead_windows],
+        "signatures": [s.as_dict() for s in analysis.signatures],
+        "escalation": escalation_rows(analysis),
+        "summary": summary(analysis),
+    }

@@ -1,0 +1,252 @@
+"""Renderers: the terminal (rich, markup off: log text is data), Markdown, JSON, NDJSON and CSV."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import sys
+from collections.abc import Iterable
+from typing import IO, Any
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from omlx_logscan.analysis import Analysis
+from omlx_logscan.document import dead_for, escalation_rows, header, summary, window_end_phrase
+from omlx_logscan.events import Event, EventStream
+from omlx_logscan.timeutil import human_time, to_second
+
+
+def console(file: IO[str] | None = None, *, stderr: bool = False) -> Console:
+    """A console that never interprets log text as markup and honours NO_COLOR."""
+    return Console(
+        file=file,
+        stderr=stderr,
+        markup=False,
+        highlight=False,
+        emoji=False,
+        no_color=bool(os.environ.get("NO_COLOR")) or None,
+        soft_wrap=False,
+    )
+
+
+def write_json(document: Any, out: IO[str]) -> None:
+    json.dump(document, out, indent=2, ensure_ascii=False, default=str)
+    out.write("\n")
+
+
+def write_ndjson(rows: Iterable[dict[str, Any]], out: IO[str]) -> None:
+    for row in rows:
+        out.write(json.dumps(row, ensure_ascii=False, default=str))
+        out.write("\n")
+
+
+EVENT_COLUMNS = ("time", "source", "line", "level", "logger", "kind", "message", "fields")
+
+
+def write_csv(rows: Iterable[dict[str, Any]], out: IO[str]) -> None:
+    writer = csv.writer(out)
+    writer.writerow(EVENT_COLUMNS)
+    for row in rows:
+        extra = {k: v for k, v in row.items() if k not in EVENT_COLUMNS}
+        writer.writerow(
+            [row.get(c) if c != "fields" else json.dumps(extra, ensure_ascii=False, default=str) for c in EVENT_COLUMNS]
+        )
+
+
+_KIND_STYLE = {
+    "gpu_error": "bold red",
+    "process_exit": "bold red",
+    "kernel_panic": "bold red",
+    "process_start": "cyan",
+    "error": "red",
+    "warning": "yellow",
+    "shutdown": "cyan",
+}
+
+
+def events_table(events: Iterable[Event], con: Console) -> None:
+    table = Table(show_edge=False, pad_edge=False, expand=False)
+    for name in ("time", "kind", "level", "where", "message"):
+        table.add_column(name, overflow="fold" if name == "message" else "ellipsis", no_wrap=name != "message")
+    for ev in events:
+        table.add_row(
+            Text(to_second(ev.time) or "·" + (to_second(ev.prev_time) or "")),
+            Text(ev.kind, style=_KIND_STYLE.get(ev.kind, "")),
+            Text(ev.level or ""),
+            Text(f"{os.path.basename(ev.source)}:{ev.line}"),
+            Text(ev.message[:500]),
+        )
+    con.print(table)
+
+
+def accounting_lines(stream: EventStream) -> list[str]:
+    """The line accounting every command reports: nothing is lost silently."""
+    head = header(stream)
+    kinds = ", ".join(f"{k} {n}" for k, n in sorted(stream.kind_counts.items()))
+    lines = [
+        f"read {head['lines']} lines in {len(head['files'])} file(s): {head['records']} records, "
+        f"{head['unparsed_lines']} unparsed line(s), {head['blank_lines']} blank, "
+        f"{head['duplicates_dropped']} duplicate record(s) dropped",
+        f"events: {kinds or 'none'}",
+    ]
+    lines.extend(f"warning: {s.problem}" for s in stream.sources if s.problem)
+    return lines
+
+
+def print_accounting(stream: EventStream, *, quiet: bool) -> None:
+    if quiet:
+        return
+    err = console(sys.stderr)
+    for line in accounting_lines(stream):
+        err.print(Text(line, style="dim"))
+
+
+def timeline_text(analysis: Analysis, con: Console, *, short_sessions: int = 12) -> None:
+    """The terminal timeline: header, escalation, dead windows, signatures, summary."""
+    head = header(analysis.stream)
+    files = ", ".join(os.path.basename(f["name"]) for f in head["files"])
+    con.print(Text("oMLX log timeline", style="bold"))
+    con.print(Text(f"  files     {files}"))
+    con.print(Text(f"  span      {human_time(head['first'])} → {human_time(head['last'])}  ({head['hours']} h)"))
+    con.print(Text(f"  level     written at {head['written_at_level'] or 'unknown'} (lowest level present)"))
+    inexact = sum(1 for s in analysis.sessions if not s.start_exact)
+    con.print(
+        Text(
+            f"  processes {len(analysis.sessions)} lifetimes"
+            + (f" ({inexact} with start times bounded by neighbouring records)" if inexact else "")
+        )
+    )
+    con.print(Text(f"  lines     {head['lines']} read, {head['unparsed_lines']} unparsed"))
+    con.print()
+    con.print(Text("Escalation", style="bold"))
+    rows = escalation_rows(analysis)
+    if not rows:
+        con.print(Text("  no GPU faults"))
+    for row in rows:
+        when = row["time"].replace("T", " ") if row["time"] else "(untimed)"
+        if row["until"]:
+            when = f"{when} … {row['until'][11:]}"
+        style = {"penalty_box": "bold red", "dead": "red", "crash": "bold red", "absorbed": "yellow"}.get(
+            row["outcome"], ""
+        )
+        con.print(Text(f"  {when:<32} {row['text']}", style=style), soft_wrap=True)
+    if analysis.dead_windows:
+        con.print()
+        con.print(Text("Dead-engine windows", style="bold"))
+        for window in analysis.dead_windows:
+            line = (
+                f"  session {window.session}: dead from {human_time(window.start)}, last failure "
+                f"{human_time(window.last_failure)}, {window_end_phrase(window)}; {dead_for(window)}, "
+                f"{window.repeats} repeats, {window.requests_completed} requests completed"
+            )
+            con.print(Text(line, style="red"), soft_wrap=True)
+    if analysis.signatures:
+        con.print()
+        con.print(Text("Stack signatures", style="bold"))
+        total = len(analysis.faults)
+        for sig in analysis.signatures:
+            share = "identical for all" if sig.faults == total and len(analysis.signatures) == 1 else "shared by"
+            con.print(
+                Text(f"  [{sig.id}] {share} {sig.faults} of {total} faults: {sig.call_site_label}"),
+                soft_wrap=True,
+            )
+            for frame in sig.frames:
+                con.print(Text(f"      {frame['module']}:{frame['line']} in {frame['func']}"))
+            if sig.innermost_code:
+                con.print(Text(f"      → {sig.innermost_code}"))
+    con.print()
+    con.print(Text("Summary", style="bold"))
+    con.print(Text(summary(analysis)), soft_wrap=True)
+
+
+def md_escape(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def timeline_markdown(analysis: Analysis) -> str:
+    """The same tables as the terminal view, as GitHub Markdown."""
+    head = header(analysis.stream)
+    out = ["## oMLX log timeline", ""]
+    out.append(f"- **Files:** {', '.join('`' + os.path.basename(f['name']) + '`' for f in head['files'])}")
+    out.append(f"- **Span:** {human_time(head['first'])} → {human_time(head['last'])} ({head['hours']} h)")
+    out.append(f"- **Written at level:** {head['written_at_level'] or 'unknown'}")
+    out.append(f"- **Process lifetimes:** {len(analysis.sessions)}")
+    out += ["", "### Escalation", "", "```"]
+    for row in escalation_rows(analysis) or [{"time": None, "until": None, "text": "no GPU faults"}]:
+        when = row["time"].replace("T", " ") if row["time"] else ""
+        if row["until"]:
+            when = f"{when} … {row['until'][11:]}"
+        out.append(f"{when:<32} {row['text']}")
+    out.append("```")
+    if analysis.dead_windows:
+        out += [
+            "",
+            "### Dead-engine windows",
+            "",
+            "| session | from | last failure | end | repeats | requests completed |",
+            "|---|---|---|---|---|---|",
+        ]
+        for w in analysis.dead_windows:
+            out.append(
+                f"| {w.session} | {human_time(w.start)} | {human_time(w.last_failure)} | "
+                f"{md_escape(window_end_phrase(w))}; {dead_for(w)} | {w.repeats} | {w.requests_completed} |"
+            )
+    if analysis.signatures:
+        out += ["", "### Stack signatures", ""]
+        for sig in analysis.signatures:
+            out.append(f"**{sig.faults} of {len(analysis.faults)} faults** — {md_escape(sig.call_site_label)}")
+            out.append("```")
+            out.extend(f"{f['module']}:{f['line']} in {f['func']}" for f in sig.frames)
+            if sig.innermost_code:
+                out.append(f"  → {sig.innermost_code}")
+            out += ["```", ""]
+    out += ["", "### Summary", "", summary(analysis), ""]
+    return "\n".join(out)
+
+
+def sessions_table(analysis: Analysis, con: Console) -> None:
+    table = Table(show_edge=False, pad_edge=False)
+    for name in ("#", "start", "end", "end reason", "oMLX", "engine starts", "requests", "faults"):
+        table.add_column(name)
+    for s in analysis.sessions:
+        start = to_second(s.start) or "?"
+        if not s.start_in_log:
+            start += " (start not in log)"
+        elif not s.start_exact:
+            start = f"≤ {start} (after {to_second(s.start_after) or 'log start'})"
+        table.add_row(
+            str(s.index),
+            Text(start),
+            Text(to_second(s.end) or "?"),
+            s.end_reason,
+            Text(s.omlx_version or "?"),
+            str(s.engine_starts),
+            str(s.requests_completed),
+            str(s.faults),
+        )
+    con.print(table)
+
+
+def events_frame(events: Iterable[Event]) -> Any:
+    """Events as a polars frame (kind-specific fields as one JSON column), for Parquet."""
+    import polars as pl
+
+    rows = []
+    for ev in events:
+        row = ev.as_dict()
+        extra = {k: v for k, v in row.items() if k not in EVENT_COLUMNS}
+        rows.append({c: row.get(c) for c in EVENT_COLUMNS[:-1]} | {"fields": json.dumps(extra, default=str)})
+    schema = {
+        "time": pl.String,
+        "source": pl.String,
+        "line": pl.Int64,
+        "level": pl.String,
+        "logger": pl.String,
+        "kind": pl.String,
+        "message": pl.String,
+        "fields": pl.String,
+    }
+    return pl.DataFrame(rows, schema=schema)

@@ -1,0 +1,62 @@
+"""User-typed times for ``--since``/``--until`` and the ``--tz`` the log's local times are in."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timedelta, tzinfo
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from dateutil import parser as date_parser
+from dateutil.relativedelta import relativedelta
+
+from omlx_logscan.errors import LogscanError
+
+_AGO = re.compile(
+    r"^(?P<n>\d+(?:\.\d+)?)\s*(?P<unit>s|sec|secs|seconds?|m|min|mins|minutes?|h|hr|hrs|hours?|d|days?|w|weeks?"
+    r"|months?|y|years?)(?:\s+ago)?$"
+)
+_UNIT = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
+
+
+def zone(name: str | None) -> tzinfo | None:
+    """The IANA zone named by ``--tz``; None means this machine's zone."""
+    if not name:
+        return None
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise LogscanError(f"--tz {name!r}: not an IANA time zone (e.g. Europe/Berlin, America/New_York)") from None
+
+
+def now_in(tz: tzinfo | None) -> datetime:
+    """Wall-clock time now, as the log would write it (naive local time in ``tz``)."""
+    return datetime.now(tz).replace(tzinfo=None) if tz else datetime.now()
+
+
+def parse_when(text: str, tz: tzinfo | None, option: str = "--since") -> str:
+    """An absolute or relative time (``2026-09-15 20:00``, ``2 days ago``, ``3h``, ``yesterday``) as ISO."""
+    raw = text.strip().lower()
+    now = now_in(tz)
+    if raw == "now":
+        return now.isoformat()
+    if raw in ("today", "yesterday"):
+        day = now.replace(hour=0, minute=0, second=0, microsecond=0)
+        return (day - timedelta(days=1 if raw == "yesterday" else 0)).isoformat()
+    match = _AGO.match(raw)
+    if match:
+        amount = float(match["n"])
+        unit = match["unit"]
+        if unit.startswith("mo"):
+            return str((now - relativedelta(months=int(amount))).isoformat())
+        if unit.startswith("y"):
+            return str((now - relativedelta(years=int(amount))).isoformat())
+        if unit.startswith("mi"):
+            unit = "m"
+        return (now - timedelta(**{_UNIT[unit[0]]: amount})).isoformat()
+    try:
+        moment = date_parser.parse(text)
+    except (ValueError, OverflowError):
+        raise LogscanError(f"{option} {text!r}: not a date (try '2026-09-15 20:00', '2 days ago' or '3h')") from None
+    if moment.tzinfo is not None:  # an explicit offset: convert to the log's local time
+        moment = moment.astimezone(tz).replace(tzinfo=None) if tz else moment.astimezone().replace(tzinfo=None)
+    return str(moment.isoformat())

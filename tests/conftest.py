@@ -1,0 +1,40 @@
+"""Shared paths and helpers for the test suite."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from omlx_logscan.analysis import Analysis, analyze
+from omlx_logscan.events import EventStream, read_events
+from omlx_logscan.sources import resolve
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURES = ROOT / "tests" / "fixtures"
+REAL = FIXTURES / "real"
+GENERATED = FIXTURES / "generated"
+EXAMPLE = ROOT / "examples" / "omlx-3706.log"
+
+
+def stream_of(*paths: str | Path) -> EventStream:
+    return read_events(resolve([str(p) for p in paths]))
+
+
+def analysis_of(*paths: str | Path) -> Analysis:
+    return analyze(stream_of(*paths))
+
+
+def generated_cases() -> list[str]:
+    return sorted(p.name.removesuffix(".truth.json") for p in GENERATED.glob("*.truth.json"))
+
+
+def truth(case: str) -> dict[str, Any]:
+    return json.loads((GENERATED / f"{case}.truth.json").read_text())  # type: ignore[no-any-return]
+
+
+@pytest.fixture(scope="session")
+def example_analysis() -> Analysis:
+    return analysis_of(EXAMPLE)
