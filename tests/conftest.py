@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -38,3 +39,11 @@ def truth(case: str) -> dict[str, Any]:
 @pytest.fixture(scope="session")
 def example_analysis() -> Analysis:
     return analysis_of(EXAMPLE)
+
+
+# CI runs the property tests with more examples (a fuzz run of a few thousand); locally they stay quick.
+from hypothesis import settings as _hypothesis_settings  # noqa: E402
+
+_hypothesis_settings.register_profile("ci", max_examples=1500)
+_hypothesis_settings.register_profile("dev", max_examples=150)
+_hypothesis_settings.load_profile("ci" if os.environ.get("CI") else "dev")

@@ -8,7 +8,6 @@ whether the faults share one stack.
 
 from __future__ import annotations
 
-import bisect
 import hashlib
 import itertools
 import re
@@ -19,6 +18,7 @@ from typing import Any
 
 from omlx_logscan.catalog import INCIDENT_KINDS
 from omlx_logscan.events import Event, EventStream, cellar_version
+from omlx_logscan.requestindex import RequestIndex
 from omlx_logscan.timeutil import parse, seconds
 
 INCIDENT_GAP_S = 2.0  # gpu_error records closer than this are one fault
@@ -281,36 +281,7 @@ def _signature_of(incident: Incident) -> tuple[str, Signature] | None:
 class _Builder:
     def __init__(self, stream: EventStream) -> None:
         self.stream = stream
-        self.request_times = self._request_times()
-
-    def _request_times(self) -> list[tuple[str, int, int]]:
-        """Finished requests as (time, source, line), sorted by time."""
-        times = [
-            (ev.time, ev.source_index, ev.line)
-            for ev in self.stream.events
-            if ev.kind == "request_complete" and ev.time
-        ]
-        table = self.stream.requests.drop_nulls("time")
-        if table.height:
-            times.extend(
-                (t.isoformat(), src, line) for src, line, t in table.select("source", "line", "time").iter_rows()
-            )
-        return sorted(times)
-
-    def requests_between(self, start: str | None, end: str | None, after: Event | None = None) -> int:
-        """Requests finished in (start, end]; with ``after``, none written before that event in its file.
-
-        A request line can carry a time after a fault yet stand before it in the file (it was
-        timed at its start); the file order is the truth about which came first.
-        """
-        lo = bisect.bisect_right(self.request_times, (start, 1 << 30, 0)) if start else 0
-        hi = bisect.bisect_right(self.request_times, (end, 1 << 30, 0)) if end else len(self.request_times)
-        count = max(0, hi - lo)
-        if after is not None and count:
-            count -= sum(
-                1 for _t, src, line in self.request_times[lo:hi] if src == after.source_index and line < after.line
-            )
-        return count
+        self.requests = RequestIndex(stream)
 
     # -- sessions ---------------------------------------------------------------------------
     def sessions(self) -> list[Session]:
@@ -462,8 +433,10 @@ def _finish_session(
     last_activity = _last_time(session.events)
     next_start = following.start_after or following.start if following else None
     window_end = next_start if following else log_end
-    session.requests_completed = builder.requests_between(_before(session.start_after or session.start), window_end)
-    last_request = _last_request_before([t for t, _s, _l in builder.request_times], window_end, session.start)
+    session.requests_completed = builder.requests.count(
+        session.start_after or session.start, window_end, include_start=True
+    )
+    last_request = builder.requests.last_between(session.start, window_end)
     session.end = max((t for t in (last_activity, last_request) if t), default=session.start)
     session.engine_starts = sum(1 for ev in session.events if ev.kind == "engine_start")
     if session.omlx_version is None:
@@ -480,19 +453,6 @@ def _finish_session(
         session.end_reason = "crash"
     else:
         session.end_reason = "restart"
-
-
-def _before(stamp: str | None) -> str | None:
-    """A key just below ``stamp`` so a request at the very start time counts as inside."""
-    return stamp[:-1] + chr(ord(stamp[-1]) - 1) if stamp else None
-
-
-def _last_request_before(times: list[str], end: str | None, start: str | None) -> str | None:
-    hi = bisect.bisect_right(times, end) if end else len(times)
-    if hi == 0:
-        return None
-    candidate = times[hi - 1]
-    return candidate if start is None or candidate >= start else None
 
 
 def _active_after_last_shutdown(events: list[Event]) -> bool:
@@ -515,7 +475,7 @@ def _outcome(incident: Incident, session: Session, following: Session | None, bu
         for ev in session.events
         if ev.kind in _ACTIVE_KINDS and ev.time and after and ev.time > after and ev not in incident.records
     ]
-    later_requests = builder.requests_between(after, session.end if following else None, after=incident.records[-1])
+    later_requests = builder.requests.count(after, session.end if following else None, after=incident.records[-1])
     if following is not None and session.end_reason != "shutdown":
         next_start = following.start_after or following.start
         gap = seconds(after, next_start)
@@ -570,7 +530,7 @@ def _dead_window(
         reason,
         len(incidents) - 1,
         intervals,
-        builder.requests_between(_before(entry.time), inside_end, after=entry.records[-1]),
+        builder.requests.count(entry.time, inside_end, include_start=True, after=entry.records[-1]),
         log_end,
     )
 

@@ -46,6 +46,7 @@ def header(stream: EventStream) -> dict[str, Any]:
         "unparsed_lines": acc.unparsed,
         "duplicates_dropped": acc.duplicates,
         "events": dict(sorted(stream.kind_counts.items())),
+        "clock_jumps": stream.clock_jumps,
     }
 
 

@@ -132,6 +132,7 @@ class EventStream:
     kind_counts: Counter[str]
     unparsed: list[tuple[str, int, str]]
     levels: list[str]  # levels present anywhere, lowest first
+    clock_jumps: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def lowest_level(self) -> str | None:
@@ -327,6 +328,7 @@ def read_events(
     infos: list[SourceInfo] = []
     levels: set[str] = set()
     seen: dict[tuple[Any, ...], int] = {}
+    clock_jumps: list[dict[str, Any]] = []
     for scan in scans:
         assembly = assemble(scan.kept)
         events: list[Event] = []
@@ -362,6 +364,7 @@ def read_events(
         accounting.event_lines += n_requests
         accounting.records += n_requests
         first, last = _span_with_requests(first, last, scan)
+        clock_jumps.extend(_clock_jumps(scan, assembly.records))
         levels |= src_levels
         infos.append(
             SourceInfo(
@@ -391,7 +394,40 @@ def read_events(
         counts,
         unparsed,
         sorted(levels & set(LEVEL_RANK), key=LEVEL_RANK.__getitem__),
+        clock_jumps,
     )
+
+
+CLOCK_JUMP_S = 60.0  # a timestamp this far before the one above it is reported, not silently reordered
+
+
+def _clock_jumps(scan: SourceScan, records: list[Record]) -> list[dict[str, Any]]:
+    """Places where a source's timestamps go backwards by more than a minute, in file order.
+
+    DST ends, clock fixes and two machines' logs pasted together all look like this. Only the
+    records the scan kept and the finished-request rows are checked, so the line given is the
+    first such record after the jump.
+    """
+    stamped = [(r.line, r.stamp) for r in records if r.stamp is not None and r.head.date is not None]
+    frame = pl.DataFrame(
+        {"line": [line for line, _ in stamped], "time": [stamp for _, stamp in stamped]},
+        schema={"line": pl.UInt32(), "time": pl.String()},
+    ).with_columns(pl.col("time").str.to_datetime(strict=False, time_unit="ms"))
+    frames = [frame, *(f.select("line", "time") for f in scan.requests)]
+    table = pl.concat(frames).drop_nulls().sort("line")
+    jumps = table.with_columns(before=pl.col("time").shift(1)).filter(
+        (pl.col("before") - pl.col("time")).dt.total_milliseconds() > CLOCK_JUMP_S * 1000
+    )
+    return [
+        {
+            "source": scan.source.name,
+            "line": line,
+            "from": before.isoformat(),
+            "to": time.isoformat(),
+            "back_s": (before - time).total_seconds(),
+        }
+        for line, time, before in jumps.iter_rows()
+    ]
 
 
 # Lines whose level is not the oMLX log level (uvicorn's own), so they say nothing of it.
@@ -504,7 +540,9 @@ def within(stream: EventStream, since: str | None, until: str | None) -> EventSt
     counts = Counter(ev.kind for ev in events)
     if requests.height:
         counts["request_complete"] += requests.height
-    return EventStream(stream.sources, events, requests, stream.accounting, counts, stream.unparsed, stream.levels)
+    return EventStream(
+        stream.sources, events, requests, stream.accounting, counts, stream.unparsed, stream.levels, stream.clock_jumps
+    )
 
 
 def datetime_of(stamp: str) -> Any:

@@ -10,10 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from datetime import date, timedelta
 
 from omlx_logscan.catalog import CATALOG
 from omlx_logscan.grammar import BLOCK_FORMS, Line, clean, is_garbage, parse_line
 from omlx_logscan.scan import KeptLine
+
+MAX_LINE_CHARS = 64 * 1024
 
 # Head forms that end a block (a log line after a panic report is the log again).
 _BLOCK_ENDERS = frozenset({"log", "app", "dated", "banner", "abort", "nostamp_log", "pydefault", *BLOCK_FORMS})
@@ -48,6 +51,8 @@ class Assembly:
 
 
 def _starts_catalog_message(text: str) -> bool:
+    if not text[:1].isalpha():  # traceback frames, carets and wrapped values: never a catalog message
+        return False
     return any(regex.match(text) for regex in _PREFIXED)
 
 
@@ -59,6 +64,9 @@ def assemble(kept: Iterable[KeptLine]) -> Assembly:
     last_stamp: str | None = None
     awaiting_next: list[Record] = []
     for item in kept:
+        if len(item.text) > MAX_LINE_CHARS:  # a runaway line: parse its start, say how much was cut
+            cut = len(item.text) - MAX_LINE_CHARS
+            item = KeptLine(item.line, f"{item.text[:MAX_LINE_CHARS]} … [{cut} more characters]")
         if item.line != last_line + 1:
             current = None  # routine records the scanner dropped lie between
         last_line = item.line
@@ -111,7 +119,10 @@ def _new_record(line: int, parsed: Line, last_stamp: str | None, out: Assembly, 
     else:
         if parsed.time is not None and last_stamp is not None:  # time-only: the date of the log around it
             frac = f".{parsed.frac}" if parsed.frac else ""
-            record.stamp = f"{last_stamp[:10]}T{parsed.time}{frac}"
+            day = date.fromisoformat(last_stamp[:10])
+            if parsed.time < last_stamp[11:19] and last_stamp[11:13] >= "12" and parsed.time[:2] < "12":
+                day += timedelta(days=1)  # past midnight (and past New Year) since the last dated line
+            record.stamp = f"{day.isoformat()}T{parsed.time}{frac}"
         awaiting_next.append(record)
     out.records.append(record)
     return record

@@ -16,7 +16,7 @@ from rich.text import Text
 from omlx_logscan.analysis import Analysis
 from omlx_logscan.document import dead_for, escalation_rows, header, summary, window_end_phrase
 from omlx_logscan.events import Event, EventStream
-from omlx_logscan.timeutil import human_time, to_second
+from omlx_logscan.timeutil import human_duration, human_time, to_second
 
 
 def console(file: IO[str] | None = None, *, stderr: bool = False) -> Console:
@@ -93,7 +93,17 @@ def accounting_lines(stream: EventStream) -> list[str]:
         f"events: {kinds or 'none'}",
     ]
     lines.extend(f"warning: {s.problem}" for s in stream.sources if s.problem)
+    lines.extend(
+        f"warning: clock went back {human_duration(jump['back_s'])} at {jump['source']}:{jump['line']} "
+        f"({human_time(jump['from'])} → {human_time(jump['to'])}); file order kept"
+        for jump in stream.clock_jumps[:CLOCK_JUMPS_SHOWN]
+    )
+    if len(stream.clock_jumps) > CLOCK_JUMPS_SHOWN:
+        lines.append(f"warning: {len(stream.clock_jumps) - CLOCK_JUMPS_SHOWN} more backwards clock jumps")
     return lines
+
+
+CLOCK_JUMPS_SHOWN = 5
 
 
 def print_accounting(stream: EventStream, *, quiet: bool) -> None:
@@ -101,7 +111,7 @@ def print_accounting(stream: EventStream, *, quiet: bool) -> None:
         return
     err = console(sys.stderr)
     for line in accounting_lines(stream):
-        err.print(Text(line, style="dim"))
+        err.print(Text(line, style="dim"), soft_wrap=True)
 
 
 def timeline_text(analysis: Analysis, con: Console, *, short_sessions: int = 12) -> None:

@@ -26,8 +26,9 @@ _INTERESTING = "|".join(
     [r"WARN|ERROR|CRITICAL|FATAL"] + [re.escape(lit) for lit in (*PREFILTER_LITERALS, *GPU_LITERALS)]
 )
 _REQUEST = r"Chat completion: |Embedding: \d"
+_GPU = "|".join(re.escape(lit) for lit in GPU_LITERALS)
 _LOW_LEVELS = ("TRACE", "DEBUG", "INFO")
-BATCH_ROWS = 400_000
+BATCH_ROWS = 100_000
 _CSV_OPTIONS: dict[str, Any] = {
     "has_header": False,
     "separator": "\x1f",
@@ -77,46 +78,72 @@ def _line_count(data: bytes) -> int:
     return data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
 
 
-def _classify(df: pl.DataFrame, keep_all: bool) -> pl.DataFrame:
-    """Mark the rows Python must see (``keep``) and the dense finished-request rows (``request``).
+def _split(df: pl.DataFrame, keep_all: bool, known: set[str]) -> tuple[pl.DataFrame, pl.DataFrame, set[str]]:
+    """A batch's rows Python must see, its dense finished-request rows, and the low levels it shows.
 
     A timed line is kept when an untimed line touches it (it heads or follows a multi-line
     record, so the grammar can join records and date untimed lines from their neighbours), when
-    it could match the catalog, or when it is a chunk's first or last line (so records and
-    neighbour times carry across chunks).
+    it could match the catalog, or when it is a batch's first or last line (so records and
+    neighbour times carry across batches). Everything else is a routine record, only counted.
+    The cheap tests run on every row; the costly catalog regex only on what survives them:
+    in a DEBUG log most lines are DEBUG records that no untimed line touches.
     """
     line = pl.col("line")
-    ts = line.str.contains(_STAMP).fill_null(False)
-    df = df.with_columns(ts=ts)
-    touches_untimed = (~pl.col("ts").shift(-1)).fill_null(True) | (~pl.col("ts").shift(1)).fill_null(True)
+    ts = pl.col("ts")
+    marked = (
+        df.lazy()
+        .with_columns(ts=line.str.contains(_STAMP).fill_null(False))
+        .with_columns(
+            touches=(~ts.shift(-1)).fill_null(True) | (~ts.shift(1)).fill_null(True),
+            debug=line.str.contains(" - DEBUG - ", literal=True).fill_null(False),
+        )
+    )
     if keep_all:
-        candidate: pl.Expr = pl.lit(True)
-    else:
-        candidate = line.str.contains(_INTERESTING).fill_null(False)
-    request = (
-        pl.col("ts")
-        & ~touches_untimed
-        & line.str.contains(" - INFO - ", literal=True).fill_null(False)
-        & line.str.contains(_REQUEST).fill_null(False)
+        kept = marked.collect()
+        return kept.select("n", "line"), kept.clear().select("n", "line"), _levels(kept, known)
+    routine_debug = ts & ~pl.col("touches") & pl.col("debug") & ~line.str.contains(_GPU).fill_null(False)
+    rest = (
+        marked.with_columns(any_debug=pl.col("debug").any())
+        .filter(~routine_debug)
+        .with_columns(info=line.str.contains(" - INFO - ", literal=True).fill_null(False))
+        .with_columns(request=ts & ~pl.col("touches") & pl.col("info") & line.str.contains(_REQUEST).fill_null(False))
+        .with_columns(
+            keep=(~ts | pl.col("touches") | line.str.contains(_INTERESTING).fill_null(False)) & ~pl.col("request")
+        )
+        .collect()
     )
-    return df.with_columns(request=request).with_columns(
-        keep=(~pl.col("ts") | touches_untimed | candidate) & ~pl.col("request")
-    )
+    if rest.height and rest["any_debug"][0]:
+        known = known | {"DEBUG"}
+    levels = _levels(rest, known)
+    return rest.filter("keep").select("n", "line"), rest.filter("request"), levels
 
 
-def _batches(source: Source) -> Iterator[pl.DataFrame]:
-    """Frames of consecutive lines: polars reads plain files itself; other inputs go through Python."""
+def _levels(df: pl.DataFrame, known: set[str]) -> set[str]:
+    """``known`` plus whichever of TRACE/DEBUG/INFO the file-format lines of ``df`` show."""
+    found = set(known)
+    for level in _LOW_LEVELS:
+        if level not in found and df.select(pl.col("line").str.contains(f" - {level} - ", literal=True).any()).item():
+            found.add(level)
+    return found
+
+
+def _native(source: Source) -> bool:
+    """Plain UTF-8/ASCII files are read by polars itself (multi-threaded, no copies through Python)."""
     path = source.path
-    if path is not None and path.suffix not in (".gz", ".bz2", ".xz") and path.is_file():
-        with open(path, "rb") as handle:
-            head = handle.read(SNIFF_BYTES)
-        if not head:
-            return
-        if sniff_codec(head) is None:
-            if looks_binary(head):
-                raise InputError(f"{source.name}: not a text log (binary data)")
-            yield from pl.scan_csv(path, **_CSV_OPTIONS).collect_batches(chunk_size=BATCH_ROWS)
-            return
+    if path is None or path.suffix in (".gz", ".bz2", ".xz") or not path.is_file():
+        return False
+    with open(path, "rb") as handle:
+        head = handle.read(SNIFF_BYTES)
+    if head and sniff_codec(head) is None and looks_binary(head):
+        raise InputError(f"{source.name}: not a text log (binary data)")
+    return bool(head) and sniff_codec(head) is None
+
+
+def _batches(source: Source, native: bool) -> Iterator[pl.DataFrame]:
+    """Frames of consecutive lines, from polars' own reader or from Python's decoded chunks."""
+    if native and source.path is not None:
+        yield from pl.scan_csv(source.path, **_CSV_OPTIONS).collect_batches(chunk_size=BATCH_ROWS)
+        return
     for data in read_chunks(source):
         df = _read_lines(data)
         if df.height != _line_count(data):  # the CSV reader and the byte count must agree
@@ -133,29 +160,43 @@ def scan_source(
     progress: Callable[[int], None] | None = None,
 ) -> SourceScan:
     """Scan one source batch by batch; memory stays bounded by the batch size."""
+    try:
+        native = _native(source)
+    except InputError as exc:
+        return SourceScan(source, index, problem=str(exc))
+    try:
+        return _scan(source, index, native, keep_all, keep_request_text, progress)
+    except pl.exceptions.PolarsError:
+        if not native:
+            return SourceScan(source, index, problem=f"{source.name}: unreadable text")
+        # Bytes polars' own reader rejects (a field separator inside a line): Python decodes instead.
+        return _scan(source, index, False, keep_all, keep_request_text, progress)
+
+
+def _scan(
+    source: Source,
+    index: int,
+    native: bool,
+    keep_all: bool,
+    keep_request_text: bool,
+    progress: Callable[[int], None] | None,
+) -> SourceScan:
     result = SourceScan(source, index)
     try:
-        for batch in _batches(source):
+        for batch in _batches(source, native):
             if progress is not None:  # bytes of this batch, for the progress bar
                 progress(int(batch.select(pl.col("line").str.len_bytes().sum()).item() or 0) + batch.height)
-            df = _classify(batch.with_row_index("n", offset=result.lines + 1), keep_all)
-            for level in _LOW_LEVELS:
-                if (
-                    level not in result.levels
-                    and df.select(pl.col("line").str.contains(f" - {level} - ", literal=True).any()).item()
-                ):
-                    result.levels.add(level)
-            kept_rows = df.filter("keep").select("n", pl.col("line").fill_null(""))
-            result.kept.extend(KeptLine(n, text) for n, text in kept_rows.iter_rows())
-            requests = df.filter("request")
+            batch = batch.with_row_index("n", offset=result.lines + 1)
+            kept_rows, requests, result.levels = _split(batch, keep_all, result.levels)
+            result.kept.extend(KeptLine(n, text or "") for n, text in kept_rows.iter_rows())
             if requests.height:
                 result.requests.append(_request_rows(requests, index, keep_request_text))
-            result.routine_records += df.height - kept_rows.height - requests.height
-            result.lines += df.height
+            result.routine_records += batch.height - kept_rows.height - requests.height
+            result.lines += batch.height
     except InputError as exc:
         result.problem = str(exc)
-    except pl.exceptions.PolarsError as exc:
-        result.problem = f"{source.name}: unreadable ({type(exc).__name__})"
+    if result.lines == 0 and result.problem is None:
+        result.problem = f"{source.name}: empty file"
     return result
 
 

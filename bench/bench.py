@@ -1,0 +1,136 @@
+#!/usr/bin/env python3
+"""Benchmark: logscan against rg/grep (and lnav when installed) on the same big logs.
+
+Run on demand, never as a test:
+
+    python bench/bench.py                 # 1 GiB and 2 GiB DEBUG logs, 3 rounds each
+    python bench/bench.py --sizes 256 --rounds 5
+
+Logs come from the project's shared generator (``--generator``, default
+``../shared/bench/gen_omlx_log.py``) and are cached in ``--cache`` between runs. Each round
+runs every tool once, alternating, so machine noise hits all of them alike; the table shows
+medians, the ratio to rg, and logscan's peak RSS.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+DEFAULT_GENERATOR = HERE.parent.parent / "shared" / "bench" / "gen_omlx_log.py"
+RG_PATTERN = (
+    "kIOGPUCommandBufferCallbackError|under memory pressure|pressure cache reclaim|Engine started|CORS origins|"
+    "Chat completion:"
+)
+
+
+def make_log(generator: Path, cache: Path, size_mb: int) -> Path:
+    """A DEBUG-level log of about ``size_mb`` over 90 days, generated once and reused."""
+    log = cache / f"omlx-debug-{size_mb}mb.log"
+    if not log.exists():
+        cache.mkdir(parents=True, exist_ok=True)
+        print(f"generating {log} ...", file=sys.stderr)
+        subprocess.run(
+            [sys.executable, str(generator), "--out", str(log), "--truth", str(log.with_suffix(".truth.json")),
+             "--size-mb", str(size_mb), "--level", "debug", "--days", "90"],
+            check=True,
+        )
+    return log
+
+
+def run_timed(argv: list[str]) -> tuple[float, int]:
+    """Wall seconds and peak RSS (MiB) of one child process; its output is discarded."""
+    start = time.perf_counter()
+    with subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) as proc:
+        _pid, status, usage = os.wait4(proc.pid, 0)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+    elapsed = time.perf_counter() - start
+    if proc.returncode not in (0, 1):
+        raise SystemExit(f"{argv[0]} failed with exit code {proc.returncode}: {' '.join(argv)}")
+    return elapsed, usage.ru_maxrss // 1024
+
+
+def tools(log: Path) -> dict[str, list[str]]:
+    """The commands to compare; only those installed here."""
+    found = {"logscan": [sys.executable, "-m", "omlx_logscan", "timeline", "--format", "json", "--quiet", str(log)]}
+    if shutil.which("rg"):
+        found["rg"] = ["rg", "-c", RG_PATTERN, str(log)]
+    if shutil.which("grep"):
+        found["grep"] = ["grep", "-cE", RG_PATTERN, str(log)]
+    if shutil.which("lnav"):
+        found["lnav"] = ["lnav", "-n", "-c", ";SELECT count(*) FROM all_logs", str(log)]
+    return found
+
+
+def compare(log: Path, rounds: int) -> dict[str, tuple[float, int]]:
+    commands = tools(log)
+    times: dict[str, list[float]] = {name: [] for name in commands}
+    rss: dict[str, int] = dict.fromkeys(commands, 0)
+    for _ in range(rounds):
+        for name, argv in commands.items():
+            elapsed, peak = run_timed(argv)
+            times[name].append(elapsed)
+            rss[name] = max(rss[name], peak)
+    return {name: (statistics.median(values), rss[name]) for name, values in times.items()}
+
+
+def report(title: str, results: dict[str, tuple[float, int]], baseline: str) -> None:
+    print(f"\n{title}")
+    base = results.get(baseline, (0.0, 0))[0]
+    for name, (median, peak) in results.items():
+        ratio = f"{median / base:6.1f}x {baseline}" if base else ""
+        print(f"  {name:8} {median:8.3f} s  {ratio}  peak RSS {peak} MiB")
+
+
+def startup(cache: Path, generator: Path, rounds: int) -> None:
+    """End-to-end on a ~1 MB log against the bare import of the three libraries."""
+    small = cache / "omlx-info-1mb.log"
+    if not small.exists():
+        subprocess.run([sys.executable, str(generator), "--out", str(small), "--days", "20", "--size-mb", "1"],
+                       check=True, capture_output=True)
+    commands = {
+        "imports": [sys.executable, "-c", "import polars, typer, rich"],
+        "logscan": [sys.executable, "-m", "omlx_logscan", "timeline", "--format", "json", "--quiet", str(small)],
+    }
+    times: dict[str, list[float]] = {name: [] for name in commands}
+    for _ in range(rounds):
+        for name, argv in commands.items():
+            times[name].append(run_timed(argv)[0])
+    results = {name: (statistics.median(values), 0) for name, values in times.items()}
+    report("1 MB log, start-up cost", results, "imports")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", default="1024,2048", help="log sizes in MiB, comma-separated")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--cache", type=Path, default=Path(os.environ.get("TMPDIR", "/tmp")) / "omlx-logscan-bench")
+    parser.add_argument("--generator", type=Path, default=DEFAULT_GENERATOR)
+    args = parser.parse_args()
+    if not args.generator.exists():
+        parser.error(f"generator not found: {args.generator} (pass --generator)")
+    peaks: dict[int, int] = {}
+    for size in (int(s) for s in args.sizes.split(",") if s):
+        log = make_log(args.generator, args.cache, size)
+        results = compare(log, args.rounds)
+        report(f"{size} MiB DEBUG log ({log.stat().st_size / 2**20:.0f} MiB on disk), median of {args.rounds}",
+               results, "rg" if "rg" in results else "grep")
+        peaks[size] = results["logscan"][1]
+        if "lnav" in results:
+            print(f"  lnav / logscan: {results['lnav'][0] / results['logscan'][0]:.1f}x")
+    if len(peaks) > 1:
+        low, high = min(peaks), max(peaks)
+        print(f"\npeak RSS growth {low} → {high} MiB: {peaks[high] / max(peaks[low], 1):.2f}x")
+    startup(args.cache, args.generator, max(args.rounds, 5))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

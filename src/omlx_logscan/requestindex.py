@@ -1,0 +1,66 @@
+"""Finished requests indexed by time: fast counts over windows of a log with millions of them."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+import polars as pl
+
+from omlx_logscan.events import Event, EventStream
+
+_EPSILON = timedelta(microseconds=1)
+
+
+class RequestIndex:
+    """Sparse ``request_complete`` events and the dense request rows, sorted by time."""
+
+    def __init__(self, stream: EventStream) -> None:
+        sparse = [
+            (ev.source_index, ev.line, datetime.fromisoformat(ev.time))
+            for ev in stream.events
+            if ev.kind == "request_complete" and ev.time
+        ]
+        schema: dict[str, pl.DataType] = {"source": pl.UInt32(), "line": pl.UInt32(), "time": pl.Datetime("ms")}
+        frames = [pl.DataFrame(sparse, schema=schema, orient="row")]
+        if stream.requests.height:
+            frames.append(stream.requests.select(list(schema)))
+        self.table = pl.concat(frames).drop_nulls("time").sort("time")
+        self.times = self.table["time"]
+
+    def __len__(self) -> int:
+        return self.table.height
+
+    def _position(self, stamp: str | None, *, default: int, inclusive: bool = False) -> int:
+        """Rows at or before ``stamp`` (before it when ``inclusive``, so it counts as inside)."""
+        if not stamp:
+            return default
+        moment = datetime.fromisoformat(stamp) - (_EPSILON if inclusive else timedelta(0))
+        return int(self.times.search_sorted(moment, side="right"))
+
+    def count(
+        self, start: str | None, end: str | None, *, include_start: bool = False, after: Event | None = None
+    ) -> int:
+        """Requests finished after ``start`` (or at it) and at or before ``end``.
+
+        With ``after``, a request written before that event in the same file does not count
+        even when its time is later: a request line can be timed at its start, so the file
+        order is the truth about which came first.
+        """
+        lo = self._position(start, default=0, inclusive=include_start)
+        hi = self._position(end, default=len(self))
+        if hi <= lo:
+            return 0
+        count = hi - lo
+        if after is not None:
+            window = self.table.slice(lo, count)
+            count -= window.filter((pl.col("source") == after.source_index) & (pl.col("line") < after.line)).height
+        return count
+
+    def last_between(self, start: str | None, end: str | None) -> str | None:
+        """The time of the last request in ``[start, end]``, if any."""
+        hi = self._position(end, default=len(self))
+        if hi == 0:
+            return None
+        last = self.times[hi - 1]
+        stamp = last.isoformat() if isinstance(last, datetime) else None
+        return stamp if stamp is None or start is None or stamp >= start else None

@@ -1,0 +1,226 @@
+"""Hostile input, odd clocks, and nothing lost: named hard cases."""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import lzma
+import os
+import threading
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from conftest import EXAMPLE, REAL, stream_of
+from omlx_logscan.cli import app
+from omlx_logscan.errors import InputError
+
+runner = CliRunner()
+WARN = "2026-09-15 20:00:{:02d},000 - omlx.scheduler - WARNING - [-] - message {}\n"
+TIMEOUT_LINE = (
+    "2026-09-15 20:19:38,663 - omlx.engine_core - ERROR - [-] - Engine loop error: [METAL] Command buffer execution "
+    "failed: Caused GPU Timeout Error (00000002:kIOGPUCommandBufferCallbackErrorTimeout)\n"
+)
+
+
+def lines_in(data: bytes) -> int:
+    return data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1)
+
+
+def assert_accounted(path: Path, expected_lines: int) -> None:
+    acc = stream_of(path).accounting
+    assert acc.lines == expected_lines
+    assert acc.lines == acc.event_lines + acc.record_lines + acc.blank + acc.unparsed
+
+
+def one_line_error(args: list[str], fragment: str) -> None:
+    result = runner.invoke(app, args)
+    assert result.exit_code == 2, result.output
+    assert fragment in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert "Traceback" not in result.output
+
+
+def test_empty_file_is_an_input_error(tmp_path: Path) -> None:
+    empty = tmp_path / "server.log"
+    empty.write_bytes(b"")
+    one_line_error(["timeline", str(empty)], "empty file")
+
+
+def test_empty_file_beside_a_good_one_is_a_warning(tmp_path: Path) -> None:
+    empty = tmp_path / "empty.log"
+    empty.write_bytes(b"")
+    result = runner.invoke(app, ["timeline", str(empty), str(EXAMPLE)])
+    assert result.exit_code == 0
+    assert "warning:" in result.stderr and "empty file" in result.stderr
+
+
+def test_binary_file(tmp_path: Path) -> None:
+    blob = tmp_path / "server.log"
+    blob.write_bytes(bytes(range(256)) * 400)
+    one_line_error(["events", str(blob)], "not a text log")
+    result = runner.invoke(app, ["timeline", str(blob), str(EXAMPLE)])
+    assert result.exit_code == 0 and "not a text log" in result.stderr
+
+
+def test_symlink_loop(tmp_path: Path) -> None:
+    loop = tmp_path / "loop.log"
+    loop.symlink_to(loop)
+    one_line_error(["events", str(loop)], "cannot open")
+
+
+def test_unreadable_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    log = tmp_path / "server.log"
+    log.write_text(WARN.format(1, 1))
+    monkeypatch.setattr("omlx_logscan.sources.os.access", lambda *_args: False)  # tests run as root
+    one_line_error(["events", str(log)], "permission denied")
+
+
+def test_fifo(tmp_path: Path) -> None:
+    fifo = tmp_path / "server.log"
+    os.mkfifo(fifo)
+
+    def feed() -> None:
+        with open(fifo, "w") as handle:
+            handle.write(WARN.format(1, 1) + TIMEOUT_LINE)
+
+    writer = threading.Thread(target=feed)
+    writer.start()
+    stream = stream_of(fifo)
+    writer.join(timeout=10)
+    assert stream.kind_counts["gpu_error"] == 1 and stream.accounting.lines == 2
+
+
+def test_line_of_50_megabytes(tmp_path: Path) -> None:
+    log = tmp_path / "server.log"
+    body = "x" * (50 * 1024 * 1024)
+    log.write_text(WARN.format(1, body) + TIMEOUT_LINE)
+    stream = stream_of(log)
+    assert stream.kind_counts["gpu_error"] == 1
+    warning = next(ev for ev in stream.events if ev.kind == "warning")
+    assert len(warning.message) < 70_000 and "more characters]" in warning.message
+    assert_accounted(log, 2)
+
+
+def test_nul_bytes_and_crlf(tmp_path: Path) -> None:
+    log = tmp_path / "server.log"
+    data = (WARN.format(1, "a\x00b") + "\x00\x00\n" + TIMEOUT_LINE).replace("\n", "\r\n").encode()
+    log.write_bytes(data)
+    stream = stream_of(log)
+    assert stream.kind_counts["gpu_error"] == 1 and stream.kind_counts["warning"] == 1
+    assert not any(ev.message.endswith("\r") for ev in stream.events)
+    assert_accounted(log, lines_in(data))
+
+
+def test_mixed_encodings(tmp_path: Path) -> None:
+    log = tmp_path / "server.log.gz"  # the decoding path of compressed input
+    data = WARN.format(1, "café").encode("latin-1") + WARN.format(2, "café").encode() + TIMEOUT_LINE.encode()
+    log.write_bytes(gzip.compress(data))
+    stream = stream_of(log)
+    assert [ev.message for ev in stream.events if ev.kind == "warning"] == ["message café", "message café"]
+    assert stream.kind_counts["gpu_error"] == 1
+
+
+def test_utf16_with_bom(tmp_path: Path) -> None:
+    log = tmp_path / "server.log"
+    log.write_bytes((WARN.format(1, 1) + TIMEOUT_LINE).encode("utf-16"))
+    stream = stream_of(log)
+    assert stream.kind_counts["gpu_error"] == 1 and stream.accounting.lines == 2
+
+
+def test_separator_byte_inside_a_line(tmp_path: Path) -> None:
+    log = tmp_path / "server.log"
+    log.write_bytes(WARN.format(1, "a\x1fb").encode() + TIMEOUT_LINE.encode())
+    stream = stream_of(log)
+    assert stream.kind_counts["gpu_error"] == 1
+    assert_accounted(log, 2)
+
+
+@pytest.mark.parametrize("opener", [gzip.compress, bz2.compress, lzma.compress])
+def test_compressed_inputs(tmp_path: Path, opener: object) -> None:
+    suffix = {gzip.compress: ".gz", bz2.compress: ".bz2", lzma.compress: ".xz"}[opener]  # type: ignore[index]
+    log = tmp_path / f"server.log{suffix}"
+    log.write_bytes(opener((WARN.format(1, 1) + TIMEOUT_LINE).encode()))  # type: ignore[operator]
+    assert stream_of(log).kind_counts["gpu_error"] == 1
+
+
+def test_truncated_gzip_keeps_what_was_read(tmp_path: Path) -> None:
+    whole = gzip.compress((WARN.format(1, 1) * 50_000 + TIMEOUT_LINE).encode())
+    log = tmp_path / "server.log.gz"
+    log.write_bytes(whole[: len(whole) // 2])
+    stream = stream_of(log)
+    assert 0 < stream.accounting.lines < 50_001
+    assert stream.sources[0].problem is not None and "truncated or corrupt" in stream.sources[0].problem
+    result = runner.invoke(app, ["timeline", str(log)])
+    assert result.exit_code == 0 and "truncated or corrupt" in result.stderr
+
+
+def test_corrupt_gzip_is_an_error(tmp_path: Path) -> None:
+    log = tmp_path / "server.log.gz"
+    log.write_bytes(b"\x1f\x8b" + b"\x00garbage" * 100)
+    one_line_error(["events", str(log)], "truncated or corrupt")
+
+
+def test_no_input_at_all() -> None:
+    with pytest.raises(InputError):
+        stream_of()
+
+
+def test_backwards_clock_is_reported_and_file_order_kept(tmp_path: Path) -> None:
+    log = tmp_path / "server.log"
+    log.write_text(
+        "2026-11-01 02:30:00,000 - a.b - WARNING - [-] - first\n"
+        "2026-11-01 02:59:00,000 - a.b - WARNING - [-] - second\n"
+        "2026-11-01 02:01:00,000 - a.b - WARNING - [-] - third, after the clock went back\n"
+    )
+    stream = stream_of(log)
+    assert [ev.message.split(",")[0] for ev in stream.events] == ["first", "second", "third"]
+    assert [(j["line"], j["back_s"]) for j in stream.clock_jumps] == [(3, 58 * 60)]
+    result = runner.invoke(app, ["events", str(log), "-f", "ndjson"])
+    assert "clock went back 58 min at" in result.stderr
+
+
+def test_same_record_in_file_log_and_capture_counts_once(tmp_path: Path) -> None:
+    file_log = tmp_path / "server.log"
+    capture = tmp_path / "omlx.log"
+    record = (
+        "2026-09-15 20:19:38,663 - omlx.engine_core - ERROR - {}Engine loop error: [METAL] x "
+        "(00000002:kIOGPUCommandBufferCallbackErrorTimeout)\n"
+    )
+    request = (
+        "2026-09-15 20:19:30,000 - omlx.server - INFO - {}Chat completion: 5 tokens in 1.00s (5.0 tok/s), prompt: 9\n"
+    )
+    filler = "2026-09-15 20:19:31,000 - omlx.server - INFO - {}routine\n"
+    file_log.write_text((request + filler + record).format("[-] - ", "[-] - ", "[-] - "))
+    capture.write_text(
+        "\x1b[33moMLX - LLM inference, optimized for your Mac\x1b[0m\n" + (request + filler + record).format("", "", "")
+    )
+    stream = stream_of(file_log, capture)
+    assert stream.kind_counts["gpu_error"] == 1
+    assert stream.kind_counts["request_complete"] == 1
+    assert stream.kind_counts["process_start"] == 1
+    assert stream.accounting.duplicates == 2
+    acc = stream.accounting
+    assert acc.lines == acc.event_lines + acc.record_lines + acc.blank + acc.unparsed
+
+
+def test_time_only_lines_roll_over_midnight_and_new_year(tmp_path: Path) -> None:
+    log = tmp_path / "paste.log"
+    log.write_text(
+        "2026-12-31 23:59:58,000 - omlx.scheduler - WARNING - [-] - last of the year\n"
+        "00:00:05 - omlx.scheduler - WARNING - first of the next\n"
+    )
+    times = [ev.time for ev in stream_of(log).events]
+    assert times == ["2026-12-31T23:59:58.000", "2027-01-01T00:00:05"]
+
+
+def test_internal_error_points_to_debug(monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(*_args: object, **_kwargs: object) -> None:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr("omlx_logscan.analysis.analyze", broken)
+    result = runner.invoke(app, ["timeline", str(REAL / "omlx-issue-3683.log")])
+    assert result.exit_code == 70
+    assert "internal error" in result.stderr and "--debug" in result.stderr
+    assert "Traceback" not in result.output
