@@ -214,3 +214,15 @@ def test_real_subprocess_module_entry_point(tmp_path: Path) -> None:
     )
     assert missing.returncode == 2
     assert missing.stderr.startswith("logscan: error:") and "Traceback" not in missing.stderr
+
+
+def test_timeline_with_os_history_names_versions_and_adds_bounds() -> None:
+    history = EXAMPLE.parent / "os-history.txt"
+    result = runner.invoke(app, ["timeline", str(EXAMPLE), "--os-history", str(history), "-f", "json", "-q"])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert {row["os_version"] for row in doc["escalation"]} == {"27.0"}
+    rows = {row["os_version"]: row for row in doc["bounds"]["rows"]}
+    assert rows["26.5.1"]["process_starts"] == 156 and rows["26.5.1"]["faults"] == {}
+    text = runner.invoke(app, ["timeline", str(EXAMPLE), "--os", "27.0@2026-09-15 17:41", "-q"]).stdout
+    assert "[macOS 27.0]" in text and "Version bounds" in text

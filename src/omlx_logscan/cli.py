@@ -49,7 +49,9 @@ class ReportFormat(StrEnum):
     markdown = "markdown"
 
 
-Paths = Annotated[list[str], typer.Argument(help="Log files, folders of logs, or - for stdin.", show_default=False)]
+Paths = Annotated[
+    list[str], typer.Argument(metavar="PATH", help="Log files, folders of logs, or - for stdin.", show_default=False)
+]
 Since = Annotated[
     str | None,
     typer.Option(help="Only records at or after this time: '2026-09-15 20:00', '2 days ago', '3h', 'yesterday'."),
@@ -60,6 +62,25 @@ Output = Annotated[Path | None, typer.Option("--output", "-o", help="Write to th
 Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No line accounting or progress on stderr.")]
 Strict = Annotated[bool, typer.Option(help="Fail (exit 2) when any line could not be parsed.")]
 Debug = Annotated[bool, typer.Option(help="Show Python tracebacks for internal errors.")]
+OsHistoryFiles = Annotated[
+    list[Path] | None,
+    typer.Option(
+        "--os-history",
+        metavar="FILE",
+        help="When each macOS version was installed: InstallHistory.plist, 'softwareupdate --history' output, or "
+        "'YYYY-MM-DD HH:MM:SS VERSION' lines (repeatable). Default on macOS: /Library/Receipts/InstallHistory.plist.",
+        show_default=False,
+    ),
+]
+OsInstalls = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--os",
+        metavar="VERSION@DATETIME",
+        help="A macOS version and its install time in the log's local time, e.g. 27.0@'2026-09-15 17:41' (repeatable).",
+        show_default=False,
+    ),
+]
 
 
 def _version(value: bool) -> None:
@@ -231,6 +252,8 @@ def events(
 @guarded
 def timeline(
     paths: Paths,
+    os_history: OsHistoryFiles = None,
+    os_installs: OsInstalls = None,
     since: Since = None,
     until: Until = None,
     tz: Tz = None,
@@ -240,19 +263,38 @@ def timeline(
     strict: Strict = False,
     debug: Debug = False,
 ) -> None:
-    """The incident timeline: escalation, dead-engine windows, stack signatures and a summary."""
-    from omlx_logscan.analysis import analyze
-    from omlx_logscan.document import timeline_document
-    from omlx_logscan.render import console, timeline_markdown, timeline_text, write_json
+    """The incident timeline: escalation, dead-engine windows, stack signatures and a summary.
 
+    With an OS history (--os-history or --os), each fault shows the macOS version it ran on and a
+    version-bounds table follows.
+    """
+    from omlx_logscan.analysis import analyze
+    from omlx_logscan.bounds import bounds_document, bounds_markdown, bounds_table, build_bounds, session_os_versions
+    from omlx_logscan.document import timeline_document
+    from omlx_logscan.oshistory import load_history
+    from omlx_logscan.render import console, timeline_markdown, timeline_text, write_json
+    from omlx_logscan.when import zone
+
+    history = load_history(os_history or [], os_installs or [], zone(tz), use_system=False)
     analysis = analyze(_load(paths, since, until, tz, quiet=quiet, strict=strict))
+    versions = session_os_versions(analysis.sessions, history) if history is not None else None
+    bounds = build_bounds(analysis, history) if history is not None else None
     with _output(output) as out:
         if fmt is ReportFormat.json:
-            write_json(timeline_document(analysis), out)
+            document = timeline_document(analysis, versions)
+            if bounds is not None:
+                document["bounds"] = bounds_document(bounds, analysis)
+            write_json(document, out)
         elif fmt is ReportFormat.markdown:
-            out.write(timeline_markdown(analysis))
+            out.write(timeline_markdown(analysis, versions))
+            if bounds is not None:
+                out.write(f"\n### Version bounds\n\n{bounds_markdown(bounds)}")
         else:
-            timeline_text(analysis, console(out))
+            con = console(out)
+            timeline_text(analysis, con, versions)
+            if bounds is not None:
+                con.print()
+                bounds_table(bounds, con)
 
 
 @app.command()
@@ -300,3 +342,6 @@ def main() -> None:
 
 
 __all__ = ["EXIT_INPUT", "app", "main"]
+
+# Commands that live in their own modules register themselves on ``app`` when imported.
+from omlx_logscan import cli_bounds  # noqa: E402,F401

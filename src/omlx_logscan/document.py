@@ -118,8 +118,11 @@ def dead_for(window: DeadWindow) -> str:
     return f"dead {human_duration(lower)} to {human_duration(window.duration_s)}"
 
 
-def escalation_rows(analysis: Analysis) -> list[dict[str, Any]]:
-    """The report's escalation table: one row per fault, one per dead window after its entry."""
+def escalation_rows(analysis: Analysis, os_versions: dict[int, str] | None = None) -> list[dict[str, Any]]:
+    """The report's escalation table: one row per fault, one per dead window after its entry.
+
+    With ``os_versions`` (session → macOS version, from an OS history) each row names its OS.
+    """
     requests_visible = analysis.stream.shows("INFO")
     rows: list[dict[str, Any]] = []
     for incident in analysis.faults:
@@ -149,6 +152,9 @@ def escalation_rows(analysis: Analysis) -> list[dict[str, Any]]:
                         "outcome": "dead",
                     }
                 )
+    if os_versions is not None:
+        for row in rows:
+            row["os_version"] = os_versions.get(row["session"], "unknown")
     return rows
 
 
@@ -197,7 +203,7 @@ def summary(analysis: Analysis) -> str:
     return text
 
 
-def timeline_document(analysis: Analysis) -> dict[str, Any]:
+def timeline_document(analysis: Analysis, os_versions: dict[int, str] | None = None) -> dict[str, Any]:
     """The ``timeline --format json`` document."""
     return {
         "schema": "omlx-logscan/timeline/1",
@@ -207,6 +213,6 @@ def timeline_document(analysis: Analysis) -> dict[str, Any]:
         "faults": [f.as_dict() for f in analysis.faults],
         "dead_windows": [w.as_dict() for w in analysis.dead_windows],
         "signatures": [s.as_dict() for s in analysis.signatures],
-        "escalation": escalation_rows(analysis),
+        "escalation": escalation_rows(analysis, os_versions),
         "summary": summary(analysis),
     }

@@ -114,7 +114,17 @@ def print_accounting(stream: EventStream, *, quiet: bool) -> None:
         err.print(Text(line, style="dim"), soft_wrap=True)
 
 
-def timeline_text(analysis: Analysis, con: Console, *, short_sessions: int = 12) -> None:
+def _escalation_line(row: dict[str, Any]) -> str:
+    when = row["time"].replace("T", " ") if row["time"] else "(untimed)"
+    if row["until"]:
+        when = f"{when} … {row['until'][11:]}"
+    line = f"{when:<32} {row['text']}"
+    if "os_version" in row:
+        line += f"   [macOS {row['os_version']}]"
+    return line
+
+
+def timeline_text(analysis: Analysis, con: Console, os_versions: dict[int, str] | None = None) -> None:
     """The terminal timeline: header, escalation, dead windows, signatures, summary."""
     head = header(analysis.stream)
     files = ", ".join(os.path.basename(f["name"]) for f in head["files"])
@@ -132,17 +142,14 @@ def timeline_text(analysis: Analysis, con: Console, *, short_sessions: int = 12)
     con.print(Text(f"  lines     {head['lines']} read, {head['unparsed_lines']} unparsed"))
     con.print()
     con.print(Text("Escalation", style="bold"))
-    rows = escalation_rows(analysis)
+    rows = escalation_rows(analysis, os_versions)
     if not rows:
         con.print(Text("  no GPU faults"))
     for row in rows:
-        when = row["time"].replace("T", " ") if row["time"] else "(untimed)"
-        if row["until"]:
-            when = f"{when} … {row['until'][11:]}"
         style = {"penalty_box": "bold red", "dead": "red", "crash": "bold red", "absorbed": "yellow"}.get(
             row["outcome"], ""
         )
-        con.print(Text(f"  {when:<32} {row['text']}", style=style), soft_wrap=True)
+        con.print(Text(f"  {_escalation_line(row)}", style=style), soft_wrap=True)
     if analysis.dead_windows:
         con.print()
         con.print(Text("Dead-engine windows", style="bold"))
@@ -176,7 +183,7 @@ def md_escape(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
-def timeline_markdown(analysis: Analysis) -> str:
+def timeline_markdown(analysis: Analysis, os_versions: dict[int, str] | None = None) -> str:
     """The same tables as the terminal view, as GitHub Markdown."""
     head = header(analysis.stream)
     out = ["## oMLX log timeline", ""]
@@ -185,11 +192,10 @@ def timeline_markdown(analysis: Analysis) -> str:
     out.append(f"- **Written at level:** {head['written_at_level'] or 'unknown'}")
     out.append(f"- **Process lifetimes:** {len(analysis.sessions)}")
     out += ["", "### Escalation", "", "```"]
-    for row in escalation_rows(analysis) or [{"time": None, "until": None, "text": "no GPU faults"}]:
-        when = row["time"].replace("T", " ") if row["time"] else ""
-        if row["until"]:
-            when = f"{when} … {row['until'][11:]}"
-        out.append(f"{when:<32} {row['text']}")
+    rows = escalation_rows(analysis, os_versions)
+    out.extend(_escalation_line(row) for row in rows)
+    if not rows:
+        out.append("no GPU faults")
     out.append("```")
     if analysis.dead_windows:
         out += [
