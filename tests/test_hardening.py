@@ -224,3 +224,12 @@ def test_internal_error_points_to_debug(monkeypatch: pytest.MonkeyPatch) -> None
     assert result.exit_code == 70
     assert "internal error" in result.stderr and "--debug" in result.stderr
     assert "Traceback" not in result.output
+
+
+def test_debug_lets_the_traceback_through(monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(*_args: object, **_kwargs: object) -> None:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr("omlx_logscan.analysis.analyze", broken)
+    result = runner.invoke(app, ["timeline", "--debug", str(REAL / "omlx-issue-3683.log")])
+    assert isinstance(result.exception, RuntimeError) and str(result.exception) == "boom"

@@ -217,6 +217,7 @@ class Analysis:
     signatures: list[Signature]
     log_start: str | None
     log_end: str | None
+    requests: RequestIndex  # finished requests by time, for counts over any window
 
 
 _MODULE_ROOTS = ("/site-packages/", "/dist-packages/")
@@ -422,7 +423,7 @@ def analyze(stream: EventStream) -> Analysis:
             window_incidents[0].dead_window = len(windows)
             windows.append(_dead_window(session, following, window_incidents, builder, log_end))
     signatures = _signatures(faults)
-    return Analysis(stream, sessions, faults, repeats, windows, signatures, log_start, log_end)
+    return Analysis(stream, sessions, faults, repeats, windows, signatures, log_start, log_end, builder.requests)
 
 
 def _finish_session(
@@ -460,15 +461,21 @@ def _active_after_last_shutdown(events: list[Event]) -> bool:
     return any(ev.kind in ("request_complete", "engine_start", "gpu_error") for ev in events[last + 1 :])
 
 
-def _outcome(incident: Incident, session: Session, following: Session | None, builder: _Builder) -> str:
-    names = incident.code_names
+def settled_outcome(incident: Incident) -> str | None:
+    """The outcome an incident's own records decide, without looking at what came after it."""
     contexts = {ev.fields.get("context") for ev in incident.records}
     if "fatal_exit" in contexts:
         return "fatal_exit"
     if "uncaught_abort" in contexts:
         return "crash"
-    if "SubmissionsIgnored" in names:
+    if "SubmissionsIgnored" in incident.code_names:
         return "penalty_box"
+    return None
+
+
+def _outcome(incident: Incident, session: Session, following: Session | None, builder: _Builder) -> str:
+    if settled := settled_outcome(incident):
+        return settled
     after = incident.last_time
     later = [
         ev

@@ -62,6 +62,22 @@ Output = Annotated[Path | None, typer.Option("--output", "-o", help="Write to th
 Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No line accounting or progress on stderr.")]
 Strict = Annotated[bool, typer.Option(help="Fail (exit 2) when any line could not be parsed.")]
 Debug = Annotated[bool, typer.Option(help="Show Python tracebacks for internal errors.")]
+Overlays = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--overlay",
+        metavar="NAME=FILE",
+        help="Other activity to test the faults against: a CSV of start,end local times, or another log whose "
+        "timestamped lines mark activity (repeatable).",
+        show_default=False,
+    ),
+]
+OverlayGap = Annotated[
+    str | None,
+    typer.Option(
+        help="Silence that splits an overlay log into separate runs: 90s, 5m, 1h (default 5m).", show_default=False
+    ),
+]
 OsHistoryFiles = Annotated[
     list[Path] | None,
     typer.Option(
@@ -254,6 +270,8 @@ def timeline(
     paths: Paths,
     os_history: OsHistoryFiles = None,
     os_installs: OsInstalls = None,
+    overlay: Overlays = None,
+    overlay_gap: OverlayGap = None,
     since: Since = None,
     until: Until = None,
     tz: Tz = None,
@@ -263,35 +281,39 @@ def timeline(
     strict: Strict = False,
     debug: Debug = False,
 ) -> None:
-    """The incident timeline: escalation, dead-engine windows, stack signatures and a summary.
+    """The incident timeline: escalation, dead-engine windows, stack signatures, why each fault happened, summary.
 
     With an OS history (--os-history or --os), each fault shows the macOS version it ran on and a
-    version-bounds table follows.
+    version-bounds table follows. With --overlay, the faults are tested against other activity.
     """
     from omlx_logscan.analysis import analyze
+    from omlx_logscan.attribution import explain
     from omlx_logscan.bounds import bounds_document, bounds_markdown, bounds_table, build_bounds, session_os_versions
     from omlx_logscan.document import timeline_document
     from omlx_logscan.oshistory import load_history
+    from omlx_logscan.overlay import parse_overlays
     from omlx_logscan.render import console, timeline_markdown, timeline_text, write_json
     from omlx_logscan.when import zone
 
     history = load_history(os_history or [], os_installs or [], zone(tz), use_system=False)
+    overlays = parse_overlays(overlay, overlay_gap, tz)
     analysis = analyze(_load(paths, since, until, tz, quiet=quiet, strict=strict))
+    why = explain(analysis, overlays)
     versions = session_os_versions(analysis.sessions, history) if history is not None else None
     bounds = build_bounds(analysis, history) if history is not None else None
     with _output(output) as out:
         if fmt is ReportFormat.json:
-            document = timeline_document(analysis, versions)
+            document = timeline_document(analysis, versions, why)
             if bounds is not None:
                 document["bounds"] = bounds_document(bounds, analysis)
             write_json(document, out)
         elif fmt is ReportFormat.markdown:
-            out.write(timeline_markdown(analysis, versions))
+            out.write(timeline_markdown(analysis, versions, why))
             if bounds is not None:
                 out.write(f"\n### Version bounds\n\n{bounds_markdown(bounds)}")
         else:
             con = console(out)
-            timeline_text(analysis, con, versions)
+            timeline_text(analysis, con, versions, why)
             if bounds is not None:
                 con.print()
                 bounds_table(bounds, con)
@@ -329,14 +351,13 @@ def sessions(
 
 def main() -> None:
     """Console-script entry point."""
-    if os.environ.get("LOGSCAN_DEBUG"):
-        app()
-        return
     try:
         app()
     except SystemExit:
         raise
-    except Exception as exc:  # pragma: no cover - only reached by a bug outside any command
+    except Exception as exc:  # a bug outside any command's own guard
+        if "--debug" in sys.argv[1:] or os.environ.get("LOGSCAN_DEBUG"):
+            raise
         sys.stderr.write(f"logscan: error: internal error ({type(exc).__name__}: {exc})\n")
         raise SystemExit(EXIT_INTERNAL) from None
 
@@ -344,4 +365,4 @@ def main() -> None:
 __all__ = ["EXIT_INPUT", "app", "main"]
 
 # Commands that live in their own modules register themselves on ``app`` when imported.
-from omlx_logscan import cli_bounds  # noqa: E402,F401
+from omlx_logscan import cli_bounds, cli_watch  # noqa: E402,F401

@@ -7,6 +7,7 @@ from typing import Any
 
 from omlx_logscan import __version__
 from omlx_logscan.analysis import Analysis, DeadWindow, Incident
+from omlx_logscan.attribution import WhyFaulted, explain
 from omlx_logscan.events import EventStream
 from omlx_logscan.timeutil import human_duration, human_time, seconds, to_second
 
@@ -203,9 +204,11 @@ def summary(analysis: Analysis) -> str:
     return text
 
 
-def timeline_document(analysis: Analysis, os_versions: dict[int, str] | None = None) -> dict[str, Any]:
-    """The ``timeline --format json`` document."""
-    return {
+def timeline_document(
+    analysis: Analysis, os_versions: dict[int, str] | None = None, why: WhyFaulted | None = None
+) -> dict[str, Any]:
+    """The ``timeline --format json`` document; every fault carries its attribution."""
+    document = {
         "schema": "omlx-logscan/timeline/1",
         "generator": f"omlx-logscan {__version__}",
         "header": header(analysis.stream),
@@ -216,3 +219,5 @@ def timeline_document(analysis: Analysis, os_versions: dict[int, str] | None = N
         "escalation": escalation_rows(analysis, os_versions),
         "summary": summary(analysis),
     }
+    (why or explain(analysis)).extend_document(document)
+    return document

@@ -11,7 +11,7 @@ import heapq
 import re
 from collections import Counter
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import polars as pl
@@ -451,30 +451,40 @@ _CLOSES_STARTUP = frozenset(
 STARTUP_JOIN_SECONDS = 120.0
 
 
-def _collapse_starts(events: Iterator[Event]) -> list[Event]:
-    """One ``process_start`` per startup block, however many markers it printed; each banner opens one."""
-    out: list[Event] = []
-    open_start: Event | None = None
-    last_marker_time: str | None = None
-    for event in events:
+class StartCollapser:
+    """One ``process_start`` per startup block, decided one event at a time (batch and live alike).
+
+    Each banner opens a start; other markers join the open start unless more than
+    STARTUP_JOIN_SECONDS passed or an event showed a running process in between.
+    """
+
+    def __init__(self) -> None:
+        self._open: Event | None = None
+        self._last_marker_time: str | None = None
+
+    def feed(self, event: Event) -> bool:
+        """True when the event stands on its own; False when it was folded into the open start."""
         if event.kind == "process_start":
             marker = event.fields.get("marker")
-            gap = seconds(last_marker_time, event.time or event.prev_time)
-            joins = open_start is not None and marker != "banner" and (gap is None or gap <= STARTUP_JOIN_SECONDS)
-            if joins and open_start is not None:
-                _join_start(open_start, event)
-                last_marker_time = event.time or last_marker_time
-                continue
+            gap = seconds(self._last_marker_time, event.time or event.prev_time)
+            if self._open is not None and marker != "banner" and (gap is None or gap <= STARTUP_JOIN_SECONDS):
+                _join_start(self._open, event)
+                self._last_marker_time = event.time or self._last_marker_time
+                return False
             event.fields["markers"] = [marker]
             event.fields.pop("marker", None)
-            out.append(event)
-            open_start = event
-            last_marker_time = event.time
-            continue
+            self._open = event
+            self._last_marker_time = event.time
+            return True
         if event.kind in _CLOSES_STARTUP:
-            open_start = None
-        out.append(event)
-    return out
+            self._open = None
+        return True
+
+
+def _collapse_starts(events: Iterator[Event]) -> list[Event]:
+    """One ``process_start`` per startup block, however many markers it printed."""
+    collapser = StartCollapser()
+    return [event for event in events if collapser.feed(event)]
 
 
 def _join_start(start: Event, marker: Event) -> None:
@@ -504,7 +514,7 @@ def _span_with_requests(first: str | None, last: str | None, scan: SourceScan) -
 
 def iter_requests(stream: EventStream, sources: list[str]) -> Iterator[Event]:
     """The dense request rows as events (needs ``keep_request_text``), for the events command."""
-    for source, line, _time, _key, text in stream.requests.iter_rows():
+    for source, line, text in stream.requests.select("source", "line", "text").iter_rows():
         if text is None:
             continue
         record = assemble_one(text, line)
@@ -540,8 +550,16 @@ def within(stream: EventStream, since: str | None, until: str | None) -> EventSt
     counts = Counter(ev.kind for ev in events)
     if requests.height:
         counts["request_complete"] += requests.height
+    sources = [
+        replace(
+            info,
+            first=max(info.first, since) if info.first and since else info.first,
+            last=min(info.last, until) if info.last and until else info.last,
+        )
+        for info in stream.sources
+    ]
     return EventStream(
-        stream.sources, events, requests, stream.accounting, counts, stream.unparsed, stream.levels, stream.clock_jumps
+        sources, events, requests, stream.accounting, counts, stream.unparsed, stream.levels, stream.clock_jumps
     )
 
 

@@ -8,6 +8,7 @@ record before it.
 
 from __future__ import annotations
 
+import datetime
 import re
 from dataclasses import dataclass
 
@@ -113,16 +114,31 @@ def parse_line(raw: str) -> Line:
             date = groups.get("date")
             if date is not None and len(date) == 9:  # the year's first digit was cut off in a paste
                 date = "2" + date
+            time = groups.get("time")
+            frac = groups.get("frac")
+            if not _real_time(date, time):  # the shape of a time that is none (2026-13-45 99:99:99): unknown time
+                date = time = frac = None
             return Line(
                 form,
                 groups["msg"].rstrip(),
                 date=date,
-                time=groups.get("time"),
-                frac=groups.get("frac"),
+                time=time,
+                frac=frac,
                 logger=groups.get("logger"),
                 level=_normal_level(groups.get("level")),
             )
     return Line("text", text.rstrip())
+
+
+def _real_time(date: str | None, time: str | None) -> bool:
+    try:
+        if date is not None:
+            datetime.date.fromisoformat(date)
+        if time is not None:
+            datetime.time.fromisoformat(time)
+    except ValueError:
+        return False
+    return True
 
 
 def is_garbage(text: str) -> bool:

@@ -14,6 +14,7 @@ from rich.table import Table
 from rich.text import Text
 
 from omlx_logscan.analysis import Analysis
+from omlx_logscan.attribution import WhyFaulted
 from omlx_logscan.document import dead_for, escalation_rows, header, summary, window_end_phrase
 from omlx_logscan.events import Event, EventStream
 from omlx_logscan.timeutil import human_duration, human_time, to_second
@@ -56,7 +57,7 @@ def write_csv(rows: Iterable[dict[str, Any]], out: IO[str]) -> None:
         )
 
 
-_KIND_STYLE = {
+KIND_STYLE = {
     "gpu_error": "bold red",
     "process_exit": "bold red",
     "kernel_panic": "bold red",
@@ -74,7 +75,7 @@ def events_table(events: Iterable[Event], con: Console) -> None:
     for ev in events:
         table.add_row(
             Text(to_second(ev.time) or "·" + (to_second(ev.prev_time) or "")),
-            Text(ev.kind, style=_KIND_STYLE.get(ev.kind, "")),
+            Text(ev.kind, style=KIND_STYLE.get(ev.kind, "")),
             Text(ev.level or ""),
             Text(f"{os.path.basename(ev.source)}:{ev.line}"),
             Text(ev.message[:500]),
@@ -124,7 +125,9 @@ def _escalation_line(row: dict[str, Any]) -> str:
     return line
 
 
-def timeline_text(analysis: Analysis, con: Console, os_versions: dict[int, str] | None = None) -> None:
+def timeline_text(
+    analysis: Analysis, con: Console, os_versions: dict[int, str] | None = None, why: WhyFaulted | None = None
+) -> None:
     """The terminal timeline: header, escalation, dead windows, signatures, summary."""
     head = header(analysis.stream)
     files = ", ".join(os.path.basename(f["name"]) for f in head["files"])
@@ -174,6 +177,9 @@ def timeline_text(analysis: Analysis, con: Console, os_versions: dict[int, str] 
                 con.print(Text(f"      {frame['module']}:{frame['line']} in {frame['func']}"))
             if sig.innermost_code:
                 con.print(Text(f"      → {sig.innermost_code}"))
+    if why is not None and analysis.faults:
+        con.print()
+        why.write_text(con, full=False)
     con.print()
     con.print(Text("Summary", style="bold"))
     con.print(Text(summary(analysis)), soft_wrap=True)
@@ -183,7 +189,9 @@ def md_escape(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
-def timeline_markdown(analysis: Analysis, os_versions: dict[int, str] | None = None) -> str:
+def timeline_markdown(
+    analysis: Analysis, os_versions: dict[int, str] | None = None, why: WhyFaulted | None = None
+) -> str:
     """The same tables as the terminal view, as GitHub Markdown."""
     head = header(analysis.stream)
     out = ["## oMLX log timeline", ""]
@@ -219,6 +227,8 @@ def timeline_markdown(analysis: Analysis, os_versions: dict[int, str] | None = N
             if sig.innermost_code:
                 out.append(f"  → {sig.innermost_code}")
             out += ["```", ""]
+    if why is not None and analysis.faults:
+        out += ["", *why.markdown(full=False)]
     out += ["", "### Summary", "", summary(analysis), ""]
     return "\n".join(out)
 

@@ -12,20 +12,34 @@ _EPSILON = timedelta(microseconds=1)
 
 
 class RequestIndex:
-    """Sparse ``request_complete`` events and the dense request rows, sorted by time."""
+    """Sparse ``request_complete`` events and the dense request rows, sorted by time, with tokens."""
 
     def __init__(self, stream: EventStream) -> None:
         sparse = [
-            (ev.source_index, ev.line, datetime.fromisoformat(ev.time))
+            (
+                ev.source_index,
+                ev.line,
+                datetime.fromisoformat(ev.time),
+                ev.fields.get("tokens", 0) if ev.fields.get("type") == "chat" else 0,
+                ev.message,
+            )
             for ev in stream.events
             if ev.kind == "request_complete" and ev.time
         ]
-        schema: dict[str, pl.DataType] = {"source": pl.UInt32(), "line": pl.UInt32(), "time": pl.Datetime("ms")}
+        schema: dict[str, pl.DataType] = {
+            "source": pl.UInt32(),
+            "line": pl.UInt32(),
+            "time": pl.Datetime("ms"),
+            "tokens": pl.Int64(),
+            "text": pl.String(),
+        }
         frames = [pl.DataFrame(sparse, schema=schema, orient="row")]
         if stream.requests.height:
             frames.append(stream.requests.select(list(schema)))
         self.table = pl.concat(frames).drop_nulls("time").sort("time")
         self.times = self.table["time"]
+        self.token_sums = pl.concat([pl.Series([0], dtype=pl.Int64), self.table["tokens"].cum_sum()])
+        self.names = [s.name for s in stream.sources]
 
     def __len__(self) -> int:
         return self.table.height
@@ -64,3 +78,16 @@ class RequestIndex:
         last = self.times[hi - 1]
         stamp = last.isoformat() if isinstance(last, datetime) else None
         return stamp if stamp is None or start is None or stamp >= start else None
+
+    def totals(self, edges: list[datetime]) -> tuple[list[int], list[int]]:
+        """Requests and tokens in each ``(edges[i], edges[i + 1]]``."""
+        positions = self.times.search_sorted(pl.Series(edges, dtype=pl.Datetime("ms")), side="right")
+        requests = positions.cast(pl.Int64).diff().slice(1)
+        tokens = self.token_sums.gather(positions).diff().slice(1)
+        return requests.to_list(), tokens.to_list()
+
+    def between(self, start: datetime, end: datetime) -> list[tuple[int, int, datetime, int, str | None]]:
+        """(source, line, time, tokens, text) of the requests finished in ``[start, end]``."""
+        lo = int(self.times.search_sorted(start, side="left"))
+        hi = int(self.times.search_sorted(end, side="right"))
+        return list(self.table.slice(lo, max(0, hi - lo)).iter_rows())

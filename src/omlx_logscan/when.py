@@ -50,9 +50,7 @@ def parse_when(text: str, tz: tzinfo | None, option: str = "--since") -> str:
             return str((now - relativedelta(months=int(amount))).isoformat())
         if unit.startswith("y"):
             return str((now - relativedelta(years=int(amount))).isoformat())
-        if unit.startswith("mi"):
-            unit = "m"
-        return (now - timedelta(**{_UNIT[unit[0]]: amount})).isoformat()
+        return (now - timedelta(seconds=duration_seconds(raw.removesuffix("ago").strip(), option))).isoformat()
     try:
         moment = date_parser.parse(text)
     except (ValueError, OverflowError):
@@ -60,3 +58,16 @@ def parse_when(text: str, tz: tzinfo | None, option: str = "--since") -> str:
     if moment.tzinfo is not None:  # an explicit offset: convert to the log's local time
         moment = moment.astimezone(tz).replace(tzinfo=None) if tz else moment.astimezone().replace(tzinfo=None)
     return str(moment.isoformat())
+
+
+def duration_seconds(text: str, option: str) -> float:
+    """A positive duration such as ``90s``, ``5m``, ``1.5h`` or ``2d``, in seconds."""
+    match = _AGO.match(text.strip().lower())
+    unit = match["unit"] if match else ""
+    if match is None or unit.startswith(("mo", "y")) or "ago" in text:
+        raise LogscanError(f"{option} {text!r}: not a duration (try 90s, 5m, 1h or 2d)")
+    amount = float(match["n"])
+    if amount <= 0:
+        raise LogscanError(f"{option} {text!r}: must be longer than zero")
+    key = "m" if unit.startswith("mi") else unit[0]
+    return timedelta(**{_UNIT[key]: amount}).total_seconds()

@@ -1,0 +1,167 @@
+"""``logscan watch``: follow a live oMLX log and act when the engine goes generation-dead."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from enum import StrEnum
+from typing import IO, TYPE_CHECKING, Annotated
+
+import typer
+from rich.text import Text
+
+from omlx_logscan.cli import Debug, app, guarded
+from omlx_logscan.errors import LogscanError
+
+if TYPE_CHECKING:  # the core is imported when the command runs, so --help stays fast
+    from omlx_logscan.events import Event
+    from omlx_logscan.watch import Notice
+
+
+class WatchFormat(StrEnum):
+    table = "table"
+    ndjson = "ndjson"
+
+
+_NOTICE_STYLE = {"dead": "bold red", "dead_end": "bold green", "fault": "red", "command": "cyan"}
+
+
+class TableSink:
+    """One line per event (the columns of ``events``), alerts and hook results between them."""
+
+    def __init__(self, out: IO[str], quiet: bool) -> None:
+        from omlx_logscan.render import console
+
+        self._out = out
+        self._con = console(out)
+        self._err = console(sys.stderr)
+        self._quiet = quiet
+
+    def event(self, event: Event) -> None:
+        from omlx_logscan.render import KIND_STYLE
+        from omlx_logscan.timeutil import to_second
+
+        line = Text()
+        line.append(f"{to_second(event.time) or '·' + (to_second(event.prev_time) or ''):<20} ")
+        line.append(f"{event.kind:<17} ", style=KIND_STYLE.get(event.kind, ""))
+        line.append(f"{event.level or '':<8} {os.path.basename(event.source)}:{event.line:<6} ")
+        line.append(event.message[:500])
+        self._con.print(line, soft_wrap=True)
+        self._out.flush()
+
+    def notice(self, notice: Notice) -> None:
+        self._con.print(Text(f"» {notice.message}", style=_NOTICE_STYLE.get(notice.kind, "")), soft_wrap=True)
+        for detail in notice.detail:
+            self._con.print(Text(f"    {detail}"), soft_wrap=True)
+        self._out.flush()
+
+    def info(self, message: str) -> None:
+        if not self._quiet:
+            self._err.print(Text(message, style="dim"), soft_wrap=True)
+
+
+class NdjsonSink:
+    """Events as ``Event.as_dict()`` rows; alerts and hook results as rows with a ``watch`` key."""
+
+    def __init__(self, out: IO[str], quiet: bool) -> None:
+        self._out = out
+        self._quiet = quiet
+
+    def event(self, event: Event) -> None:
+        from omlx_logscan.render import write_ndjson
+
+        write_ndjson([event.as_dict()], self._out)
+        self._out.flush()
+
+    def notice(self, notice: Notice) -> None:
+        from omlx_logscan.render import write_ndjson
+
+        write_ndjson([{"watch": notice.kind, "message": notice.message, **notice.data}], self._out)
+        self._out.flush()
+
+    def info(self, message: str) -> None:
+        if not self._quiet:
+            sys.stderr.write(message + "\n")
+            sys.stderr.flush()
+
+
+@contextmanager
+def _stop_on_signals() -> Iterator[threading.Event]:
+    """Ctrl-C and SIGTERM ask the watch loop to stop cleanly instead of killing it mid-step."""
+    stop = threading.Event()
+    previous = {sig: signal.signal(sig, lambda _signum, _frame: stop.set()) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield stop
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+@app.command()
+@guarded
+def watch(
+    path: Annotated[
+        str | None,
+        typer.Argument(
+            help="The log to follow (a folder means its server.log). Default: <base>/logs/server.log.",
+            show_default=False,
+        ),
+    ] = None,
+    base_path: Annotated[
+        str | None,
+        typer.Option(help="oMLX's base folder, as given to oMLX (default: $OMLX_BASE_PATH, else ~/.omlx)."),
+    ] = None,
+    from_start: Annotated[bool, typer.Option(help="Replay what the file already holds, then follow.")] = False,
+    interval: Annotated[float, typer.Option(min=0.01, help="Seconds between polls of the file.")] = 0.5,
+    on_dead: Annotated[
+        str | None,
+        typer.Option(metavar="CMD", help="Shell command to run once per dead-engine window (e.g. a restart)."),
+    ] = None,
+    on_fault: Annotated[
+        str | None, typer.Option(metavar="CMD", help="Shell command to run on every new GPU fault incident.")
+    ] = None,
+    exit_on_dead: Annotated[
+        bool, typer.Option(help="Exit with code 3 when the engine is dead (after --on-dead finished).")
+    ] = False,
+    command_timeout: Annotated[
+        float, typer.Option(min=0.1, help="Seconds a hook command may run before it is killed.")
+    ] = 300.0,
+    kind: Annotated[list[str] | None, typer.Option("--kind", "-k", help="Only print these event kinds.")] = None,
+    fmt: Annotated[
+        WatchFormat | None,
+        typer.Option("--format", "-f", help="table (default on a terminal) or ndjson (default otherwise)."),
+    ] = None,
+    quiet: Annotated[
+        bool, typer.Option("--quiet", "-q", help="No notes about the file (following, rotated) on stderr.")
+    ] = False,
+    debug: Debug = False,
+) -> None:
+    """Follow a live log like tail -F; alert (and run --on-dead) when the engine enters the penalty box."""
+    from omlx_logscan.events import KINDS
+    from omlx_logscan.watch import Watcher, WatchOptions, log_path
+
+    unknown = set(kind or []) - set(KINDS)
+    if unknown:
+        raise LogscanError(f"--kind {', '.join(sorted(unknown))}: unknown (kinds: {', '.join(KINDS)})")
+    fmt = fmt or (WatchFormat.table if sys.stdout.isatty() else WatchFormat.ndjson)
+    sink = TableSink(sys.stdout, quiet) if fmt is WatchFormat.table else NdjsonSink(sys.stdout, quiet)
+    options = WatchOptions(
+        log_path(path, base_path),
+        from_start=from_start,
+        interval=interval,
+        on_dead=on_dead,
+        on_fault=on_fault,
+        exit_on_dead=exit_on_dead,
+        command_timeout=command_timeout,
+        kinds=frozenset(kind or ()),
+    )
+    watcher = Watcher(options, sink)
+    with _stop_on_signals() as stop:
+        code = watcher.run(stop.is_set)
+    sys.stderr.write(watcher.summary() + "\n")
+    if code:
+        raise typer.Exit(code)

@@ -1,0 +1,325 @@
+"""Why did it fault: call site, clear trigger with its evidence, what the log level hid, and load context."""
+
+from __future__ import annotations
+
+import io
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from conftest import EXAMPLE, analysis_of
+from omlx_logscan.analysis import Analysis, analyze
+from omlx_logscan.attribution import WhyFaulted, explain
+from omlx_logscan.document import timeline_document
+from omlx_logscan.events import read_events
+from omlx_logscan.overlay import parse_overlays
+from omlx_logscan.render import console
+from omlx_logscan.sources import resolve
+
+FAULT_AT = datetime(2026, 9, 15, 20, 19, 38, 663000)
+_PACKAGES = "/opt/homebrew/Cellar/omlx/0.5.7/libexec/lib/python3.11/site-packages/omlx"
+TIMEOUT = (
+    "[METAL] Command buffer execution failed: Caused GPU Timeout Error "
+    "(00000002:kIOGPUCommandBufferCallbackErrorTimeout)"
+)
+CLEAR_TRACEBACK = [
+    "Traceback (most recent call last):",
+    f'  File "{_PACKAGES}/engine_core.py", line 394, in _engine_loop',
+    "    step_outputs = await loop.run_in_executor(",
+    f'  File "{_PACKAGES}/engine_core.py", line 344, in _step_burst',
+    "    outputs = [self.scheduler.step()]",
+    f'  File "{_PACKAGES}/scheduler.py", line 10732, in step',
+    "    _sync_and_clear_cache(self._stream)",
+    f'  File "{_PACKAGES}/utils/metal_sync.py", line 62, in _sync_and_clear_cache',
+    "    mx.synchronize()  # default stream",
+    f"RuntimeError: {TIMEOUT}",
+    "",
+]
+DECODE_TRACEBACK = [
+    "Traceback (most recent call last):",
+    f'  File "{_PACKAGES}/scheduler.py", line 9100, in _decode_step',
+    "    mx.eval(tokens)",
+    f"RuntimeError: {TIMEOUT}",
+    "",
+]
+
+
+def record(at: datetime, level: str, logger: str, message: str) -> str:
+    """One oMLX FILE-format line."""
+    return f"{at:%Y-%m-%d %H:%M:%S},{at.microsecond // 1000:03d} - {logger} - {level} - [-] - {message}"
+
+
+def completion(at: datetime, tokens: int) -> str:
+    return record(at, "INFO", "omlx.server", f"Chat completion: {tokens} tokens in 3.00s (20.0 tok/s), prompt: 900")
+
+
+def fault(at: datetime = FAULT_AT, traceback: list[str] = CLEAR_TRACEBACK) -> list[str]:
+    return [record(at, "ERROR", "omlx.engine_core", f"Engine loop error: {TIMEOUT}"), *traceback]
+
+
+def before(**delta: float) -> datetime:
+    return FAULT_AT - timedelta(**delta)
+
+
+def info_start() -> list[str]:
+    """The startup block and an engine start, two hours before the fault."""
+    start = before(hours=2)
+    return [
+        record(start, "INFO", "omlx.server", "CORS origins: ['*']"),
+        record(start + timedelta(seconds=1), "INFO", "omlx.engine_core", "Engine started"),
+    ]
+
+
+def analysis_from(tmp_path: Path, lines: list[str]) -> Analysis:
+    log = tmp_path / "server.log"
+    log.write_text("\n".join(lines) + "\n")
+    return analyze(read_events(resolve([str(log)]), keep_request_text=True))
+
+
+def only(why: WhyFaulted) -> dict[str, object]:
+    assert len(why.attributions) == 1
+    return why.attributions[0].as_dict()
+
+
+def test_pressure_lines_before_a_clear_fault_name_the_pressure_trigger(tmp_path: Path) -> None:
+    shrink = "Shrank hot cache under memory pressure: freed=6.0GB protected=12"
+    reclaim = "Requested pressure cache reclaim on 1 scheduler(s) (freed_hot=6.0GB, pool=3.7GB)"
+    lines = [
+        *info_start(),
+        completion(before(minutes=20), 500),
+        record(before(seconds=40), "WARNING", "omlx.process_memory_enforcer", shrink),
+        record(before(seconds=40), "INFO", "omlx.process_memory_enforcer", reclaim),
+        *fault(),
+    ]
+    got = only(explain(analysis_from(tmp_path, lines)))
+    assert got["call_site"] == "cache_clear"
+    assert got["trigger"] == "pressure" and got["candidates"] == ["pressure"]
+    assert got["invisible"] == []
+    evidence = got["evidence"]
+    assert isinstance(evidence, list)
+    assert [(e["line"], e["what"], e["message"]) for e in evidence] == [
+        (4, "hot-cache shrink", shrink),
+        (5, "pressure reclaim request", reclaim),
+    ]
+    assert evidence[0]["time"].startswith("2026-09-15T20:18:58") and evidence[0]["source"].endswith("server.log")
+
+
+def test_a_level_change_counts_only_towards_soft_or_hard(tmp_path: Path) -> None:
+    enforcer = "omlx.process_memory_enforcer"
+    relief = record(before(minutes=2), "INFO", enforcer, "Memory pressure level: soft -> ok (current=400.0GB)")
+    rising = record(before(minutes=2), "INFO", enforcer, "Memory pressure level: ok -> hard (current=470.0GB)")
+    assert only(explain(analysis_from(tmp_path, [*info_start(), relief, *fault()])))["trigger"] == "periodic"
+    assert only(explain(analysis_from(tmp_path, [*info_start(), rising, *fault()])))["trigger"] == "pressure"
+
+
+def test_pressure_outside_the_window_does_not_count(tmp_path: Path) -> None:
+    shrink = record(
+        before(minutes=6),
+        "WARNING",
+        "omlx.process_memory_enforcer",
+        "Shrank hot cache under memory pressure: freed=1GB",
+    )
+    analysis = analysis_from(tmp_path, [*info_start(), shrink, *fault()])
+    assert only(explain(analysis))["trigger"] == "periodic"
+    assert only(explain(analysis, pressure_window_s=600))["trigger"] == "pressure"
+
+
+def test_a_completion_two_seconds_before_names_the_deferred_trigger(tmp_path: Path) -> None:
+    lines = [*info_start(), completion(before(minutes=30), 100), completion(before(seconds=2), 321), *fault()]
+    why = explain(analysis_from(tmp_path, lines))
+    got = only(why)
+    assert got["trigger"] == "deferred" and got["candidates"] == ["deferred"]
+    evidence = got["evidence"]
+    assert isinstance(evidence, list) and len(evidence) == 1
+    assert evidence[0]["line"] == 4 and evidence[0]["what"] == "request finished"
+    assert evidence[0]["message"].startswith("Chat completion: 321 tokens")
+    assert why.attributions[0].trigger_phrase(full=False) == "deferred (request finished 2 s before)"
+
+
+def test_a_request_failing_in_the_scheduler_is_deferred_evidence_even_at_warning_level(tmp_path: Path) -> None:
+    failed = record(before(seconds=1), "ERROR", "omlx.scheduler", "Prefill failed for req-7: out of memory")
+    rejected = record(before(seconds=1), "WARNING", "omlx.server", "POST /v1/chat/completions → 400: bad request")
+    got = only(explain(analysis_from(tmp_path, [rejected, failed, *fault()])))
+    assert got["trigger"] == "deferred"
+    assert [e["what"] for e in got["evidence"]] == ["request failed"]  # type: ignore[union-attr]
+    assert any("failed requests (ERROR) showed" in text for text in got["invisible"])  # type: ignore[union-attr]
+
+
+def test_a_completion_written_after_the_fault_is_no_evidence(tmp_path: Path) -> None:
+    lines = [*info_start(), *fault(), completion(FAULT_AT, 50)]  # same second, but later in the file
+    assert only(explain(analysis_from(tmp_path, lines)))["trigger"] == "periodic"
+
+
+def test_neither_pressure_nor_a_completion_is_the_periodic_clear(tmp_path: Path) -> None:
+    lines = [*info_start(), completion(before(minutes=8), 100), *fault()]
+    why = explain(analysis_from(tmp_path, lines))
+    got = only(why)
+    assert got["trigger"] == "periodic" and got["evidence"] == [] and got["invisible"] == []
+    assert why.attributions[0].trigger_phrase(full=True) == (
+        "periodic: no pressure line in the 5 min before, no request ended in the 5 s before"
+    )
+
+
+def test_a_warning_only_log_gives_the_visibility_caveat(tmp_path: Path) -> None:
+    noise = record(before(minutes=3), "WARNING", "omlx.cache.paged_ssd_cache", "SSD write queue full")
+    got = only(explain(analysis_from(tmp_path, [noise, *fault()])))
+    assert got["call_site"] == "cache_clear" and got["trigger"] == "unknown" and got["evidence"] == []
+    invisible = got["invisible"]
+    assert isinstance(invisible, list) and len(invisible) == 2
+    assert invisible[0] == (
+        "INFO lines absent: a pressure clear cannot be excluded (pressure reclaim request, pressure level change, "
+        "pressure eviction would not show); the hot-cache shrink warning (WARNING) would have shown and did not"
+    )
+    assert "deferred clear" in invisible[1] and "failed requests (ERROR) would have shown and did not" in invisible[1]
+    assert got["load"] == {
+        "visible": False,
+        "label": None,
+        "baseline": None,
+        "windows": [],
+        "note": "finished requests are INFO lines, absent from this log",
+    }
+
+
+def test_a_shrink_warning_in_a_warning_only_log_is_positive_pressure_evidence(tmp_path: Path) -> None:
+    message = "Shrank shared hot cache under memory pressure: freed=2.0GB protected=3"
+    shrink = record(before(minutes=1), "WARNING", "omlx.process_memory_enforcer", message)
+    got = only(explain(analysis_from(tmp_path, [shrink, *fault()])))
+    assert got["trigger"] == "pressure"
+    assert "the hot-cache shrink warning (WARNING) showed" in got["invisible"][0]  # type: ignore[index]
+
+
+def test_an_error_only_log_cannot_see_the_shrink_warning_either(tmp_path: Path) -> None:
+    got = only(explain(analysis_from(tmp_path, fault())))
+    assert got["trigger"] == "unknown"
+    assert got["invisible"] == [
+        "INFO and WARNING lines absent: a pressure clear cannot be excluded (hot-cache shrink, pressure reclaim "
+        "request, pressure level change, pressure eviction, hard-pressure abort, hard pressure with all models pinned, "
+        "emergency-pressure abort would not show)",
+        "INFO and WARNING lines absent: finished requests are not logged, so neither a deferred clear nor the load "
+        "before the fault can be judged; failed requests (ERROR) would have shown and did not",
+    ]
+
+
+def test_a_fault_outside_a_clear_has_no_trigger(tmp_path: Path) -> None:
+    lines = [*info_start(), completion(before(seconds=1), 10), *fault(traceback=DECODE_TRACEBACK)]
+    got = only(explain(analysis_from(tmp_path, lines)))
+    assert got["call_site"] == "decode" and got["trigger"] == "not_applicable"
+    assert got["evidence"] == [] and got["invisible"] == []
+
+
+def test_a_fault_without_traceback_has_an_unknown_site_and_trigger(tmp_path: Path) -> None:
+    got = only(explain(analysis_from(tmp_path, [*info_start(), *fault(traceback=[])])))
+    assert got["call_site"] == "unknown" and got["trigger"] == "unknown"
+
+
+def test_load_context_against_the_sessions_median(tmp_path: Path) -> None:
+    """Four requests of 100 tokens in every 10 minutes for 110 minutes, then none before the fault."""
+    start = before(hours=2)
+    busy = [completion(start + timedelta(minutes=2.5 * i + 1), 100) for i in range(44)]
+    lines = [
+        record(start, "INFO", "omlx.server", "CORS origins: ['*']"),
+        *busy,
+        *fault(),
+        completion(FAULT_AT + timedelta(minutes=30), 100),
+    ]
+    attribution = explain(analysis_from(tmp_path, lines)).attributions[0]
+    load = attribution.load
+    assert load.visible and load.baseline == "session" and load.label == "nearly idle"
+    ten, sixty = load.windows
+    assert (ten.requests, ten.median_requests, ten.tokens, ten.median_tokens) == (0, 4, 0, 400)
+    assert (sixty.requests, sixty.tokens) == (20, 2000)
+    assert load.phrase(full=False) == "nearly idle: 0 requests in the 10 min before, median 4"
+
+
+def test_tokens_count_the_same_from_events_and_dense_request_rows(tmp_path: Path) -> None:
+    lines = [
+        *info_start(),
+        completion(before(minutes=4), 23),  # between timed lines: a dense request row
+        completion(before(minutes=3), 77),
+        "",  # a blank line next to it: read as a sparse event
+        *fault(),
+    ]
+    analysis = analysis_from(tmp_path, lines)
+    assert analysis.stream.requests.height == 1
+    assert sum(1 for ev in analysis.stream.events if ev.kind == "request_complete") == 1
+    ten = explain(analysis).attributions[0].load.windows[0]
+    assert (ten.requests, ten.tokens) == (2, 100)
+
+
+def test_tokens_are_counted_without_keeping_request_text(tmp_path: Path) -> None:
+    lines = [*info_start(), *[completion(before(minutes=m), 70) for m in (50, 40, 30, 20)], *fault()]
+    (tmp_path / "server.log").write_text("\n".join(lines) + "\n")
+    analysis = analysis_of(tmp_path / "server.log")  # the default read keeps no request text
+    load = explain(analysis).attributions[0].load
+    assert load.windows[1].requests == 4 and load.windows[1].tokens == 280
+    assert load.windows[0].requests == 0 and load.windows[0].tokens == 0
+
+
+def test_the_example_log(tmp_path: Path) -> None:
+    overlays = parse_overlays([f"gpu={EXAMPLE.parent / 'gpu-overlay.csv'}"])
+    why = explain(analysis_of(EXAMPLE), overlays)
+    assert [a.call_site for a in why.attributions] == ["cache_clear"] * 6
+    assert {a.trigger for a in why.attributions} == {"unknown"}
+    caveats = why.caveats()
+    assert len(caveats) == 2
+    assert "hot-cache shrink warning (WARNING) would have shown and did not" in caveats[0]
+    (overlay,) = why.overlays
+    assert (overlay.faults_inside, overlay.faults_outside) == (6, 0)
+    assert why.fault_lines(full=False)[0] == "2026-09-15 20:19:38  cache-clear drain, trigger unknown; load not logged"
+    assert why.fault_lines(full=False)[6:] == [f"hidden: {text}" for text in caveats]
+    (sentence,) = why.overlay_lines(full=False)
+    assert sentence.startswith("overlay gpu: 6 of 6 faults fell in the 8.0 h when `gpu` was active, 0 in 2,100 h")
+
+
+def test_json_document_gets_attribution_and_overlays(example_analysis: Analysis) -> None:
+    overlays = parse_overlays([f"gpu={EXAMPLE.parent / 'gpu-overlay.csv'}"])
+    document = timeline_document(example_analysis)
+    explain(example_analysis, overlays).extend_document(document)
+    attribution = document["faults"][0]["attribution"]
+    assert set(attribution) >= {"call_site", "trigger", "evidence", "invisible"}
+    assert set(document["overlays"][0]) >= {
+        "name",
+        "hours_inside",
+        "hours_outside",
+        "faults_inside",
+        "faults_outside",
+        "rate_ratio",
+        "ci95",
+        "p_value",
+    }
+
+
+def test_full_text_and_markdown(tmp_path: Path) -> None:
+    shrink = "Shrank hot cache under memory pressure: freed=6.0GB protected=12 [not markup]"
+    lines = [
+        *info_start(),
+        record(before(seconds=30), "WARNING", "omlx.process_memory_enforcer", shrink),
+        *fault(),
+    ]
+    why = explain(analysis_from(tmp_path, lines))
+    out = io.StringIO()
+    why.write_text(console(out), full=True)
+    text = out.getvalue()
+    assert text.startswith("Why it faulted\n")
+    assert "trigger   pressure (hot-cache shrink 30 s before)" in text
+    assert f"evidence  2026-09-15 20:19:08  server.log:3  hot-cache shrink: {shrink}" in text
+    markdown = why.markdown(full=False)
+    assert markdown[:3] == ["### Why it faulted", "", "```"]
+    assert markdown[3].startswith("2026-09-15 20:19:38  cache-clear drain, trigger pressure")
+
+
+def test_markdown_fence_outlasts_backticks_in_log_text(tmp_path: Path) -> None:
+    failed = record(before(seconds=1), "ERROR", "omlx.scheduler", "Prefill failed for r1: bad ```json``` block")
+    why = explain(analysis_from(tmp_path, [*info_start(), failed, *fault()]))
+    markdown = why.markdown(full=True)
+    assert markdown[2] == "````" and markdown.count("````") == 2
+    assert any("bad ```json``` block" in line for line in markdown)
+
+
+@pytest.mark.parametrize("full", [False, True])
+def test_a_log_without_faults_says_so(tmp_path: Path, full: bool) -> None:
+    why = explain(analysis_from(tmp_path, info_start()))
+    out = io.StringIO()
+    why.write_text(console(out), full=full)
+    assert out.getvalue() == "Why it faulted\n  no GPU faults\n"
