@@ -11,7 +11,6 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-import omlx_logscan.cli_bounds  # noqa: F401
 from conftest import EXAMPLE, FIXTURES, ROOT, analysis_of
 from omlx_logscan import oshistory
 from omlx_logscan.analysis import Analysis

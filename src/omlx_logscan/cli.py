@@ -148,7 +148,7 @@ def guarded(func: F) -> F:
 
 
 @contextmanager
-def _output(path: Path | None) -> Iterator[IO[str]]:
+def open_output(path: Path | None) -> Iterator[IO[str]]:
     if path is None:
         yield sys.stdout
         return
@@ -160,7 +160,7 @@ def _output(path: Path | None) -> Iterator[IO[str]]:
         yield handle
 
 
-def _load(
+def load_stream(
     paths: list[str],
     since: str | None,
     until: str | None,
@@ -229,7 +229,7 @@ def events(
     if fmt is EventFormat.parquet and output is None:
         raise LogscanError("--format parquet writes a binary file: give --output FILE")
     need_requests = not wanted or "request_complete" in wanted
-    stream = _load(
+    stream = load_stream(
         paths,
         since,
         until,
@@ -255,7 +255,7 @@ def events(
         assert output is not None
         events_frame(selected).write_parquet(output)
         return
-    with _output(output) as out:
+    with open_output(output) as out:
         if fmt is EventFormat.table:
             events_table(selected, console(out))
         elif fmt is EventFormat.csv:
@@ -297,11 +297,11 @@ def timeline(
 
     history = load_history(os_history or [], os_installs or [], zone(tz), use_system=False)
     overlays = parse_overlays(overlay, overlay_gap, tz)
-    analysis = analyze(_load(paths, since, until, tz, quiet=quiet, strict=strict))
+    analysis = analyze(load_stream(paths, since, until, tz, quiet=quiet, strict=strict))
     why = explain(analysis, overlays)
     versions = session_os_versions(analysis.sessions, history) if history is not None else None
     bounds = build_bounds(analysis, history) if history is not None else None
-    with _output(output) as out:
+    with open_output(output) as out:
         if fmt is ReportFormat.json:
             document = timeline_document(analysis, versions, why)
             if bounds is not None:
@@ -338,8 +338,8 @@ def sessions(
 
     if fmt is ReportFormat.markdown:
         raise LogscanError("sessions supports --format text or json")
-    analysis = analyze(_load(paths, since, until, tz, quiet=quiet, strict=strict))
-    with _output(output) as out:
+    analysis = analyze(load_stream(paths, since, until, tz, quiet=quiet, strict=strict))
+    with open_output(output) as out:
         if fmt is ReportFormat.json:
             write_json(
                 {"schema": "omlx-logscan/sessions/1", "sessions": [s.as_dict() for s in analysis.sessions]},
@@ -365,4 +365,4 @@ def main() -> None:
 __all__ = ["EXIT_INPUT", "app", "main"]
 
 # Commands that live in their own modules register themselves on ``app`` when imported.
-from omlx_logscan import cli_bounds, cli_watch  # noqa: E402,F401
+from omlx_logscan import cli_bounds, cli_report, cli_watch  # noqa: E402,F401

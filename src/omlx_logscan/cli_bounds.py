@@ -20,10 +20,10 @@ from omlx_logscan.cli import (
     Strict,
     Tz,
     Until,
-    _load,
-    _output,
     app,
     guarded,
+    load_stream,
+    open_output,
 )
 from omlx_logscan.errors import LogscanError
 
@@ -67,9 +67,9 @@ def bounds(
         console(sys.stderr).print(
             Text(f"OS history: {history.sources[0]} (no --os-history or --os given)", style="dim")
         )
-    analysis = analyze(_load(paths, since, until, tz, quiet=quiet, strict=strict))
+    analysis = analyze(load_stream(paths, since, until, tz, quiet=quiet, strict=strict))
     result = build_bounds(analysis, history, grouping)
-    with _output(output) as out:
+    with open_output(output) as out:
         if fmt is ReportFormat.json:
             write_json(bounds_document(result, analysis), out)
         elif fmt is ReportFormat.markdown:

@@ -115,7 +115,7 @@ def print_accounting(stream: EventStream, *, quiet: bool) -> None:
         err.print(Text(line, style="dim"), soft_wrap=True)
 
 
-def _escalation_line(row: dict[str, Any]) -> str:
+def escalation_line(row: dict[str, Any]) -> str:
     when = row["time"].replace("T", " ") if row["time"] else "(untimed)"
     if row["until"]:
         when = f"{when} … {row['until'][11:]}"
@@ -152,7 +152,7 @@ def timeline_text(
         style = {"penalty_box": "bold red", "dead": "red", "crash": "bold red", "absorbed": "yellow"}.get(
             row["outcome"], ""
         )
-        con.print(Text(f"  {_escalation_line(row)}", style=style), soft_wrap=True)
+        con.print(Text(f"  {escalation_line(row)}", style=style), soft_wrap=True)
     if analysis.dead_windows:
         con.print()
         con.print(Text("Dead-engine windows", style="bold"))
@@ -201,7 +201,7 @@ def timeline_markdown(
     out.append(f"- **Process lifetimes:** {len(analysis.sessions)}")
     out += ["", "### Escalation", "", "```"]
     rows = escalation_rows(analysis, os_versions)
-    out.extend(_escalation_line(row) for row in rows)
+    out.extend(escalation_line(row) for row in rows)
     if not rows:
         out.append("no GPU faults")
     out.append("```")

@@ -60,14 +60,17 @@ def parse_when(text: str, tz: tzinfo | None, option: str = "--since") -> str:
     return str(moment.isoformat())
 
 
+_DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(weeks?|w|days?|d|hours?|hrs?|h|minutes?|mins?|m|seconds?|secs?|s)")
+_UNIT_SECONDS = {"w": 604800.0, "d": 86400.0, "h": 3600.0, "m": 60.0, "s": 1.0}
+
+
 def duration_seconds(text: str, option: str) -> float:
-    """A positive duration such as ``90s``, ``5m``, ``1.5h`` or ``2d``, in seconds."""
-    match = _AGO.match(text.strip().lower())
-    unit = match["unit"] if match else ""
-    if match is None or unit.startswith(("mo", "y")) or "ago" in text:
-        raise LogscanError(f"{option} {text!r}: not a duration (try 90s, 5m, 1h or 2d)")
-    amount = float(match["n"])
-    if amount <= 0:
+    """A positive duration (``90s``, ``10m``, ``1.5h``, ``1h30m``, ``2 days``) in seconds."""
+    compact = re.sub(r"\s+", "", text.lower())
+    parts = list(_DURATION_PART.finditer(compact))
+    if not parts or "".join(m.group(0) for m in parts) != compact:
+        raise LogscanError(f"{option} {text!r}: not a duration (try 90s, 10m, 2h or 1h30m)")
+    total = sum(float(m.group(1)) * _UNIT_SECONDS[m.group(2)[0]] for m in parts)
+    if total <= 0:
         raise LogscanError(f"{option} {text!r}: must be longer than zero")
-    key = "m" if unit.startswith("mi") else unit[0]
-    return timedelta(**{_UNIT[key]: amount}).total_seconds()
+    return total

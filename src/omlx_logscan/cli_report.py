@@ -1,0 +1,169 @@
+"""The ``report`` and ``check`` commands: a bug-report summary and a CI gate."""
+
+from __future__ import annotations
+
+import os
+from enum import StrEnum
+from typing import Annotated
+
+import typer
+
+from omlx_logscan.cli import (
+    Debug,
+    OsHistoryFiles,
+    OsInstalls,
+    Output,
+    OverlayGap,
+    Overlays,
+    Paths,
+    Quiet,
+    Since,
+    Strict,
+    Tz,
+    Until,
+    app,
+    guarded,
+    load_stream,
+    open_output,
+)
+from omlx_logscan.errors import LogscanError
+
+DEFAULT_FAIL_ON = "penalty_box,dead_engine,crash"
+
+
+@app.command()
+@guarded
+def report(
+    paths: Paths,
+    os_history: OsHistoryFiles = None,
+    os_installs: OsInstalls = None,
+    overlay: Overlays = None,
+    overlay_gap: OverlayGap = None,
+    output: Output = None,
+    redact: Annotated[
+        bool,
+        typer.Option(
+            "--redact/--no-redact",
+            help="Mask home folders, user and host names, IP and e-mail addresses, API keys and prompt text.",
+        ),
+    ] = True,
+    since: Since = None,
+    until: Until = None,
+    tz: Tz = None,
+    quiet: Quiet = False,
+    strict: Strict = False,
+    debug: Debug = False,
+) -> None:
+    """A Markdown summary to paste into a GitHub issue (under GitHub's 65,536-character limit).
+
+    Personal data is masked unless --no-redact. With an OS history (--os-history or --os), the
+    report names the macOS version of each fault and adds the version-bounds table. With --overlay,
+    the faults are tested against other activity.
+    """
+    from omlx_logscan.analysis import analyze
+    from omlx_logscan.attribution import explain
+    from omlx_logscan.bounds import bounds_markdown, build_bounds, session_os_versions
+    from omlx_logscan.oshistory import load_history
+    from omlx_logscan.overlay import parse_overlays
+    from omlx_logscan.report import build_report
+    from omlx_logscan.when import zone
+
+    history = load_history(os_history or [], os_installs or [], zone(tz), use_system=False)
+    overlays = parse_overlays(overlay, overlay_gap, tz)
+    analysis = analyze(load_stream(paths, since, until, tz, quiet=quiet, strict=strict))
+    text = build_report(
+        analysis,
+        redact_personal=redact,
+        bounds_markdown=bounds_markdown(build_bounds(analysis, history)) if history is not None else None,
+        os_versions=session_os_versions(analysis.sessions, history) if history is not None else None,
+        why=explain(analysis, overlays),
+    )
+    with open_output(output) as out:
+        out.write(text)
+
+
+class CheckFormat(StrEnum):
+    text = "text"
+    json = "json"
+    github = "github"
+    junit = "junit"
+
+
+@app.command()
+@guarded
+def check(
+    paths: Paths,
+    fail_on: Annotated[
+        str,
+        typer.Option(
+            "--fail-on",
+            help="Comma list of rules: timeout, submissions_ignored, penalty_box, dead_engine, crash, fatal_exit, "
+            "out_of_memory, any_gpu_error.",
+        ),
+    ] = DEFAULT_FAIL_ON,
+    max_faults: Annotated[
+        int | None, typer.Option("--max-faults", min=0, help="Also fail when there are more GPU faults than this.")
+    ] = None,
+    max_dead: Annotated[
+        str | None,
+        typer.Option(
+            "--max-dead",
+            help="Fail on dead-engine windows only when longer than this (10m, 2h, 1h30m). A window still open at "
+            "the end of the log always fails.",
+        ),
+    ] = None,
+    fmt: Annotated[
+        CheckFormat,
+        typer.Option(
+            "--format",
+            "-f",
+            help="text, json (schema omlx-logscan/check/1), github (workflow annotations + step summary) or junit.",
+        ),
+    ] = CheckFormat.text,
+    output: Output = None,
+    since: Since = None,
+    until: Until = None,
+    tz: Tz = None,
+    quiet: Quiet = False,
+    strict: Strict = False,
+    debug: Debug = False,
+) -> None:
+    """A CI gate: exit 0 when the log shows none of the --fail-on failures, 1 when it does, 2 when it cannot check."""
+    from omlx_logscan.analysis import analyze
+    from omlx_logscan.check import (
+        Rules,
+        append_step_summary,
+        check_document,
+        check_text,
+        github_annotations,
+        parse_fail_on,
+        run_check,
+        write_junit,
+    )
+    from omlx_logscan.render import console, write_json
+    from omlx_logscan.when import duration_seconds
+
+    rules = Rules(
+        parse_fail_on(fail_on), max_faults, duration_seconds(max_dead, "--max-dead") if max_dead is not None else None
+    )
+    if not rules.names:
+        raise LogscanError("nothing to check: give --fail-on rules, --max-faults or --max-dead")
+    stream = load_stream(paths, since, until, tz, quiet=quiet, strict=strict)
+    unreadable = [source.problem for source in stream.sources if source.problem]
+    if unreadable:
+        raise LogscanError(f"cannot check the whole input: {unreadable[0]}")
+    result = run_check(analyze(stream), rules)
+    with open_output(output) as out:
+        if fmt is CheckFormat.json:
+            write_json(check_document(result), out)
+        elif fmt is CheckFormat.junit:
+            write_junit(result, out)
+        elif fmt is CheckFormat.github:
+            out.write("".join(line + "\n" for line in github_annotations(result)))
+            summary_path = os.environ.get("GITHUB_STEP_SUMMARY")
+            if summary_path:
+                append_step_summary(result, summary_path)
+        else:
+            check_text(result, console(out))
+    if result.exit_code:
+        raise typer.Exit(result.exit_code)

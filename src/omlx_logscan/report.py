@@ -1,0 +1,575 @@
+"""The bug-report summary: one GitHub Markdown document to paste into an oMLX issue.
+
+It answers what a maintainer asks first — what the log is, which stack failed, how the engine
+escalated, how long it was dead, which versions were involved — and, as plainly, what the log
+cannot show. It must fit one GitHub comment (65,536 characters): when it would not, the longest
+tables are cut in the middle (first and last rows stay) and each cut says where it is. Personal
+data is masked by default (see ``redact.py``).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections import Counter, defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import timedelta
+from itertools import accumulate
+from pathlib import Path
+
+from omlx_logscan import __version__
+from omlx_logscan.analysis import Analysis, DeadWindow, Incident, Session
+from omlx_logscan.attribution import WhyFaulted, explain
+from omlx_logscan.bounds import UNKNOWN
+from omlx_logscan.document import (
+    dead_for,
+    escalation_rows,
+    header,
+    summary,
+    window_end_phrase,
+)
+from omlx_logscan.errors import InputError
+from omlx_logscan.redact import PLACEHOLDERS, redact
+from omlx_logscan.render import escalation_line, md_escape
+from omlx_logscan.sources import Source, read_chunks
+from omlx_logscan.timeutil import human_duration, human_time, parse, seconds, to_second
+
+COMMENT_LIMIT = 65_536  # GitHub's maximum length of an issue body or comment, in characters
+SIZE_REASON = "to stay under GitHub's 65,536-character comment limit"
+READABLE_REASON = "to keep the chart readable"
+GANTT_MAX_PROCESSES = 24
+GANTT_MAX_FAULTS = 12  # milestones per process; Mermaid also refuses diagrams over 50,000 characters
+EXCERPT_MAX_LINES = 60
+MIN_KEPT_ROWS = 2  # a cut block keeps at least its first and last row
+CUT_SLACK = 200  # characters cut beyond the excess, so redaction's length changes rarely need a second pass
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
+_MERMAID_UNSAFE = re.compile(r"[:;#]")
+_END_REASONS = {
+    "eof": "runs to the end of the log",
+    "restart": "ended by a restart",
+    "crash": "crashed",
+    "shutdown": "stopped in order",
+    "fatal_exit": "exited for a restart",
+}
+_SEVERE = frozenset({"penalty_box", "crash", "fatal_exit"})
+
+
+@dataclass
+class Block:
+    """A table, code block or chart whose rows may be cut in the middle to save space.
+
+    ``marker`` writes the line that stands where rows were cut, in the block's own syntax
+    (a table row, a code line, a Mermaid comment); a sentence after the block names the cut.
+    """
+
+    noun: str
+    head: list[str]
+    rows: list[str]
+    tail: list[str]
+    marker: Callable[[int], str]
+    see_all: str
+    keep: int = field(init=False)
+    reason: str | None = field(default=None, init=False)
+
+    def __post_init__(self) -> None:
+        self.keep = len(self.rows)
+
+    def _split(self, keep: int) -> tuple[int, int]:
+        first = (keep + 1) // 2
+        return first, keep - first
+
+    def lines(self) -> list[str]:
+        cut = len(self.rows) - self.keep
+        if cut == 0:
+            return [*self.head, *self.rows, *self.tail, ""]
+        first, last = self._split(self.keep)
+        return [
+            *self.head,
+            *self.rows[:first],
+            self.marker(cut),
+            *self.rows[len(self.rows) - last :],
+            *self.tail,
+            "",
+            f"*{cut} of {len(self.rows)} {self.noun} are cut at the “…” line above, {self.reason}; "
+            f"{self.see_all} shows them all.*",
+            "",
+        ]
+
+    def size(self) -> int:
+        return sum(len(line) + 1 for line in self.lines())
+
+    def cuttable(self) -> bool:
+        return self.keep > MIN_KEPT_ROWS
+
+    def cap(self, rows: int, reason: str) -> None:
+        """Keep at most ``rows`` rows."""
+        keep = max(rows, MIN_KEPT_ROWS)
+        if keep < self.keep:
+            self.keep, self.reason = keep, reason
+
+    def trim(self, chars: int, reason: str) -> None:
+        """Cut rows from the middle until at least ``chars`` characters are gone (or the minimum is left)."""
+        sums = [0, *accumulate(len(row) + 1 for row in self.rows)]
+
+        def kept(keep: int) -> int:
+            first, last = self._split(keep)
+            return sums[first] + sums[-1] - sums[len(self.rows) - last]
+
+        now = kept(self.keep)
+        keep = self.keep
+        while keep > MIN_KEPT_ROWS and now - kept(keep) < chars:
+            keep -= 1
+        self.cap(keep, reason)
+
+
+Part = str | Block
+
+
+def build_report(
+    analysis: Analysis,
+    *,
+    redact_personal: bool = True,
+    bounds_markdown: str | None = None,
+    os_versions: dict[int, str] | None = None,
+    why: WhyFaulted | None = None,
+    limit: int = COMMENT_LIMIT,
+) -> str:
+    """The whole report, shorter than ``limit`` characters.
+
+    Both optional inputs come from the Mac's OS install history (``bounds.py``):
+    ``bounds_markdown`` is the body of the *Version bounds* section (``bounds.bounds_markdown``,
+    no heading) and ``os_versions`` maps each process to the macOS version it ran on
+    (``bounds.session_os_versions``). Without them the report says the log cannot show them.
+    ``why`` is the fault attribution (``attribution.explain``, with any overlays); by default it
+    is computed without overlays.
+    """
+    parts: list[Part] = [
+        *_what_the_log_is(analysis, os_versions),
+        *_summary(analysis),
+        *_signatures(analysis),
+        *_escalation(analysis, os_versions),
+        *_dead_windows(analysis),
+        *_why(analysis, why or explain(analysis)),
+        *_bounds(bounds_markdown),
+        *_chart(analysis, os_versions or {}),
+        *_first_fault(analysis),
+        *_cannot_show(analysis, os_versions),
+    ]
+    blocks = [part for part in parts if isinstance(part, Block)]
+    while True:
+        text = _finish(_join(parts), blocks, redact_personal=redact_personal)
+        excess = len(text) - (limit - 1)
+        if excess <= 0:
+            return text
+        cuttable = [block for block in blocks if block.cuttable()]
+        if not cuttable:
+            return _hard_cut(text, limit)
+        max(cuttable, key=Block.size).trim(excess + CUT_SLACK, SIZE_REASON)
+
+
+def _join(parts: list[Part]) -> str:
+    return "\n".join(line for part in parts for line in (part.lines() if isinstance(part, Block) else [part]))
+
+
+def _finish(body: str, blocks: list[Block], *, redact_personal: bool) -> str:
+    """Title, the notes on redaction and cuts, and the body (masked unless redaction is off)."""
+    body = _ANSI.sub("", body)
+    if redact_personal:
+        masked = redact(body)
+        body = masked.text
+        placeholders = ", ".join(f"`{p}`" for p in PLACEHOLDERS.values())
+        note = (
+            "> **Redacted:** home folders are shown as `~`; user names, host names, IP and e-mail addresses, "
+            f"API keys and prompt or message text are replaced by {placeholders} (masked here: "
+            f"{masked.summary()}). `logscan report --no-redact` shows them as logged."
+        )
+    else:
+        note = "> **Not redacted** (`--no-redact`): paths, names and addresses appear as logged."
+    notes = [note]
+    shortened = [block.noun for block in blocks if block.reason == SIZE_REASON]
+    if shortened:
+        notes += [">", f"> **Shortened** {SIZE_REASON}: {', '.join(shortened)} (each cut is marked with “…”)."]
+    return "\n".join(["## oMLX log report", "", *notes, "", body.rstrip("\n"), ""])
+
+
+def _hard_cut(text: str, limit: int) -> str:
+    """Last resort when no table is left to cut: end the text early, closing a code fence left open."""
+    note = f"\n*The rest of this report is cut {SIZE_REASON}.*\n"
+    head = text[: limit - 1 - len(note) - 80].rsplit("\n", 1)[0]  # 80: room for a closing fence
+    open_fence = None
+    for line in head.splitlines():
+        run = re.match(r"`{3,}", line)
+        if run and open_fence is None:
+            open_fence = run.group(0)
+        elif run and line.rstrip() == open_fence:
+            open_fence = None
+    return head + (f"\n{open_fence}" if open_fence else "") + "\n" + note
+
+
+def _fence(lines: Sequence[str]) -> str:
+    """A code fence longer than any backtick run inside, so log text cannot close it."""
+    longest = max((len(run) for line in lines for run in re.findall(r"`+", line)), default=0)
+    return "`" * max(3, longest + 1)
+
+
+def _code(lines: list[str], lang: str = "") -> list[str]:
+    fence = _fence(lines)
+    return [fence + lang, *lines, fence]
+
+
+# -- sections -------------------------------------------------------------------------------
+
+
+def _what_the_log_is(analysis: Analysis, os_versions: dict[int, str] | None) -> list[Part]:
+    head = header(analysis.stream)
+    sessions = analysis.sessions
+    bounded = sum(1 for s in sessions if not s.start_exact)
+    span = seconds(head["first"], head["last"])
+    out: list[Part] = [
+        "### What the log is",
+        "",
+        f"- **Span:** {human_time(head['first'])} → {human_time(head['last'])} ({human_duration(span)})",
+        f"- **Written at level:** {head['written_at_level'] or 'unknown'} (the lowest level present)",
+        f"- **oMLX version:** {_versions(sessions)}",
+        f"- **macOS:** {_os_versions(os_versions)}",
+        f"- **Process lifetimes:** {len(sessions)}"
+        + (f" ({bounded} with start times bounded by neighbouring records)" if bounded else ""),
+        f"- **Lines:** {head['lines']} read, {head['records']} records, {head['unparsed_lines']} unparsed, "
+        f"{head['duplicates_dropped']} duplicate records dropped",
+        f"- **Made by:** omlx-logscan {__version__} (`logscan report`)",
+        "",
+    ]
+    rows = [
+        f"| `{md_escape(f['name'])}` | {f['lines']} | {human_time(f['first'])} | {human_time(f['last'])} | "
+        f"{', '.join(f['levels']) or '?'} |"
+        for f in head["files"]
+    ]
+    out.append(
+        Block(
+            "files",
+            ["| file | lines | first record | last record | levels present |", "|---|---|---|---|---|"],
+            rows,
+            [],
+            lambda n: f"| … {n} files cut here | | | | |",
+            "the accounting `logscan timeline` prints",
+        )
+    )
+    return out
+
+
+def _os_versions(os_versions: dict[int, str] | None) -> str:
+    if os_versions is None:
+        return "not in the log"
+    known = [version for version in dict.fromkeys(os_versions.values()) if version != UNKNOWN]
+    return f"{', '.join(known) or 'none known'} (from the OS install history)"
+
+
+def _versions(sessions: list[Session]) -> str:
+    counts = Counter(s.omlx_version for s in sessions)
+    unknown = counts.pop(None, 0)
+    if not counts:
+        return "not in the log (no banner and no Homebrew path in a traceback)"
+    text = ", ".join(f"{version} ({n} of {len(sessions)} processes)" for version, n in sorted(counts.items()))
+    return text + (f"; unknown for {unknown}" if unknown else "")
+
+
+def _summary(analysis: Analysis) -> list[Part]:
+    return ["### Summary", "", summary(analysis), ""]
+
+
+def _signatures(analysis: Analysis) -> list[Part]:
+    if not analysis.faults:
+        return []
+    out: list[Part] = ["### Stack signatures", ""]
+    if not analysis.signatures:
+        return [*out, "No fault came with a traceback.", ""]
+    total = len(analysis.faults)
+    rows = []
+    for sig in analysis.signatures:
+        frames = [f"{f['module']}:{f['line']} in {f['func']}" for f in sig.frames]
+        if sig.innermost_code:
+            frames.append(f"  → {sig.innermost_code}")
+        share = "identical for all" if sig.faults == total and len(analysis.signatures) == 1 else "shared by"
+        title = f"**{share} {sig.faults} of {total} faults** — `{sig.call_site_label}`"
+        rows.append("\n".join([title, *_code(frames), ""]))
+    out.append(
+        Block(
+            "stack signatures",
+            [],
+            rows,
+            [],
+            lambda n: f"… {n} stack signatures cut here.",
+            "`logscan timeline --format json`",
+        )
+    )
+    return out
+
+
+def _escalation(analysis: Analysis, os_versions: dict[int, str] | None) -> list[Part]:
+    rows = [escalation_line(row) for row in escalation_rows(analysis, os_versions)]
+    if not rows:
+        return ["### Escalation", "", "No GPU faults.", ""]
+    fence = _fence(rows)
+    return [
+        "### Escalation",
+        "",
+        Block(
+            "escalation rows",
+            [fence],
+            rows,
+            [fence],
+            lambda n: f"… {n} rows cut here",
+            "`logscan timeline`",
+        ),
+    ]
+
+
+def _dead_windows(analysis: Analysis) -> list[Part]:
+    if not analysis.faults:
+        return []
+    out: list[Part] = ["### Dead-engine windows", ""]
+    if not analysis.dead_windows:
+        return [*out, "None: no fault put the engine in the driver's penalty box.", ""]
+    rows = []
+    for w in analysis.dead_windows:
+        end = md_escape(window_end_phrase(w))
+        if w.end_reason == "eof":
+            end = f"**{end}**"
+        rows.append(
+            f"| {w.session} | {human_time(w.start)} | {human_time(w.last_failure)} | {end}; {dead_for(w)} | "
+            f"{w.repeats} | {w.requests_completed} |"
+        )
+    out.append(
+        Block(
+            "dead-engine windows",
+            [
+                "| process | from | last failure | end | repeats | requests completed |",
+                "|---|---|---|---|---|---|",
+            ],
+            rows,
+            [],
+            lambda n: f"| … | {n} windows cut here | | | | |",
+            "`logscan timeline`",
+        )
+    )
+    return out
+
+
+def _why(analysis: Analysis, why: WhyFaulted) -> list[Part]:
+    """Attribution of each fault (a block each, cut like a table), what the level hid, the overlays."""
+    if not analysis.faults:
+        return []
+    lines = why.fault_lines(full=True)
+    hidden = len(why.caveats())  # fault_lines ends with one "hidden:" line per caveat
+    rows: list[str] = []
+    for line in lines[: len(lines) - hidden]:
+        if rows and line[:1].isspace():
+            rows[-1] += "\n" + line
+        else:
+            rows.append(line)
+    fence = _fence(lines)
+    overlays = [f"- {line}" for line in why.overlay_lines(full=True)]
+    return [
+        "### Why it faulted",
+        "",
+        Block(
+            "fault attributions",
+            [fence],
+            rows,
+            [*lines[len(lines) - hidden :], fence],
+            lambda n: f"… {n} faults cut here",
+            "`logscan timeline --format json`",
+        ),
+        *([*overlays, ""] if overlays else []),
+    ]
+
+
+def _bounds(bounds_markdown: str | None) -> list[Part]:
+    if not bounds_markdown:
+        return []
+    return ["### Version bounds", "", bounds_markdown.strip("\n"), ""]
+
+
+def _chart(analysis: Analysis, os_versions: dict[int, str]) -> list[Part]:
+    windows = {w.session: w for w in analysis.dead_windows}
+    faults: defaultdict[int, list[Incident]] = defaultdict(list)
+    for incident in analysis.faults:
+        faults[incident.session].append(incident)
+    shown = [s for s in analysis.sessions if s.index in faults or s.index in windows]
+    out: list[Part] = ["### Timeline chart", ""]
+    hidden = len(analysis.sessions) - len(shown)
+    if not shown:
+        return [
+            *out,
+            f"No process had a GPU fault, so there is nothing to chart ({hidden} lifetime(s) in the log).",
+            "",
+        ]
+    intro = f"The chart shows the {len(shown)} process lifetime(s) with a GPU fault or a dead-engine window"
+    intro += f"; the other {hidden} are left out so that it stays readable." if hidden else "."
+    if any(len(faults[s.index]) > GANTT_MAX_FAULTS for s in shown):
+        half = GANTT_MAX_FAULTS // 2
+        intro += f" A process with more than {GANTT_MAX_FAULTS} faults shows its first and last {half}."
+    sections = [_gantt_section(s, faults[s.index], windows.get(s.index), os_versions.get(s.index)) for s in shown]
+    rows = [section for section in sections if section is not None]
+    if len(rows) < len(sections):
+        intro += f" {len(sections) - len(rows)} of them have no timestamp to place them by and are not drawn."
+    if not rows:
+        return [*out, intro, ""]
+    out += [intro, ""]
+    chart = Block(
+        "charted processes",
+        [
+            "```mermaid",
+            "gantt",
+            "    title oMLX processes, GPU faults and dead-engine windows",
+            "    dateFormat YYYY-MM-DDTHH:mm:ss",
+            "    axisFormat %m-%d %H:%M",
+        ],
+        rows,
+        ["```"],
+        lambda n: f"    %% … {n} processes not drawn here",
+        "`logscan sessions`",
+    )
+    chart.cap(GANTT_MAX_PROCESSES, READABLE_REASON)
+    out.append(chart)
+    return out
+
+
+def _task(name: str, tags: str, start: str, end: str) -> str:
+    return f"    {_MERMAID_UNSAFE.sub(' ', name)} :{tags}{start}, {end}"
+
+
+def _gantt_section(
+    session: Session, faults: list[Incident], window: DeadWindow | None, os_version: str | None
+) -> str | None:
+    """One process in the chart: its lifetime, its faults as milestones, its dead window (None if untimed)."""
+    times = [t for t in (session.start, session.end, *(f.time for f in faults)) if t]
+    dead_end = None
+    if window is not None and window.start:
+        dead_end = window.end or (window.log_end if window.end_reason == "eof" else window.end_after)
+        times += [t for t in (window.start, dead_end) if t]
+    if not times:
+        return None
+    start, end = min(times), max(times)
+    if parse(end) - parse(start) < timedelta(minutes=1):
+        end = (parse(start) + timedelta(minutes=1)).isoformat()
+    lines = [
+        f"    section Process {session.index}" + (f" (macOS {os_version})" if os_version else ""),
+        _task(
+            f"lifetime ({_END_REASONS.get(session.end_reason, session.end_reason)})",
+            "",
+            str(to_second(start)),
+            str(to_second(end)),
+        ),
+    ]
+    timed = [incident for incident in faults if incident.time]
+    half = GANTT_MAX_FAULTS // 2
+    for position, incident in enumerate(timed):
+        if len(timed) > GANTT_MAX_FAULTS and half <= position < len(timed) - half:
+            if position == half:
+                lines.append(f"    %% … {len(timed) - 2 * half} faults of this process not drawn here")
+            continue
+        label = f"{' → '.join(incident.code_names) or incident.kind} ({incident.outcome.replace('_', ' ')})"
+        tags = "crit, milestone, " if incident.outcome in _SEVERE else "milestone, "
+        lines.append(_task(label, tags, str(to_second(incident.time)), "0d"))
+    if window is not None and window.start and dead_end:
+        name = "STILL DEAD at the end of the log" if window.end_reason == "eof" else "dead engine (penalty box)"
+        lines.append(_task(name, "crit, ", str(to_second(window.start)), str(to_second(dead_end))))
+    return "\n".join(lines)
+
+
+def _first_fault(analysis: Analysis) -> list[Part]:
+    if not analysis.faults:
+        return []
+    event = analysis.faults[0].first
+    shown = min(event.lines, EXCERPT_MAX_LINES)
+    raw = _raw_lines(event.source, event.line, shown)
+    where = f"`{md_escape(os.path.basename(event.source))}`, line {event.line}"
+    out: list[Part] = ["### First fault as logged", ""]
+    if raw is None:
+        return [
+            *out,
+            f"{where}: stdin cannot be read a second time; the stack is under *Stack signatures* above.",
+            "",
+        ]
+    count = f"the first {shown} of its {event.lines} lines" if shown < event.lines else f"{event.lines} lines"
+    while raw and not raw[-1].strip():
+        raw.pop()
+    return [*out, f"{where} ({count}):", "", *_code([_ANSI.sub("", line) for line in raw]), ""]
+
+
+def _raw_lines(name: str, first: int, count: int) -> list[str] | None:
+    """Lines ``first`` … ``first + count - 1`` (1-based) of a file source, or None when it cannot be reread."""
+    path = Path(name)
+    if not path.is_file():
+        return None
+    found: list[str] = []
+    number = 0
+    try:
+        for chunk in read_chunks(Source(name, path)):
+            lines = chunk.split(b"\n")
+            if chunk.endswith(b"\n"):
+                lines.pop()
+            if number + len(lines) < first:
+                number += len(lines)
+                continue
+            for raw in lines:
+                number += 1
+                if number >= first:
+                    found.append(raw.decode("utf-8", errors="replace").rstrip("\r"))
+                if len(found) == count:
+                    return found
+    except InputError:
+        return None
+    return found
+
+
+def _cannot_show(analysis: Analysis, os_versions: dict[int, str] | None) -> list[Part]:
+    stream = analysis.stream
+    level = stream.lowest_level or "an unknown level"
+    items: list[str] = []
+    if not stream.shows("INFO"):
+        items.append(
+            f"**INFO records.** The log was written at {level}, so pressure cache reclaim requests "
+            "(`Requested pressure cache reclaim …`), startup blocks, engine starts and finished requests are "
+            "absent: process start times are bounded, request counts unknown."
+        )
+    shrinks = [
+        ev for ev in stream.events if ev.kind == "memory_pressure" and ev.fields.get("action") == "hot_cache_shrink"
+    ]
+    if shrinks:
+        items.append(
+            f"**Whether a pressure clear ran.** {len(shrinks)} hot-cache shrink warning(s) were logged (first at "
+            f"{human_time(shrinks[0].time)}), so a memory-pressure cache clear is possible near them."
+        )
+    elif stream.shows("WARNING") and not stream.shows("INFO"):
+        items.append(
+            "**Whether a pressure clear ran.** No `Shrank … hot cache under memory pressure` warning was logged, so "
+            "the usual precursor of a pressure reclaim never fired; the reclaim request itself is INFO and cannot "
+            "be ruled out."
+        )
+    if any(sig.call_site == "cache_clear" for sig in analysis.signatures):
+        items.append(
+            "**Which cache clear failed.** oMLX writes nothing when it clears the Metal cache (periodic, deferred "
+            "after a request, or on memory pressure); the trigger can only be inferred from what surrounds a fault."
+        )
+    if any(w.end_reason == "eof" for w in analysis.dead_windows):
+        items.append("**What happened after the log ends.** The engine was still dead at the last record.")
+    if analysis.dead_windows and not stream.shows("TRACE"):
+        items.append(
+            "**Health checks during a dead window.** `GET /v1/models` access lines are written only at TRACE "
+            "level, so whether clients kept polling a dead engine is not visible."
+        )
+    if analysis.faults:
+        items.append(
+            "**Other GPU work on the Mac.** The log shows only this server's faults, not what else used the GPU."
+        )
+    hidden = "the chip and the mlx / mlx-lm versions" if os_versions else "the macOS version, the chip, mlx and mlx-lm"
+    items.append(f"**Hardware and libraries.** oMLX never logs {hidden}.")
+    if stream.accounting.unparsed:
+        items.append(
+            f"**{stream.accounting.unparsed} unparsed line(s).** No grammar matched them; "
+            "`logscan events --show-unparsed` lists them."
+        )
+    return ["### What this log cannot show", "", *(f"- {item}" for item in items), ""]

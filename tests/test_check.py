@@ -1,0 +1,228 @@
+"""logscan check: the rules, every exit code, and the text, JSON, GitHub and JUnit outputs."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from conftest import EXAMPLE
+from omlx_logscan.check import escape_data, escape_property
+from omlx_logscan.cli import app
+from omlx_logscan.errors import LogscanError
+from omlx_logscan.when import duration_seconds
+from synthetic import SHORT_DEAD, STILL_DEAD, absorbed_faults, busy, start, timeout, write_log
+
+runner = CliRunner()
+
+
+def check(*args: str, env: dict[str, str] | None = None) -> tuple[int, str, str]:
+    result = runner.invoke(app, ["check", "-q", *args], env=env)
+    return result.exit_code, result.stdout, result.stderr
+
+
+# -- exit codes -----------------------------------------------------------------------------------
+
+
+def test_clean_log_exits_0(tmp_path: Path) -> None:
+    log = write_log(tmp_path / "server.log", [start(0), busy(5), busy(10)])
+    code, out, _ = check(str(log))
+    assert code == 0
+    assert "no findings" in out and "penalty_box" in out
+
+
+def test_penalty_box_exits_1_and_points_at_the_fault() -> None:
+    code, out, _ = check(str(EXAMPLE))
+    assert code == 1
+    assert f"{EXAMPLE}:1852: penalty_box: 2026-09-15 22:20:21 Timeout → SubmissionsIgnored" in out
+    assert f"{EXAMPLE}:2057: dead_engine:" in out
+    assert "4 findings (penalty_box 2, dead_engine 2)" in out
+
+
+def test_missing_file_exits_2(tmp_path: Path) -> None:
+    code, out, err = check(str(tmp_path / "absent.log"))
+    assert code == 2 and "no such file" in err and out == ""
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--fail-on", "penalty_box,bogus"], "--fail-on bogus: unknown rule"),
+        (["--max-dead", "10"], "not a duration"),
+        (["--fail-on", ""], "nothing to check"),
+        (["--max-faults", "-1"], "--max-faults"),
+        (["--format", "yaml"], "--format"),
+    ],
+)
+def test_bad_option_exits_2(args: list[str], message: str) -> None:
+    code, _, err = check(str(EXAMPLE), *args)
+    assert code == 2
+    assert message in err and "Traceback" not in err
+
+
+def test_unreadable_part_of_the_input_exits_2(tmp_path: Path) -> None:
+    whole = gzip.compress(("\n".join(absorbed_faults(20, 5)) + "\n").encode())
+    (tmp_path / "server.log.2026-09-14.gz").write_bytes(whole[: len(whole) // 2])
+    write_log(tmp_path / "server.log", [start(0), busy(5)])
+    code, _, err = check(str(tmp_path))
+    assert code == 2 and "cannot check the whole input" in err
+
+
+# -- rules ------------------------------------------------------------------------------------------
+
+
+def findings_of(*args: str) -> tuple[int, dict[str, object]]:
+    code, out, _ = check(*args, "--format", "json")
+    return code, json.loads(out)
+
+
+def test_still_dead_at_the_end_is_the_worst_case(tmp_path: Path) -> None:
+    log = write_log(tmp_path / "server.log", STILL_DEAD)
+    code, doc = findings_of(str(log), "--max-dead", "10h")
+    assert code == 1
+    findings = doc["findings"]
+    assert isinstance(findings, list)
+    worst = findings[0]
+    assert worst["rule"] == "dead_engine" and worst["worst_case"] is True
+    assert worst["title"] == "Engine still dead at the end of the log"
+    assert "STILL DEAD when the log ends" in worst["message"] and worst["line"] == 3
+
+
+def test_max_dead_counts_only_longer_windows(tmp_path: Path) -> None:
+    log = write_log(tmp_path / "server.log", SHORT_DEAD)
+    assert check(str(log), "--fail-on", "dead_engine", "--max-dead", "15m")[0] == 0
+    code, doc = findings_of(str(log), "--fail-on", "dead_engine", "--max-dead", "5m")
+    assert code == 1
+    assert doc["rules"] == [
+        {
+            "rule": "dead_engine",
+            "title": "Dead engine",
+            "finds": "a dead-engine window (with --max-dead: one that lasted longer)",
+            "threshold": "longer than 5 min",
+            "findings": 1,
+        }
+    ]
+    # --max-dead alone implies the dead_engine rule
+    assert check(str(log), "--fail-on", "timeout", "--max-dead", "5m")[0] == 1
+    assert check(str(log), "--fail-on", "out_of_memory", "--max-dead", "1h")[0] == 0
+
+
+def test_max_faults(tmp_path: Path) -> None:
+    log = write_log(tmp_path / "server.log", absorbed_faults(1, 3))
+    assert check(str(log), "--fail-on", "", "--max-faults", "3")[0] == 0
+    code, doc = findings_of(str(log), "--fail-on", "", "--max-faults", "2")
+    assert code == 1
+    findings = doc["findings"]
+    assert isinstance(findings, list) and len(findings) == 1
+    assert findings[0]["rule"] == "max_faults" and findings[0]["line"] == 6  # the third fault
+
+
+@pytest.mark.parametrize(
+    ("rule", "count"),
+    [("any_gpu_error", 6), ("timeout", 6), ("submissions_ignored", 2), ("out_of_memory", 0), ("crash", 0)],
+)
+def test_each_rule_on_the_example(rule: str, count: int) -> None:
+    code, doc = findings_of(str(EXAMPLE), "--fail-on", rule)
+    assert code == (1 if count else 0)
+    rules = doc["rules"]
+    assert isinstance(rules, list) and rules[0]["findings"] == count
+
+
+def test_json_document() -> None:
+    code, doc = findings_of(str(EXAMPLE))
+    assert code == 1
+    assert doc["schema"] == "omlx-logscan/check/1"
+    assert doc["status"] == "findings" and doc["exit_code"] == 1
+    assert set(doc) == {"schema", "generator", "status", "exit_code", "input", "rules", "findings"}
+    findings = doc["findings"]
+    assert isinstance(findings, list)
+    assert set(findings[0]) == {"rule", "title", "message", "time", "source", "line", "session", "worst_case"}
+    assert [f["line"] for f in findings] == [1852, 1852, 2057, 2057]
+
+
+def test_duration_option_values() -> None:
+    assert duration_seconds("10m", "--max-dead") == 600
+    assert duration_seconds("1h30m", "--max-dead") == 5400
+    assert duration_seconds("90s", "--max-dead") == 90
+    assert duration_seconds("2 d", "--max-dead") == 172800
+    assert duration_seconds("1.5hours", "--max-dead") == 5400
+    for bad in ("10", "m", "10x", "", "10ms", "0m"):
+        with pytest.raises(LogscanError):
+            duration_seconds(bad, "--max-dead")
+
+
+# -- GitHub --------------------------------------------------------------------------------------------
+
+ANNOTATION = re.compile(r"^::error file=(?P<file>[^,]+),line=(?P<line>\d+),title=(?P<title>[^:]+)::(?P<message>.+)$")
+
+
+def test_github_annotations_are_capped_at_10(tmp_path: Path) -> None:
+    log = write_log(tmp_path / "server.log", absorbed_faults(1, 12))
+    summary = tmp_path / "summary.md"
+    summary.write_text("earlier step\n")
+    code, out, _ = check(
+        str(log), "--fail-on", "any_gpu_error", "--format", "github", env={"GITHUB_STEP_SUMMARY": str(summary)}
+    )
+    assert code == 1
+    lines = out.splitlines()
+    errors = [ANNOTATION.match(line) for line in lines if line.startswith("::error")]
+    assert len(errors) == 10 and all(errors)
+    first = errors[0]
+    assert first is not None
+    assert first["file"] == str(log) and first["line"] == "2"
+    assert first["title"] == "GPU error (any_gpu_error)"
+    assert first["message"].startswith("2026-09-15 20:01:00 Timeout")
+    assert lines[10].startswith("::notice title=logscan check::2 more findings not annotated")
+    written = summary.read_text()
+    assert written.startswith("earlier step\n## logscan check: 12 findings")
+    assert "| `any_gpu_error` | **fail** | 12 |" in written
+
+
+def test_github_escaping(tmp_path: Path) -> None:
+    assert escape_property("a,b:c%d\r\ne") == "a%2Cb%3Ac%25d%0D%0Ae"
+    assert escape_data("a,b:c%d\ne") == "a,b:c%25d%0Ae"
+    log = write_log(tmp_path / "odd,name:1.log", STILL_DEAD)
+    code, out, _ = check(str(log), "--format", "github")
+    assert code == 1
+    assert f"::error file={tmp_path!s}/odd%2Cname%3A1.log,line=3," in out
+    assert "title=Engine still dead at the end of the log (dead_engine)::" in out
+
+
+def test_github_without_findings_prints_only_the_headline(tmp_path: Path) -> None:
+    log = write_log(tmp_path / "server.log", [start(0), busy(1)])
+    code, out, _ = check(str(log), "--format", "github")
+    assert code == 0 and out.startswith("logscan check: no findings") and "::" not in out
+
+
+# -- JUnit ------------------------------------------------------------------------------------------------
+
+
+def test_junit_xml_parses_with_one_case_per_rule(tmp_path: Path) -> None:
+    target = tmp_path / "check.xml"
+    code, out, _ = check(str(EXAMPLE), "--format", "junit", "--max-faults", "10", "-o", str(target))
+    assert code == 1 and out == ""
+    root = ET.parse(target).getroot()
+    assert root.tag == "testsuites" and root.get("tests") == "4" and root.get("failures") == "2"
+    suite = root.find("testsuite")
+    assert suite is not None and suite.get("errors") == "0"
+    cases = {case.get("name"): case for case in suite.iter("testcase")}
+    assert list(cases) == ["penalty_box", "dead_engine", "crash", "max_faults"]
+    failure = cases["penalty_box"].find("failure")
+    assert failure is not None and failure.get("type") == "penalty_box"
+    assert failure.get("message", "").startswith("2 finding(s): 2026-09-15 22:20:21")
+    assert f"{EXAMPLE}:1852:" in (failure.text or "")
+    assert cases["crash"].find("failure") is None and cases["max_faults"].find("failure") is None
+    properties = suite.find("properties")
+    assert properties is not None and [p.get("value") for p in properties] == [str(EXAMPLE)]
+
+
+def test_junit_survives_control_characters_in_log_text(tmp_path: Path) -> None:
+    log = write_log(tmp_path / "server.log", [start(0), timeout(1) + " \x1b[31mred\x1b[0m \x00", busy(2)])
+    code, out, _ = check(str(log), "--fail-on", "timeout", "--format", "junit")
+    assert code == 1
+    assert ET.fromstring(out).find("testsuite/testcase/failure") is not None

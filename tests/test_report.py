@@ -1,0 +1,250 @@
+"""logscan report: sections, the Mermaid chart, GitHub's size limit and redaction."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from conftest import EXAMPLE, analysis_of
+from omlx_logscan.analysis import Analysis
+from omlx_logscan.cli import app
+from omlx_logscan.redact import redact
+from omlx_logscan.report import build_report
+from synthetic import STILL_DEAD, absorbed_faults, write_log
+
+runner = CliRunner()
+GITHUB_LIMIT = 65_536  # characters in an issue body or comment
+SECTIONS = [
+    "## oMLX log report",
+    "### What the log is",
+    "### Summary",
+    "### Stack signatures",
+    "### Escalation",
+    "### Dead-engine windows",
+    "### Why it faulted",
+    "### Timeline chart",
+    "### First fault as logged",
+    "### What this log cannot show",
+]
+TASK = re.compile(
+    r"^    (?P<name>[^:;#]+) :(?P<tags>(?:crit, )?(?:milestone, )?)"
+    r"(?P<start>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d), (?P<end>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d|0d)$"
+)
+
+
+def report_of(*args: str) -> str:
+    result = runner.invoke(app, ["report", "-q", *args])
+    assert result.exit_code == 0, result.output
+    return result.stdout
+
+
+def headings(text: str) -> list[str]:
+    return [line for line in text.splitlines() if line.startswith("#")]
+
+
+def mermaid_lines(text: str) -> list[str]:
+    block = re.search(r"^```mermaid\n(.*?)^```$", text, re.MULTILINE | re.DOTALL)
+    assert block is not None
+    return block.group(1).splitlines()
+
+
+def fences_balanced(text: str) -> bool:
+    return sum(1 for line in text.splitlines() if line.startswith("```")) % 2 == 0
+
+
+def test_sections_of_the_example_report() -> None:
+    text = report_of(str(EXAMPLE))
+    assert headings(text) == SECTIONS
+    assert len(text) < GITHUB_LIMIT and "\x1b" not in text and fences_balanced(text)
+    assert "- **Written at level:** WARNING" in text
+    assert "- **oMLX version:** 0.5.7 (160 of 160 processes)" in text
+    assert "2026-09-15 22:20:21              Timeout → SubmissionsIgnored in the same second" in text
+    assert "| 157 | 2026-09-15 22:20:21 | 2026-09-15 23:07:36 | ended by a restart between" in text
+    assert "**identical for all 6 of 6 faults**" in text
+    assert "omlx/utils/metal_sync.py:62 in _sync_and_clear_cache" in text
+    assert "`omlx-3706.log`, line 1814 (18 lines):" in text
+    assert "RuntimeError: [METAL] Command buffer execution failed: Caused GPU Timeout Error" in text
+    cannot = text.split("### What this log cannot show")[1]
+    assert "**INFO records.**" in cannot and "`Requested pressure cache reclaim …`" in cannot
+    assert "No `Shrank … hot cache under memory pressure` warning was logged" in cannot
+    assert "> **Redacted:**" in text and "### Version bounds" not in text
+
+
+def test_mermaid_gantt_of_the_example() -> None:
+    text = report_of(str(EXAMPLE))
+    lines = mermaid_lines(text)
+    assert lines[0] == "gantt" and "    dateFormat YYYY-MM-DDTHH:mm:ss" in lines
+    sections = [line.strip().removeprefix("section ") for line in lines if line.strip().startswith("section ")]
+    assert sections == ["Process 157", "Process 158", "Process 159", "Process 160"]
+    settings = ("gantt", "title ", "dateFormat ", "axisFormat ", "section ")
+    tasks = [TASK.match(line) for line in lines if not line.strip().startswith(settings)]
+    assert tasks and all(tasks), [line for line in lines if not TASK.match(line)]
+    milestones = [t for t in tasks if t and "milestone" in t["tags"]]
+    assert len(milestones) == 6 and sum(1 for t in milestones if t and "crit" in t["tags"]) == 2
+    dead = [t for t in tasks if t and t["name"] == "dead engine (penalty box)"]
+    assert [(t["start"], t["end"]) for t in dead if t] == [
+        ("2026-09-15T22:20:21", "2026-09-15T23:14:14"),
+        ("2026-09-16T02:07:02", "2026-09-16T02:50:14"),
+    ]
+    for task in tasks:
+        assert task is not None
+        if task["end"] != "0d":
+            assert datetime.fromisoformat(task["end"]) >= datetime.fromisoformat(task["start"])
+    assert "window; the other 156 are left out so that it stays readable." in text
+
+
+def test_still_dead_window_is_named_in_chart_and_table(tmp_path: Path) -> None:
+    text = report_of(str(write_log(tmp_path / "server.log", STILL_DEAD)))
+    assert "    STILL DEAD at the end of the log :crit, 2026-09-15T20:10:00, 2026-09-15T20:25:00" in mermaid_lines(text)
+    assert "**STILL DEAD when the log ends: the engine may be dead now**" in text
+    assert "**What happened after the log ends.**" in text
+
+
+def test_huge_log_stays_under_githubs_limit(tmp_path: Path) -> None:
+    log = write_log(tmp_path / "server.log", absorbed_faults(40, 10))
+    text = report_of(str(log))
+    assert len(text) < GITHUB_LIMIT
+    assert headings(text) == SECTIONS and fences_balanced(text)
+    shortened = re.search(
+        r"^> \*\*Shortened\*\* to stay under GitHub's 65,536-character comment limit: (.+) \(", text, re.M
+    )
+    assert shortened is not None and "fault attributions" in shortened.group(1).split(", ")
+    why = text.split("### Why it faulted")[1].split("\n###")[0]
+    cut = re.search(r"^… (\d+) faults cut here$", why, re.MULTILINE)
+    assert cut is not None
+    kept = re.findall(r"^2026-\S+ \S+  fault (\d+) ", why, re.MULTILINE)
+    assert len(kept) + int(cut.group(1)) == 400
+    assert kept[0] == "1" and kept[-1] == "400"  # the first and the last fault stay
+    assert f"*{cut.group(1)} of 400 fault attributions are cut at the “…” line above, to stay under GitHub's" in why
+    escalation = text.split("### Escalation")[1].split("\n###")[0]
+    # the first fault is at minute 1; the last (process 40 starts at minute 39 * 25) at minute 994
+    assert "2026-09-15 20:01:00   " in escalation and "2026-09-16 12:34:00   " in escalation
+    chart = mermaid_lines(text)
+    assert sum(1 for line in chart if line.strip().startswith("section ")) == 24
+    assert "    %% … 16 processes not drawn here" in chart
+    assert sum(1 for line in chart if "milestone" in line) == 24 * 10
+
+
+def test_hard_cut_when_no_table_is_left(example_analysis: Analysis) -> None:
+    text = build_report(example_analysis, limit=4000)
+    assert len(text) < 4000 and fences_balanced(text)
+    assert text.endswith("*The rest of this report is cut to stay under GitHub's 65,536-character comment limit.*\n")
+
+
+def test_bounds_and_os_versions_are_filled_in(example_analysis: Analysis) -> None:
+    bounds = "| macOS | first fault |\n|---|---|\n| 27.0 | 2 h 38 m after the upgrade |"
+    os_versions = {s.index: "27.0" if s.index > 156 else "26.5.1" for s in example_analysis.sessions}
+    text = build_report(example_analysis, bounds_markdown=bounds, os_versions=os_versions)
+    assert headings(text) == [*SECTIONS[:7], "### Version bounds", *SECTIONS[7:]]
+    assert f"### Version bounds\n\n{bounds}\n" in text
+    assert "- **macOS:** 26.5.1, 27.0 (from the OS install history)" in text
+    assert "2026-09-15 20:19:38              Timeout   absorbed, engine kept serving   [macOS 27.0]" in text
+    assert "    section Process 157 (macOS 27.0)" in mermaid_lines(text)
+    assert "oMLX never logs the chip and the mlx / mlx-lm versions." in text
+
+
+def test_os_history_option_adds_the_bounds() -> None:
+    text = report_of(str(EXAMPLE), "--os-history", str(EXAMPLE.parent / "os-history.txt"))
+    assert headings(text) == [*SECTIONS[:7], "### Version bounds", *SECTIONS[7:]]
+    assert "- **macOS:** 26.5.1, 27.0 (from the OS install history)" in text
+    bounds = text.split("### Version bounds")[1].split("###")[0]
+    assert "macOS 26.5.1" in bounds and "macOS 27.0" in bounds
+
+
+def test_report_of_a_clean_log_and_output_file(tmp_path: Path) -> None:
+    log = write_log(tmp_path / "server.log", [STILL_DEAD[0], STILL_DEAD[1]])
+    target = tmp_path / "report.md"
+    result = runner.invoke(app, ["report", str(log), "-q", "-o", str(target)])
+    assert result.exit_code == 0 and result.stdout == ""
+    text = target.read_text(encoding="utf-8")
+    assert "### Escalation\n\nNo GPU faults." in text
+    assert "No process had a GPU fault, so there is nothing to chart (1 lifetime(s) in the log)." in text
+    assert "```mermaid" not in text and "### First fault as logged" not in text
+
+
+# -- redaction ----------------------------------------------------------------------------------------
+
+PLANTED = {
+    "home": "/Users/jdoe",
+    "user": "jdoe",
+    "ip": "192.168.77.23",
+    "email": "jdoe.private@example.org",
+    "key": "sk-live-0123456789abcdefXYZ",
+    "prompt": "my private prompt text",
+    "host": "jdoe-studio.local",
+}
+
+
+def secret_log(path: Path) -> Path:
+    """A fault whose record carries one planted secret of every kind."""
+    message = (
+        "2026-09-15 20:10:00,000 - omlx.server - ERROR - [-] - Error during chat streaming: [METAL] Command buffer "
+        "execution failed: Caused GPU Timeout Error (00000002:kIOGPUCommandBufferCallbackErrorTimeout). "
+        f"client={PLANTED['ip']} from {PLANTED['host']} mail {PLANTED['email']} api_key={PLANTED['key']} "
+        f"messages=[{{'role': 'user', 'content': '{PLANTED['prompt']}'}}] (account jdoe)"
+    )
+    site = f"{PLANTED['home']}/.venv/lib/python3.11/site-packages/omlx"
+    path.write_text(
+        "2026-09-15 20:00:00,000 - omlx.server - INFO - [-] - Server initialized with 1 models\n"
+        f"{message}\n"
+        "Traceback (most recent call last):\n"
+        f'  File "{site}/server.py", line 900, in stream_chat\n'
+        "    async for chunk in engine.stream(request):\n"
+        f'  File "{site}/utils/metal_sync.py", line 62, in _sync_and_clear_cache\n'
+        "    mx.synchronize()\n"
+        "RuntimeError: [METAL] Command buffer execution failed: Caused GPU Timeout Error "
+        "(00000002:kIOGPUCommandBufferCallbackErrorTimeout).\n"
+        "\n"
+        "2026-09-15 20:12:00,000 - omlx.server - WARNING - [-] - POST /v1/chat/completions → 400: bad\n",
+        encoding="utf-8",
+    )
+    return path
+
+
+def test_redaction_removes_every_planted_secret(tmp_path: Path) -> None:
+    log = secret_log(tmp_path / "server.log")
+    assert len(analysis_of(log).faults) == 1
+    masked = report_of(str(log))
+    for kind, secret in PLANTED.items():
+        assert secret.lower() not in masked.lower(), kind
+    assert 'File "~/.venv/lib/python3.11/site-packages/omlx/server.py", line 900' in masked
+    assert "client=[ip] from [host] mail [email] api_key=[key]" in masked
+    assert "'content': '[text]'" in masked and "(account [user])" in masked
+    assert "> **Redacted:**" in masked and "(masked here: 2 home folders, 1 user name, 1 host name" in masked
+
+
+def test_no_redact_keeps_them(tmp_path: Path) -> None:
+    log = secret_log(tmp_path / "server.log")
+    plain = report_of(str(log), "--no-redact")
+    for kind, secret in PLANTED.items():
+        assert secret in plain, kind
+    assert "> **Not redacted** (`--no-redact`)" in plain
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("GET http://127.0.0.1:8000/v1/models and ::1", "GET http://127.0.0.1:8000/v1/models and ::1"),
+        ("/opt/homebrew/Cellar/python@3.11/3.11.15_1/lib", "/opt/homebrew/Cellar/python@3.11/3.11.15_1/lib"),
+        ("https://github.com/jundot/omlx 2026-09-15T20:19:38 x[1::2]", None),
+        ("std::runtime_error (00000002:kIOGPU) 0.5.7 max_tokens=4096", None),
+        ("peer fe80::1cc0:3e8c:119f:c2e1%en0 and 2001:db8::8a2e:370:7334", "peer [ip] and [ip]"),
+        ("Authorization: Bearer abcdef0123456789 hf_abcdefghijklmnopqrstuvwxyz", "Authorization: Bearer [key] [key]"),
+        ("https://bob:pw@models.example.com/x", "https://[user]@[host]/x"),
+        (r"C:\Users\Jane\omlx and /home/jane/x and /Users/Shared/x", r"~\omlx and ~/x and /Users/Shared/x"),
+        ('{"prompt": "say \\"hi\\"", "max_tokens": 5}', '{"prompt": "[text]", "max_tokens": 5}'),
+    ],
+)
+def test_redact_patterns(text: str, expected: str | None) -> None:
+    assert redact(text).text == (text if expected is None else expected)
+
+
+def test_stdin_cannot_be_reread_for_the_excerpt() -> None:
+    result = runner.invoke(app, ["report", "-", "-q"], input="\n".join(STILL_DEAD) + "\n")
+    assert result.exit_code == 0
+    assert "server.log" not in result.stdout
+    assert "`<stdin>`, line 3: stdin cannot be read a second time" in result.stdout
