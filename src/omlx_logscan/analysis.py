@@ -156,7 +156,22 @@ class DeadWindow:
 
     @property
     def duration_s(self) -> float | None:
+        """From entry to the next process start: an upper bound when that start is not exact."""
         return seconds(self.start, self.end)
+
+    @property
+    def proven_end(self) -> str | None:
+        """The latest moment the log proves the engine was still dead (a lower bound on the end)."""
+        if self.end is not None and self.end_exact:
+            return self.end
+        if self.end_reason == "eof":
+            return max((t for t in (self.log_end, self.last_failure) if t), default=self.start)
+        return max((t for t in (self.end_after, self.last_failure) if t), default=self.start)
+
+    @property
+    def at_least_s(self) -> float:
+        """How long the log proves the engine was dead; every total of dead time adds these."""
+        return seconds(self.start, self.proven_end) or 0.0
 
     def as_dict(self) -> dict[str, Any]:
         interval = None
@@ -176,7 +191,7 @@ class DeadWindow:
             "end_reason": self.end_reason,
             "duration_s": self.duration_s,
             "still_dead_at_end_of_log": self.end_reason == "eof",
-            "dead_at_least_s": seconds(self.start, self.log_end) if self.end is None else None,
+            "dead_at_least_s": self.at_least_s,
             "repeats": self.repeats,
             "repeat_interval": interval,
             "requests_completed": self.requests_completed,

@@ -20,7 +20,7 @@ from rich.table import Table
 from rich.text import Text
 
 from omlx_logscan import __version__
-from omlx_logscan.analysis import Analysis, DeadWindow, Incident, Session
+from omlx_logscan.analysis import Analysis, Incident, Session
 from omlx_logscan.document import header
 from omlx_logscan.oshistory import OsHistory
 from omlx_logscan.render import md_escape
@@ -267,7 +267,7 @@ def _row(runs: list[list[Session]], analysis: Analysis, os_of: dict[int, str], h
         engine_starts=(sum(session.engine_starts for session in sessions) if analysis.stream.shows("INFO") else None),
         faults=dict(Counter(fault.kind for fault in faults)),
         penalty_box_entries=sum(1 for fault in faults if fault.outcome == "penalty_box"),
-        dead_hours=sum(_dead_seconds(window) for window in windows) / 3600,
+        dead_hours=sum(window.at_least_s for window in windows) / 3600,
         first_fault=first_fault.time if first_fault else None,
         after_first_start=(
             _after_first_start(first_session, first_fault, history) if first_fault else TimeBounds(None, None, None)
@@ -275,13 +275,6 @@ def _row(runs: list[list[Session]], analysis: Analysis, os_of: dict[int, str], h
         os_installed=install.time if install else None,
         first_fault_after_os_install_s=seconds(install.time, first_fault.time) if install and first_fault else None,
     )
-
-
-def _dead_seconds(window: DeadWindow) -> float:
-    """A dead window's length as the timeline's summary counts it; at least to its last sign when unended."""
-    if window.duration_s is not None:
-        return float(window.duration_s)
-    return seconds(window.start, window.end_after or window.log_end) or 0.0
 
 
 def build_bounds(analysis: Analysis, history: OsHistory | None, by: Grouping = Grouping.os) -> Bounds:

@@ -23,7 +23,7 @@ from omlx_logscan.analysis import Analysis, DeadWindow, Incident, Session
 from omlx_logscan.document import dead_for, fault_phrase, header, window_end_phrase
 from omlx_logscan.errors import EXIT_FINDINGS, EXIT_OK, LogscanError
 from omlx_logscan.render import md_escape
-from omlx_logscan.timeutil import human_duration, human_time, seconds
+from omlx_logscan.timeutil import human_duration, human_time
 
 SCHEMA = "omlx-logscan/check/1"
 RULES: dict[str, tuple[str, str]] = {  # name: (annotation title, what it finds)
@@ -233,11 +233,7 @@ def _session_end_finding(session: Session, reason: str) -> Finding:
 
 def dead_at_least(window: DeadWindow) -> float:
     """How long the log proves the engine was dead; infinite for a window still open at the end."""
-    if window.end_reason == "eof":
-        return math.inf
-    if window.end is not None and window.end_exact:
-        return window.duration_s or 0.0
-    return seconds(window.start, window.end_after) or 0.0
+    return math.inf if window.end_reason == "eof" else window.at_least_s
 
 
 def _dead_findings(analysis: Analysis, max_dead_s: float | None) -> list[Finding]:

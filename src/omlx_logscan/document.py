@@ -111,12 +111,10 @@ def window_end_phrase(window: DeadWindow) -> str:
 def dead_for(window: DeadWindow) -> str:
     """How long the engine was dead, as exact as the log allows."""
     if window.end is None:
-        at_least = seconds(window.start, window.end_after or window.log_end)
-        return f"dead at least {human_duration(at_least)}"
+        return f"dead at least {human_duration(window.at_least_s)}"
     if window.end_exact:
         return f"dead {human_duration(window.duration_s)}"
-    lower = seconds(window.start, window.end_after)
-    return f"dead {human_duration(lower)} to {human_duration(window.duration_s)}"
+    return f"dead {human_duration(window.at_least_s)} to {human_duration(window.duration_s)}"
 
 
 def escalation_rows(analysis: Analysis, os_versions: dict[int, str] | None = None) -> list[dict[str, Any]]:
@@ -184,11 +182,11 @@ def summary(analysis: Analysis) -> str:
         )
     windows = analysis.dead_windows
     if windows:
-        dead = sum(w.duration_s or 0 for w in windows)
+        dead = sum(w.at_least_s for w in windows)
         repeats = sum(w.repeats for w in windows)
         text += (
             f" {len(windows)} penalty-box entr{'ies' if len(windows) != 1 else 'y'} left the engine "
-            f"generation-dead for {human_duration(dead)} in all ({repeats} repeated failures)"
+            f"generation-dead for at least {human_duration(dead)} in all ({repeats} repeated failures)"
         )
         open_windows = [w for w in windows if w.end_reason == "eof"]
         text += "; it was still dead when the log ended." if open_windows else "."

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, tzinfo
 from pathlib import Path
 from typing import Any
+from xml.parsers.expat import ExpatError
 
 from dateutil import parser as date_parser
 
@@ -88,7 +89,7 @@ def _local(moment: datetime, tz: tzinfo | None) -> str:
 def _plist_installs(data: bytes, name: str, tz: tzinfo | None) -> list[OsInstall]:
     try:
         entries = plistlib.loads(data)
-    except (plistlib.InvalidFileException, ValueError, OverflowError) as exc:
+    except (plistlib.InvalidFileException, ValueError, OverflowError, ExpatError) as exc:
         raise LogscanError(f"{name}: not a readable property list ({exc})") from None
     if not isinstance(entries, list):
         raise LogscanError(f"{name}: a property list, but not an install history (expected an array of installs)")
@@ -102,7 +103,10 @@ def _plist_installs(data: bytes, name: str, tz: tzinfo | None) -> list[OsInstall
         if not isinstance(version, str) or not version.strip() or not isinstance(date, datetime):
             continue
         utc = date.replace(tzinfo=UTC) if date.tzinfo is None else date  # plist dates are UTC
-        installs.append(OsInstall(_local(utc, tz), version.strip(), display, name))
+        try:
+            installs.append(OsInstall(_local(utc, tz), version.strip(), display, name))
+        except OverflowError:  # a date at the edge of the calendar cannot be a real install
+            continue
     return installs
 
 

@@ -134,7 +134,7 @@ def _is_time(cell: str) -> bool:
 def _csv_time(cell: str, label: str, number: int, zone_info: tzinfo | None) -> datetime:
     try:
         return _local(datetime.fromisoformat(cell.strip()), zone_info)
-    except ValueError:
+    except (ValueError, OverflowError):
         raise LogscanError(f"{label}: line {number}: {cell.strip()!r} is not an ISO time (2026-09-15 18:10)") from None
 
 
@@ -148,7 +148,7 @@ def _log_times(text: str, zone_info: tzinfo | None) -> list[datetime]:
         stamp = f"{match['date']}T{match['time']}{'.' + frac.ljust(6, '0') if frac else ''}{match['zone'] or ''}"
         try:
             times.append(_local(datetime.fromisoformat(stamp), zone_info))
-        except ValueError:  # e.g. month 13: not a timestamp after all
+        except (ValueError, OverflowError):  # e.g. month 13, or year 1 in another zone: no usable time
             continue
     return times
 
@@ -215,7 +215,7 @@ def dead_intervals(analysis: Analysis) -> list[Interval]:
     """The dead-engine windows, each to the last time it is known to have lasted."""
     out: list[Interval] = []
     for window in analysis.dead_windows:
-        end = window.end if window.end_exact else (window.end_after or window.end or window.log_end)
+        end = window.proven_end
         if window.start and end:
             out.append((parse(window.start), parse(end)))
     return out

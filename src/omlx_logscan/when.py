@@ -53,10 +53,10 @@ def parse_when(text: str, tz: tzinfo | None, option: str = "--since") -> str:
         return (now - timedelta(seconds=duration_seconds(raw.removesuffix("ago").strip(), option))).isoformat()
     try:
         moment = date_parser.parse(text)
+        if moment.tzinfo is not None:  # an explicit offset: convert to the log's local time
+            moment = moment.astimezone(tz).replace(tzinfo=None)
     except (ValueError, OverflowError):
         raise LogscanError(f"{option} {text!r}: not a date (try '2026-09-15 20:00', '2 days ago' or '3h')") from None
-    if moment.tzinfo is not None:  # an explicit offset: convert to the log's local time
-        moment = moment.astimezone(tz).replace(tzinfo=None) if tz else moment.astimezone().replace(tzinfo=None)
     return str(moment.isoformat())
 
 
