@@ -233,3 +233,36 @@ def test_debug_lets_the_traceback_through(monkeypatch: pytest.MonkeyPatch) -> No
     monkeypatch.setattr("omlx_logscan.analysis.analyze", broken)
     result = runner.invoke(app, ["timeline", "--debug", str(REAL / "omlx-issue-3683.log")])
     assert isinstance(result.exception, RuntimeError) and str(result.exception) == "boom"
+
+
+def test_the_same_log_twice_counts_once(tmp_path: Path) -> None:
+    copy = tmp_path / "omlx.log"
+    copy.write_bytes(EXAMPLE.read_bytes())
+    from conftest import analysis_of
+
+    single, doubled = analysis_of(EXAMPLE), analysis_of(EXAMPLE, copy)
+    assert len(doubled.sessions) == len(single.sessions) == 160
+    assert [(f.time, f.outcome) for f in doubled.faults] == [(f.time, f.outcome) for f in single.faults]
+    assert doubled.stream.accounting.duplicates == single.stream.accounting.records
+
+
+def test_a_folder_and_a_file_inside_it_are_read_once(tmp_path: Path) -> None:
+    (tmp_path / "server.log").write_text(WARN.format(1, 1) + TIMEOUT_LINE)
+    stream = stream_of(tmp_path, tmp_path / "server.log")
+    assert len(stream.sources) == 1 and stream.kind_counts["gpu_error"] == 1
+
+
+def test_a_request_that_is_a_dense_row_in_one_source_and_an_event_in_another_counts_once(tmp_path: Path) -> None:
+    request = (
+        "2026-09-15 20:00:01,000 - omlx.server - INFO - {}Chat completion: 5 tokens in 1.00s (5.0 tok/s), prompt: 9\n"
+    )
+    routine = "2026-09-15 20:00:0{},000 - omlx.server - INFO - [-] - routine\n"
+    file_log = tmp_path / "server.log"  # the request line sits between two timed lines: a dense row
+    file_log.write_text(routine.format(0) + request.format("[-] - ") + routine.format(2))
+    capture = tmp_path / "omlx.log"  # an untimed uvicorn line touches it here: a Python-parsed event
+    capture.write_text('INFO:     127.0.0.1:5000 - "POST /v1/chat/completions HTTP/1.1" 200 OK\n' + request.format(""))
+    stream = stream_of(file_log, capture)
+    assert stream.kind_counts["request_complete"] == 1
+    acc = stream.accounting
+    assert acc.duplicates == 1
+    assert acc.lines == acc.event_lines + acc.record_lines + acc.blank + acc.unparsed

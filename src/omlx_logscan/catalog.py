@@ -137,13 +137,30 @@ CATALOG: tuple[Template, ...] = (
     Template("request_error", r"^Error during chat streaming:", "Error during chat streaming", "chat_stream"),
 )
 
-# Which template kinds a record's *head* line can reach at INFO/DEBUG level; WARNING and
-# above are always inspected, so this is what the bulk scanner must look for.
+# Named groups that hold numbers (others, like request ids and model names, stay text).
+NUMERIC_FIELDS = frozenset(
+    {
+        "pid",
+        "tokens",
+        "seconds",
+        "tok_per_s",
+        "prompt_tokens",
+        "texts",
+        "dims",
+        "status",
+        "schedulers",
+        "aborted",
+        "current_gb",
+        "soft_gb",
+        "hard_gb",
+        "ceiling_gb",
+    }
+)
+
+# Substrings that make the bulk scanner keep an INFO line for the Python grammar (WARNING and
+# above are always kept; DEBUG records are dropped as routine unless they carry a GPU error).
 PREFILTER_LITERALS: tuple[str, ...] = tuple(sorted({t.literal for t in CATALOG}))
 
-# Kinds whose records say a new process began. Markers of one startup block join into one start;
-# every banner is a start of its own.
-START_TAGS_OPENING = frozenset({"banner"})
 
 # Where a GPU failure surfaced, from the record's message. First match wins.
 GPU_CONTEXTS: tuple[tuple[re.Pattern[str], str], ...] = tuple(

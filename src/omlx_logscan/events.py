@@ -26,13 +26,14 @@ from omlx_logscan.catalog import (
     GPU_CODE_NAMES,
     GPU_CONTEXTS,
     GPU_RESOURCE_LIMIT,
+    NUMERIC_FIELDS,
 )
 from omlx_logscan.errors import InputError
-from omlx_logscan.grammar import LEVEL_RANK
+from omlx_logscan.grammar import LEVEL_RANK, parse_line
 from omlx_logscan.records import Record, assemble
 from omlx_logscan.scan import REQUEST_SCHEMA, SourceScan, scan_source
 from omlx_logscan.sources import Source
-from omlx_logscan.timeutil import seconds
+from omlx_logscan.timeutil import parse, seconds
 
 KINDS = (
     "process_start",
@@ -127,7 +128,7 @@ class EventStream:
 
     sources: list[SourceInfo]
     events: list[Event]
-    requests: pl.DataFrame  # dense finished-request rows: source, line, time, key, text
+    requests: pl.DataFrame  # dense finished-request rows: source, line, time, key, tokens, text
     accounting: Accounting
     kind_counts: Counter[str]
     unparsed: list[tuple[str, int, str]]
@@ -151,8 +152,9 @@ def _frames(lines: list[str]) -> list[dict[str, Any]]:
         if match is None:
             continue
         source_line = ""
-        if index + 1 < len(lines) and not _FRAME.match(lines[index + 1]):
-            candidate = lines[index + 1].strip()
+        following = lines[index + 1] if index + 1 < len(lines) else ""
+        if following and not (_FRAME.match(following) or _FAULTHANDLER_FRAME.match(following)):
+            candidate = following.strip()
             if candidate and set(candidate) - set("^~ "):
                 source_line = candidate
         frames.append({"path": match["path"], "line": int(match["line"]), "func": match["func"], "code": source_line})
@@ -194,7 +196,9 @@ def _catalog_match(message: str) -> tuple[str, str, dict[str, Any]] | None:
     for template in CATALOG:
         match = template.regex.search(message)
         if match:
-            values = {k: _number(v) for k, v in match.groupdict().items() if v is not None}
+            values = {
+                k: _number(v) if k in NUMERIC_FIELDS else v for k, v in match.groupdict().items() if v is not None
+            }
             return template.kind, template.tag, values
     return None
 
@@ -293,9 +297,13 @@ def cellar_version(event: Event) -> str | None:
 
 
 def _dedup_key(event: Event) -> tuple[Any, ...] | None:
-    if event.time is None:
+    """What makes two sources' records the same record: their time, or for untimed lines (a
+    banner, an abort) the timestamps around them. None when nothing could tell two apart."""
+    if event.time is not None:
+        return (event.time, event.logger, event.level, event.message, event.kind)
+    if event.prev_time is None and event.next_time is None:
         return None
-    return (event.time, event.logger, event.level, event.message, event.kind)
+    return ("untimed", event.prev_time, event.next_time, event.message, event.kind)
 
 
 def _requests_frame(scans: list[SourceScan]) -> pl.DataFrame:
@@ -306,6 +314,43 @@ def _requests_frame(scans: list[SourceScan]) -> pl.DataFrame:
     if len(scans) > 1:  # one record in two sources: keep the copy of the first source that has it
         table = table.filter(pl.col("source") == pl.col("source").min().over("time", "key"))
     return table
+
+
+def _log_line(event: Event) -> str:
+    """A request event written back as the console-format line its key is computed from."""
+    stamp = (event.time or "").replace("T", " ").replace(".", ",")
+    return f"{stamp} - {event.logger} - {event.level} - {event.message}"
+
+
+def _drop_shared_requests(per_source: list[list[Event]], requests: pl.DataFrame) -> tuple[pl.DataFrame, list[Event]]:
+    """A finished request can be a dense row in one source and an event in another (there an
+    untimed line touched it): keep the copy of the first source, as for any other record.
+
+    Returns the dense rows to keep and the request events to drop.
+    """
+    sparse = [ev for events in per_source for ev in events if ev.kind == "request_complete" and ev.time]
+    if not sparse or not requests.height:
+        return requests, []
+    keys = pl.DataFrame({"line": [_log_line(ev) for ev in sparse]}).select(pl.col("line").hash())["line"]
+    both = pl.concat(
+        [
+            requests.select("source", "time", "key", row=pl.lit(-1, dtype=pl.Int64)),
+            pl.DataFrame(
+                {
+                    "source": [ev.source_index for ev in sparse],
+                    "time": [parse(ev.time or "") for ev in sparse],
+                    "key": keys,
+                    "row": list(range(len(sparse))),
+                },
+                schema={"source": pl.UInt32, "time": pl.Datetime("ms"), "key": pl.UInt64, "row": pl.Int64},
+            ),
+        ]
+    ).with_columns(owner=pl.col("source").min().over("time", "key"))
+    losers = both.filter(pl.col("source") != pl.col("owner"))
+    dropped_rows = set(losers.filter(pl.col("row") >= 0)["row"].to_list())
+    shared = losers.filter(pl.col("row") < 0).select("source", "time", "key").unique()
+    kept = requests.join(shared, on=["source", "time", "key"], how="anti") if shared.height else requests
+    return kept, [sparse[i] for i in sorted(dropped_rows)]
 
 
 def read_events(
@@ -378,6 +423,14 @@ def read_events(
         )
         per_source.append(events)
     requests = _requests_frame(scans)
+    if len(scans) > 1:
+        requests, shared_events = _drop_shared_requests(per_source, requests)
+        dropped_ids = {id(ev) for ev in shared_events}
+        per_source = [[ev for ev in events if id(ev) not in dropped_ids] for events in per_source]
+        moved = sum(ev.lines for ev in shared_events)
+        accounting.duplicates += len(shared_events)
+        accounting.event_lines -= moved
+        accounting.record_lines += moved
     dropped = sum(frame.height for scan in scans for frame in scan.requests) - requests.height
     accounting.duplicates += dropped
     accounting.event_lines -= dropped
@@ -489,7 +542,8 @@ def _collapse_starts(events: Iterator[Event]) -> list[Event]:
 
 def _join_start(start: Event, marker: Event) -> None:
     """Fold one more startup marker into the start it belongs to."""
-    start.fields["markers"].append(marker.fields.get("marker"))
+    if marker.fields.get("marker") not in start.fields["markers"]:
+        start.fields["markers"].append(marker.fields.get("marker"))
     start.lines += marker.lines
     for key in ("pid", "omlx_version"):
         if marker.fields.get(key) is not None and start.fields.get(key) is None:
@@ -514,7 +568,8 @@ def _span_with_requests(first: str | None, last: str | None, scan: SourceScan) -
 
 def iter_requests(stream: EventStream, sources: list[str]) -> Iterator[Event]:
     """The dense request rows as events (needs ``keep_request_text``), for the events command."""
-    for source, line, text in stream.requests.select("source", "line", "text").iter_rows():
+    rows = stream.requests.sort("time", "source", "line").select("source", "line", "text")
+    for source, line, text in rows.iter_rows():
         if text is None:
             continue
         record = assemble_one(text, line)
@@ -523,8 +578,6 @@ def iter_requests(stream: EventStream, sources: list[str]) -> Iterator[Event]:
 
 def assemble_one(text: str, line: int) -> Record:
     """A single-line record (the dense request rows are single lines by construction)."""
-    from omlx_logscan.grammar import parse_line
-
     parsed = parse_line(text)
     return Record(line, parsed, stamp=parsed.timestamp, prev_stamp=parsed.timestamp, next_stamp=parsed.timestamp)
 
@@ -533,37 +586,35 @@ def within(stream: EventStream, since: str | None, until: str | None) -> EventSt
     """The part of the stream between two local times (untimed events go by the time before them)."""
     if since is None and until is None:
         return stream
+    lower = parse(since) if since else None
+    upper = parse(until) if until else None
 
     def inside(stamp: str | None) -> bool:
         if not stamp:
-            return since is None
-        return (since is None or stamp >= since) and (until is None or stamp <= until)
+            return lower is None
+        moment = parse(stamp)
+        return (lower is None or moment >= lower) and (upper is None or moment <= upper)
 
     events = [ev for ev in stream.events if inside(ev.time or ev.prev_time)]
     requests = stream.requests
     if requests.height:
-        column = pl.col("time")
-        if since is not None:
-            requests = requests.filter(column >= datetime_of(since))
-        if until is not None:
-            requests = requests.filter(column <= datetime_of(until))
+        if lower is not None:
+            requests = requests.filter(pl.col("time") >= lower)
+        if upper is not None:
+            requests = requests.filter(pl.col("time") <= upper)
     counts = Counter(ev.kind for ev in events)
     if requests.height:
         counts["request_complete"] += requests.height
-    sources = [
-        replace(
-            info,
-            first=max(info.first, since) if info.first and since else info.first,
-            last=min(info.last, until) if info.last and until else info.last,
-        )
-        for info in stream.sources
-    ]
+    sources = [_clip(info, since, until) for info in stream.sources]
     return EventStream(
         sources, events, requests, stream.accounting, counts, stream.unparsed, stream.levels, stream.clock_jumps
     )
 
 
-def datetime_of(stamp: str) -> Any:
-    from datetime import datetime
-
-    return datetime.fromisoformat(stamp)
+def _clip(info: SourceInfo, since: str | None, until: str | None) -> SourceInfo:
+    """A source's span inside the window; no span at all when they do not overlap."""
+    first = max(info.first, since) if info.first and since else info.first
+    last = min(info.last, until) if info.last and until else info.last
+    if first and last and parse(first) > parse(last):
+        first = last = None
+    return replace(info, first=first, last=last)

@@ -1,10 +1,10 @@
 """The bulk scan: find the lines that matter without running Python on every line.
 
-Each chunk of a source is split into lines by polars' CSV reader (one column, no quoting)
-and classified with vectorised regexes. Routine single-line records (INFO/DEBUG lines no
-catalog template can match) are only counted. Finished-request lines, the one dense kind,
-stay in a polars table. Everything else, a small fraction of a big log, goes to the Python
-line grammar as ``KeptLine`` rows.
+Each batch of a source is split into lines by polars' CSV reader (one column, no quoting)
+and classified with vectorised regexes. Routine single-line records (DEBUG records, and
+INFO records no catalog literal occurs in) are only counted. Finished-request lines, the one
+dense kind, stay in a polars table. Everything else, a small fraction of a big log, goes to
+the Python line grammar as ``KeptLine`` rows.
 """
 
 from __future__ import annotations
@@ -22,21 +22,28 @@ from omlx_logscan.errors import InputError
 from omlx_logscan.sources import SNIFF_BYTES, Source, looks_binary, read_chunks, sniff_codec
 
 _STAMP = r"^\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d"
+# The file/console record prefix up to the level: level tests are anchored, so a message that
+# merely mentions " - DEBUG - " is never taken for a DEBUG record.
+_RECORD_PREFIX = r"^\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d[,.]\d+ - [\w.]+ - "
+_LEVEL_RECORD = {level: f"{_RECORD_PREFIX}{level} - " for level in ("TRACE", "DEBUG", "INFO")}
+_REQUEST = (
+    _RECORD_PREFIX + r"INFO - (?:\[[^\]]*\] - )?(?:Chat completion: (?:model=[^,]*, )?\d+ tokens in |Embedding: \d)"
+)
 _INTERESTING = "|".join(
     [r"WARN|ERROR|CRITICAL|FATAL"] + [re.escape(lit) for lit in (*PREFILTER_LITERALS, *GPU_LITERALS)]
 )
-_REQUEST = r"Chat completion: |Embedding: \d"
 _GPU = "|".join(re.escape(lit) for lit in GPU_LITERALS)
-_LOW_LEVELS = ("TRACE", "DEBUG", "INFO")
 BATCH_ROWS = 100_000
+# One string column per line: no quoting, and a separator byte that, should a line hold it,
+# makes polars refuse the file (the Python reader then takes over), never cut the line.
 _CSV_OPTIONS: dict[str, Any] = {
     "has_header": False,
     "separator": "\x1f",
     "quote_char": None,
     "new_columns": ["line"],
     "infer_schema": False,
-    "encoding": "utf8-lossy",
-    "truncate_ragged_lines": True,
+    "encoding": "utf8",
+    "truncate_ragged_lines": False,
 }
 
 REQUEST_SCHEMA: dict[str, Any] = {
@@ -85,47 +92,44 @@ def _split(df: pl.DataFrame, keep_all: bool, known: set[str]) -> tuple[pl.DataFr
     A timed line is kept when an untimed line touches it (it heads or follows a multi-line
     record, so the grammar can join records and date untimed lines from their neighbours), when
     it could match the catalog, or when it is a batch's first or last line (so records and
-    neighbour times carry across batches). Everything else is a routine record, only counted.
-    The cheap tests run on every row; the costly catalog regex only on what survives them:
-    in a DEBUG log most lines are DEBUG records that no untimed line touches.
+    neighbour times carry across batches). DEBUG records that no untimed line touches are
+    routine and only counted: they are most of a DEBUG log, so they are dropped before the
+    costly catalog regex runs on what is left.
     """
     line = pl.col("line")
     ts = pl.col("ts")
+    single = pl.col("single")  # a timed line no untimed line touches: a one-line record
     marked = (
         df.lazy()
         .with_columns(ts=line.str.contains(_STAMP).fill_null(False))
-        .with_columns(
-            touches=(~ts.shift(-1)).fill_null(True) | (~ts.shift(1)).fill_null(True),
-            debug=line.str.contains(" - DEBUG - ", literal=True).fill_null(False),
-        )
+        .with_columns(single=ts & pl.col("ts").shift(-1).fill_null(False) & pl.col("ts").shift(1).fill_null(False))
     )
     if keep_all:
-        kept = marked.collect()
-        return kept.select("n", "line"), kept.clear().select("n", "line"), _levels(kept, known)
-    routine_debug = ts & ~pl.col("touches") & pl.col("debug") & ~line.str.contains(_GPU).fill_null(False)
+        everything = marked.collect()
+        return everything.select("n", "line"), everything.clear().select("n", "line"), _levels(everything, known)
+    debug = line.str.contains(_LEVEL_RECORD["DEBUG"]).fill_null(False)
+    routine_debug = single & debug & ~line.str.contains(_GPU).fill_null(False)
     rest = (
-        marked.with_columns(any_debug=pl.col("debug").any())
+        marked.with_columns(any_debug=debug.any())
         .filter(~routine_debug)
-        .with_columns(info=line.str.contains(" - INFO - ", literal=True).fill_null(False))
-        .with_columns(request=ts & ~pl.col("touches") & pl.col("info") & line.str.contains(_REQUEST).fill_null(False))
-        .with_columns(
-            keep=(~ts | pl.col("touches") | line.str.contains(_INTERESTING).fill_null(False)) & ~pl.col("request")
-        )
+        .with_columns(request=single & line.str.contains(_REQUEST).fill_null(False))
+        .with_columns(keep=(~single | line.str.contains(_INTERESTING).fill_null(False)) & ~pl.col("request"))
         .collect()
     )
     if rest.height and rest["any_debug"][0]:
         known = known | {"DEBUG"}
-    levels = _levels(rest, known)
-    return rest.filter("keep").select("n", "line"), rest.filter("request"), levels
+    return rest.filter("keep").select("n", "line"), rest.filter("request"), _levels(rest, known)
 
 
 def _levels(df: pl.DataFrame, known: set[str]) -> set[str]:
-    """``known`` plus whichever of TRACE/DEBUG/INFO the file-format lines of ``df`` show."""
-    found = set(known)
-    for level in _LOW_LEVELS:
-        if level not in found and df.select(pl.col("line").str.contains(f" - {level} - ", literal=True).any()).item():
-            found.add(level)
-    return found
+    """``known`` plus whichever of TRACE/DEBUG/INFO the file-format records of ``df`` show."""
+    missing = [level for level in _LEVEL_RECORD if level not in known]
+    if not missing or not df.height:
+        return set(known)
+    found = df.select(
+        pl.col("line").str.contains(_LEVEL_RECORD[level]).fill_null(False).any().alias(level) for level in missing
+    ).row(0)
+    return set(known) | {level for level, seen in zip(missing, found, strict=True) if seen}
 
 
 def _native(source: Source) -> bool:
@@ -135,9 +139,10 @@ def _native(source: Source) -> bool:
         return False
     with open(path, "rb") as handle:
         head = handle.read(SNIFF_BYTES)
-    if head and sniff_codec(head) is None and looks_binary(head):
+    plain = bool(head) and sniff_codec(head) is None
+    if plain and looks_binary(head):
         raise InputError(f"{source.name}: not a text log (binary data)")
-    return bool(head) and sniff_codec(head) is None
+    return plain
 
 
 def _batches(source: Source, native: bool) -> Iterator[pl.DataFrame]:
@@ -160,7 +165,7 @@ def scan_source(
     keep_request_text: bool = False,
     progress: Callable[[int], None] | None = None,
 ) -> SourceScan:
-    """Scan one source batch by batch; memory stays bounded by the batch size."""
+    """Scan one source batch by batch: what is held grows with the kept lines and request rows only."""
     try:
         native = _native(source)
     except InputError as exc:
@@ -189,9 +194,14 @@ def _scan(
                 progress(int(batch.select(pl.col("line").str.len_bytes().sum()).item() or 0) + batch.height)
             batch = batch.with_row_index("n", offset=result.lines + 1)
             kept_rows, requests, result.levels = _split(batch, keep_all, result.levels)
-            result.kept.extend(KeptLine(n, text or "") for n, text in kept_rows.iter_rows())
             if requests.height:
-                result.requests.append(_request_rows(requests, index, keep_request_text))
+                rows = _request_rows(requests, index, keep_request_text)
+                timeless = rows["time"].is_null()
+                if timeless.any():  # a date such as 2026-13-45: the grammar decides what the line is
+                    kept_rows = pl.concat([kept_rows, requests.filter(timeless).select("n", "line")]).sort("n")
+                    rows, requests = rows.filter(~timeless), requests.filter(~timeless)
+                result.requests.append(rows)
+            result.kept.extend(KeptLine(n, text or "") for n, text in kept_rows.iter_rows())
             result.routine_records += batch.height - kept_rows.height - requests.height
             result.lines += batch.height
     except InputError as exc:

@@ -91,7 +91,21 @@ def resolve(paths: list[str]) -> list[Source]:
             sources.append(Source(str(path), path))
         else:
             raise InputError(f"{arg}: not a regular file")
-    return sources
+    return _unique(sources)
+
+
+def _unique(sources: list[Source]) -> list[Source]:
+    """Each file once, however it was named (a folder and a file inside it, a path and a symlink)."""
+    seen: set[Path] = set()
+    out: list[Source] = []
+    for source in sources:
+        real = source.path.resolve() if source.path is not None else None
+        if real is not None and real in seen:
+            continue
+        if real is not None:
+            seen.add(real)
+        out.append(source)
+    return out
 
 
 def sniff_codec(head: bytes) -> str | None:
