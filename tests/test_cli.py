@@ -29,7 +29,7 @@ def test_timeline_text_on_the_example() -> None:
     result = runner.invoke(app, ["timeline", str(EXAMPLE)])
     assert result.exit_code == 0, result.output
     assert "2026-09-15 22:20:21              Timeout → SubmissionsIgnored in the same second" in result.output
-    assert "identical for all 6 of 6 faults" in result.output
+    assert "identical for all 6 faults" in result.output
     assert "read 2224 lines" in result.output  # the accounting, on stderr (mixed in by the runner)
 
 
@@ -226,3 +226,43 @@ def test_timeline_with_os_history_names_versions_and_adds_bounds() -> None:
     assert rows["26.5.1"]["process_starts"] == 156 and rows["26.5.1"]["faults"] == {}
     text = runner.invoke(app, ["timeline", str(EXAMPLE), "--os", "27.0@2026-09-15 17:41", "-q"]).stdout
     assert "[macOS 27.0]" in text and "Version bounds" in text
+
+
+def test_crash_evidence_shows_in_the_timeline_and_fails_the_check() -> None:
+    panic = REAL / "omlx-issue-862.log"
+    text = runner.invoke(app, ["timeline", str(panic), "-q"]).stdout
+    assert "Crash evidence" in text and "macOS kernel panic" in text and "completeMemory()" in text
+    doc = json.loads(runner.invoke(app, ["timeline", str(panic), "-q", "-f", "json"]).stdout)
+    assert [row["kind"] for row in doc["crashes"]] == ["kernel_panic"]
+    assert doc["sessions"][0]["end_reason"] == "crash"
+    result = runner.invoke(app, ["check", str(REAL / "omlx-issue-410.log"), "-q"])
+    assert result.exit_code == 1 and "macOS crash report" in result.stdout
+
+
+def test_check_refuses_input_without_omlx_records() -> None:
+    result = runner.invoke(app, ["check", str(EXAMPLE.parent / "os-history.txt")])
+    assert result.exit_code == 2 and "no oMLX log records" in result.stderr
+
+
+def test_counts_the_log_level_hides_are_unknown_not_zero() -> None:
+    doc = json.loads(runner.invoke(app, ["timeline", str(EXAMPLE), "-q", "-f", "json"]).stdout)
+    assert {s["requests_completed"] for s in doc["sessions"]} == {None}
+    assert {s["engine_starts"] for s in doc["sessions"]} == {None}
+    assert {w["requests_completed"] for w in doc["dead_windows"]} == {None}
+    text = runner.invoke(app, ["timeline", str(EXAMPLE), "-q"]).stdout
+    assert "requests completed not logged" in text
+
+
+def test_time_window_checks() -> None:
+    result = runner.invoke(app, ["timeline", str(EXAMPLE), "--since", "2026-09-16", "--until", "2026-09-15"])
+    assert result.exit_code == 2 and "is after --until" in result.stderr
+    result = runner.invoke(app, ["timeline", str(EXAMPLE), "--since", "2027-01-01"])
+    assert result.exit_code == 0 and "no records in the --since/--until window" in result.stderr
+    assert "the log covers 2026-06-20 12:07:22 → 2026-09-16 09:29:33" in result.stderr
+
+
+def test_a_closed_pipe_is_not_an_error() -> None:
+    command = f"{sys.executable} -m omlx_logscan timeline {EXAMPLE} -q | head -1"
+    result = subprocess.run(["bash", "-o", "pipefail", "-c", command], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "oMLX log timeline" and "Traceback" not in result.stderr

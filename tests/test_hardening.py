@@ -266,3 +266,26 @@ def test_a_request_that_is_a_dense_row_in_one_source_and_an_event_in_another_cou
     acc = stream.accounting
     assert acc.duplicates == 1
     assert acc.lines == acc.event_lines + acc.record_lines + acc.blank + acc.unparsed
+
+
+def test_time_only_lines_stay_in_order_across_midnight(tmp_path: Path) -> None:
+    log = tmp_path / "paste.log"
+    log.write_text(
+        "2026-09-15 23:00:00,000 - omlx.scheduler - WARNING - [-] - dated\n"
+        "23:30:00 - omlx.scheduler - WARNING - half past\n"
+        "00:10:00 - omlx.scheduler - WARNING - after midnight\n"
+        "13:00:00 - omlx.scheduler - WARNING - next afternoon\n"
+    )
+    times = [ev.time for ev in stream_of(log).events]
+    assert times == ["2026-09-15T23:00:00.000", "2026-09-15T23:30:00", "2026-09-16T00:10:00", "2026-09-16T13:00:00"]
+
+
+def test_a_time_only_fault_after_a_panic_report_is_not_swallowed(tmp_path: Path) -> None:
+    log = tmp_path / "paste.log"
+    log.write_text(
+        'panic(cpu 4 caller 0xfffffe00427725d8): "completeMemory() prepare count underflow" @IOGPUMemory.cpp:550\n'
+        "Debugger message: panic\n"
+        "14:40:48,000 - omlx.engine_core - ERROR - Engine loop error: [METAL] Command buffer execution failed: "
+        "Caused GPU Timeout Error (00000002:kIOGPUCommandBufferCallbackErrorTimeout)\n"
+    )
+    assert [ev.kind for ev in stream_of(log).events] == ["kernel_panic", "gpu_error"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import io
 import json
 import os
 import signal
@@ -20,10 +21,11 @@ from typer.testing import CliRunner
 
 from conftest import EXAMPLE, GENERATED, analysis_of
 from omlx_logscan.cli import app
+from omlx_logscan.cli_watch import TableSink
 from omlx_logscan.errors import EXIT_DEAD
 from omlx_logscan.events import Event
 from omlx_logscan.scan import KeptLine
-from omlx_logscan.watch import FileChange, Follower, LiveState, LiveStream, log_path
+from omlx_logscan.watch import FileChange, Follower, LiveState, LiveStream, Notice, Watcher, WatchOptions, log_path
 
 WATCH = [sys.executable, "-m", "omlx_logscan", "watch"]
 STARTUP_S = 20.0  # interpreter start and imports on a busy machine
@@ -80,6 +82,11 @@ def escalation(at: datetime) -> str:
 def repeat(at: datetime) -> str:
     """The penalty-boxed engine failing again at its next step."""
     return _line(at, "omlx.engine_core", "ERROR", f"Engine loop error: {_IGNORED}") + _traceback(_IGNORED)
+
+
+def timeout(at: datetime) -> str:
+    """A Timeout alone: a fault the engine survives."""
+    return _line(at, "omlx.engine_core", "ERROR", f"Engine loop error: {_TIMEOUT}") + _traceback(_TIMEOUT)
 
 
 def startup(at: datetime) -> str:
@@ -353,6 +360,73 @@ def test_live_state_matches_the_batch_analyzer(case: str, tmp_path: Path) -> Non
     assert [w is state.window for w in state.windows] == still_dead
 
 
+# -- the watcher, on a clock the test sets -------------------------------------------------------
+
+
+class Recorder:
+    """A sink that keeps what the watcher said, in order, as (what, text) pairs."""
+
+    def __init__(self) -> None:
+        self.said: list[tuple[str, str]] = []
+
+    def event(self, event: Event) -> None:
+        self.said.append(("event", event.kind))
+
+    def notice(self, notice: Notice) -> None:
+        self.said.append((notice.kind, notice.message))
+
+    def info(self, message: str) -> None:
+        self.said.append(("info", message))
+
+    def kinds(self) -> list[str]:
+        return [what for what, _ in self.said]
+
+
+def test_from_start_keeps_a_fault_at_the_end_of_the_history_in_the_history(tmp_path: Path) -> None:
+    """The last replayed record and incident are history: counted in the replay, never a notice or a hook."""
+    log = tmp_path / "server.log"
+    log.write_text(startup(T0 - timedelta(minutes=2)) + warning(T0 - timedelta(minutes=1)) + timeout(T0))
+    sink = Recorder()
+    watcher = Watcher(WatchOptions(log, from_start=True, on_fault="true"), sink)
+    watcher.step(0.0)
+    for now in (10.0, 20.0):  # long past the record hold and the incident gap
+        assert not watcher.step(now)
+    at = next(i for i, (what, text) in enumerate(sink.said) if what == "info" and text.startswith("replayed"))
+    assert "1 session, 1 GPU fault, 0 dead windows" in sink.said[at][1]
+    assert ("event", "gpu_error") in sink.said[:at]  # printed as part of the replay
+    assert "fault" not in sink.kinds() and watcher.hook_runs == {}
+
+    append(log, timeout(T0 + timedelta(minutes=1)))  # a live fault still is news
+    watcher.step(30.0)
+    watcher.step(40.0)
+    deadline = time.monotonic() + WITHIN_S
+    while "command" not in sink.kinds() and time.monotonic() < deadline:
+        watcher.step(50.0)
+        time.sleep(0.01)
+    watcher.follower.close()
+    assert [text for what, text in sink.said if what == "fault"] == [
+        "GPU fault 2 in session 1 at 2026-09-15 22:21:21: Timeout (engine_loop)"
+    ]
+    assert watcher.hook_runs == {"on-fault": 1} and "command" in sink.kinds()
+
+
+def test_the_table_shows_control_characters_instead_of_sending_them_to_the_terminal() -> None:
+    """A log line (or a hook's output) must not retitle, clear or recolour the user's terminal."""
+    hostile = "POST /v1/chat/completions → 400: \x1b]0;owned\x07\x1b[2J\x9b31m\rdone\tok"
+    stream = LiveStream("server.log")
+    events = stream.add([KeptLine(1, _line(T0, "omlx.server", "WARNING", hostile).rstrip("\n"))]) + stream.flush()
+    assert [e.kind for e in events] == ["request_error"]
+    out = io.StringIO()
+    sink = TableSink(out, quiet=True)
+    sink.event(events[0])
+    sink.notice(Notice("command", "on-dead command exited 0", {}, ["\x1b[2J\x1b[31mrestarted\x1b[0m"]))
+    text = out.getvalue()
+    for raw in ("\x1b]0;", "\x07", "\x9b", "\r", "\x1b[2J", "\x1b[31mrestarted"):  # colour codes of our own may stay
+        assert raw not in text
+    assert "400: \\x1b]0;owned\\x07\\x9b31m\\x0ddone" in text  # the grammar already drops colour (CSI) codes
+    assert "\\x1b[2J\\x1b[31mrestarted\\x1b[0m" in text
+
+
 # -- the command, in process --------------------------------------------------------------------
 
 
@@ -365,6 +439,29 @@ def test_usage_errors_are_one_line(tmp_path: Path) -> None:
         result = runner.invoke(app, args)
         assert result.exit_code == 2, result.output
         assert words in result.output and "Traceback" not in result.output
+
+
+@pytest.mark.parametrize(
+    ("option", "value"),
+    [
+        ("--interval", "inf"),
+        ("--interval", "nan"),
+        ("--interval", "1e12"),
+        ("--interval", "0"),
+        ("--interval", "-1"),
+        ("--command-timeout", "inf"),
+        ("--command-timeout", "nan"),
+        ("--command-timeout", "0"),
+    ],
+)
+def test_seconds_must_be_finite_and_positive(option: str, value: str, tmp_path: Path) -> None:
+    """A dead backlog makes the watch end by itself, so a value wrongly accepted cannot hang the test."""
+    log = tmp_path / "server.log"
+    log.write_text(escalation(T0) + warning(T0 + timedelta(minutes=1)) + warning(T0 + timedelta(minutes=2)))
+    args = ["watch", str(log), "--from-start", "--exit-on-dead", "-q", "--on-dead", "true"]
+    result = runner.invoke(app, [*args, "--interval", "0.05", option, value])
+    assert result.exit_code == 2, result.output
+    assert result.output.count("\n") == 1 and option in result.output and "Traceback" not in result.output
 
 
 def test_exit_on_dead_after_replaying_a_dead_backlog(tmp_path: Path) -> None:

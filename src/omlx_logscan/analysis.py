@@ -13,18 +13,18 @@ import itertools
 import re
 import statistics
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Any
 
 from omlx_logscan.catalog import INCIDENT_KINDS
 from omlx_logscan.events import Event, EventStream, cellar_version
 from omlx_logscan.requestindex import RequestIndex
-from omlx_logscan.timeutil import parse, seconds
+from omlx_logscan.timeutil import seconds
 
 INCIDENT_GAP_S = 2.0  # gpu_error records closer than this are one fault
-CRASH_WINDOW_S = 60.0
+CRASH_WINDOW_S = 60.0  # a session ending this soon after a fault, without an orderly stop, crashed
 REPEATS_STOPPED_MIN_S = 1800.0  # silence after the last repeat that says the dead process is gone
-REPEATS_STOPPED_FACTOR = 4.0  # a session ending this soon after a fault, without an orderly stop, crashed
+REPEATS_STOPPED_FACTOR = 4.0  # ... or this many median repeat intervals, if that is longer
+CRASH_KINDS = frozenset({"process_exit", "faulthandler_dump", "kernel_panic", "crash_report"})
 _ACTIVE_KINDS = frozenset(
     {
         "request_complete",
@@ -55,8 +55,8 @@ class Session:
     end_reason: str = "eof"
     omlx_version: str | None = None
     pid: int | None = None
-    engine_starts: int = 0
-    requests_completed: int = 0
+    engine_starts: int | None = None  # None: the log level hides the INFO lines that show them
+    requests_completed: int | None = None
     faults: int = 0
     source: str | None = None
     line: int | None = None
@@ -151,7 +151,7 @@ class DeadWindow:
     end_reason: str
     repeats: int
     intervals_s: list[float]
-    requests_completed: int
+    requests_completed: int | None  # None: the log level hides finished requests
     log_end: str | None
 
     @property
@@ -343,14 +343,24 @@ class _Builder:
         for event in session.events:
             if event.kind != "gpu_error":
                 continue
-            if out:
-                gap = seconds(out[-1].last_time, event.time or event.prev_time)
-                if (gap is not None and 0 <= gap < INCIDENT_GAP_S) or (gap is None and event.time is None):
-                    out[-1].records.append(event)
-                    continue
+            if out and joins_incident(out[-1].last_time, event):
+                out[-1].records.append(event)
+                continue
             first_name = event.fields.get("code_name")
             out.append(Incident([event], session.index, INCIDENT_KINDS.get(str(first_name), "other_gpu")))
         return out
+
+
+def joins_incident(last_time: str | None, event: Event) -> bool:
+    """Whether a gpu_error record belongs to the fault whose last record was at ``last_time``.
+
+    Records less than INCIDENT_GAP_S apart are one fault; an untimed record (an abort on stderr)
+    joins the fault before it when the record before it is that close or unknown.
+    """
+    gap = seconds(last_time, event.time or event.prev_time)
+    if gap is None:
+        return event.time is None
+    return 0 <= gap < INCIDENT_GAP_S
 
 
 def _split_after_dead(sessions: list[Session]) -> list[Session]:
@@ -399,8 +409,7 @@ def _restart_evidence(session: Session) -> int | None:
         if event.kind != "gpu_error":
             continue
         name = event.fields.get("code_name")
-        gap = seconds(last_gpu, event.time)
-        new_incident = gap is None or gap >= INCIDENT_GAP_S
+        new_incident = last_gpu is None or not joins_incident(last_gpu, event)
         if dead and new_incident and name != "SubmissionsIgnored":
             return index
         if name == "SubmissionsIgnored":
@@ -449,19 +458,20 @@ def _finish_session(
     last_activity = _last_time(session.events)
     next_start = following.start_after or following.start if following else None
     window_end = next_start if following else log_end
-    session.requests_completed = builder.requests.count(
-        session.start_after or session.start, window_end, include_start=True
-    )
-    last_request = builder.requests.last_between(session.start, window_end)
+    begins = session.start_after or session.start
+    requests = builder.requests.count(begins, window_end, include_start=True)
+    last_request = builder.requests.last_between(begins, window_end)
     session.end = max((t for t in (last_activity, last_request) if t), default=session.start)
-    session.engine_starts = sum(1 for ev in session.events if ev.kind == "engine_start")
+    if stream.shows("INFO"):  # both are INFO lines: at WARNING level they are unknown, not zero
+        session.requests_completed = requests
+        session.engine_starts = sum(1 for ev in session.events if ev.kind == "engine_start")
     if session.omlx_version is None:
         session.omlx_version = next((v for ev in session.events if (v := cellar_version(ev))), None)
     if "fatal_exit" in exits:
         session.end_reason = "fatal_exit"
-    elif exits or "faulthandler_dump" in kinds:
+    elif exits or kinds & CRASH_KINDS:
         session.end_reason = "crash"
-    elif "shutdown" in kinds and not _active_after_last_shutdown(session.events):
+    elif "shutdown" in kinds and not _active_after_last_shutdown(session.events, builder, window_end):
         session.end_reason = "shutdown"
     elif following is None:
         session.end_reason = "eof"
@@ -471,9 +481,12 @@ def _finish_session(
         session.end_reason = "restart"
 
 
-def _active_after_last_shutdown(events: list[Event]) -> bool:
+def _active_after_last_shutdown(events: list[Event], builder: _Builder, window_end: str | None) -> bool:
+    """Work after the last orderly-stop line: it was a model unload or the like, not the end."""
     last = max(i for i, ev in enumerate(events) if ev.kind == "shutdown")
-    return any(ev.kind in ("request_complete", "engine_start", "gpu_error") for ev in events[last + 1 :])
+    if any(ev.kind in ("request_complete", "engine_start", "gpu_error") for ev in events[last + 1 :]):
+        return True
+    return builder.requests.count(events[last].time, window_end, after=events[last]) > 0
 
 
 def settled_outcome(incident: Incident) -> str | None:
@@ -492,11 +505,7 @@ def _outcome(incident: Incident, session: Session, following: Session | None, bu
     if settled := settled_outcome(incident):
         return settled
     after = incident.last_time
-    later = [
-        ev
-        for ev in session.events
-        if ev.kind in _ACTIVE_KINDS and ev.time and after and ev.time > after and ev not in incident.records
-    ]
+    later = any(ev.kind in _ACTIVE_KINDS and ev.time and after and ev.time > after for ev in session.events)
     later_requests = builder.requests.count(after, session.end if following else None, after=incident.records[-1])
     if following is not None and session.end_reason != "shutdown":
         next_start = following.start_after or following.start
@@ -552,7 +561,9 @@ def _dead_window(
         reason,
         len(incidents) - 1,
         intervals,
-        builder.requests.count(entry.time, inside_end, include_start=True, after=entry.records[-1]),
+        builder.requests.count(entry.time, inside_end, include_start=True, after=entry.records[-1])
+        if builder.stream.shows("INFO")
+        else None,
         log_end,
     )
 
@@ -581,12 +592,3 @@ def _signatures(faults: list[Incident]) -> list[Signature]:
         incident.signature = sig_id
         found.setdefault(sig_id, signature).faults += 1
     return sorted(found.values(), key=lambda s: -s.faults)
-
-
-def hours_between(start: str | None, end: str | None) -> float:
-    span = seconds(start, end)
-    return span / 3600 if span else 0.0
-
-
-def as_datetime(stamp: str | None) -> datetime | None:
-    return parse(stamp) if stamp else None

@@ -264,7 +264,9 @@ def _row(runs: list[list[Session]], analysis: Analysis, os_of: dict[int, str], h
         last=max((session.end for session in sessions if session.end), default=None),
         hours=sum(seconds(run[0].start, run[-1].end) or 0.0 for run in runs) / 3600,
         process_starts=sum(1 for session in sessions if session.start_in_log),
-        engine_starts=(sum(session.engine_starts for session in sessions) if analysis.stream.shows("INFO") else None),
+        engine_starts=(
+            sum(session.engine_starts or 0 for session in sessions) if analysis.stream.shows("INFO") else None
+        ),
         faults=dict(Counter(fault.kind for fault in faults)),
         penalty_box_entries=sum(1 for fault in faults if fault.outcome == "penalty_box"),
         dead_hours=sum(window.at_least_s for window in windows) / 3600,

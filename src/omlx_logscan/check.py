@@ -19,8 +19,8 @@ from rich.console import Console
 from rich.text import Text
 
 from omlx_logscan import __version__
-from omlx_logscan.analysis import Analysis, DeadWindow, Incident, Session
-from omlx_logscan.document import dead_for, fault_phrase, header, window_end_phrase
+from omlx_logscan.analysis import CRASH_KINDS, Analysis, DeadWindow, Incident, Session
+from omlx_logscan.document import CRASH_WORDS, dead_for, fault_phrase, header, window_end_phrase
 from omlx_logscan.errors import EXIT_FINDINGS, EXIT_OK, LogscanError
 from omlx_logscan.render import md_escape
 from omlx_logscan.timeutil import human_duration, human_time
@@ -218,12 +218,18 @@ def _process_end_findings(analysis: Analysis, reason: str, visible: bool) -> lis
 
 
 def _session_end_finding(session: Session, reason: str) -> Finding:
-    last = next((ev for ev in reversed(session.events) if ev.kind in ("process_exit", "faulthandler_dump")), None)
-    last = last or (session.events[-1] if session.events else None)
-    what = "ended without an orderly stop" if reason == "crash" else "exited for a restart (omlx.utils.fatal)"
+    evidence = next((ev for ev in reversed(session.events) if ev.kind in CRASH_KINDS), None)
+    last = evidence or (session.events[-1] if session.events else None)
+    if reason != "crash":
+        what = "exited for a restart (omlx.utils.fatal)"
+    elif evidence is not None and evidence.kind != "process_exit":
+        what = f"crashed ({CRASH_WORDS[evidence.kind]})"
+    else:
+        what = "ended without an orderly stop"
     return Finding(
         reason,
-        f"process {session.index} {what}; its last record is at {human_time(session.end)}",
+        f"process {session.index} {what}"
+        + (f"; its last record is at {human_time(session.end)}" if session.end else ""),
         session.end,
         last.source if last else session.source,
         last.line if last else session.line,

@@ -147,6 +147,17 @@ def guarded(func: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
+def checked_kinds(kind: list[str] | None) -> frozenset[str]:
+    """The ``--kind`` values, refused unless each is an event kind."""
+    from omlx_logscan.events import KINDS
+
+    wanted = frozenset(kind or ())
+    unknown = wanted - set(KINDS)
+    if unknown:
+        raise LogscanError(f"--kind {', '.join(sorted(unknown))}: unknown (kinds: {', '.join(KINDS)})")
+    return wanted
+
+
 @contextmanager
 def open_output(path: Path | None) -> Iterator[IO[str]]:
     if path is None:
@@ -158,6 +169,16 @@ def open_output(path: Path | None) -> Iterator[IO[str]]:
         raise LogscanError(f"{path}: cannot write ({exc.strerror or exc})") from None
     with handle:
         yield handle
+
+
+def _warn_empty_window(whole: Any) -> None:
+    """Say so when --since/--until leave nothing, and what the log does cover."""
+    from omlx_logscan.timeutil import human_time
+
+    firsts = [s.first for s in whole.sources if s.first]
+    lasts = [s.last for s in whole.sources if s.last]
+    covers = f"{human_time(min(firsts))} → {human_time(max(lasts))}" if firsts and lasts else "no timed records"
+    sys.stderr.write(f"logscan: warning: no records in the --since/--until window; the log covers {covers}\n")
 
 
 def load_stream(
@@ -176,16 +197,21 @@ def load_stream(
     from omlx_logscan.progress import progress_for
     from omlx_logscan.render import print_accounting
     from omlx_logscan.sources import resolve
+    from omlx_logscan.timeutil import parse
     from omlx_logscan.when import parse_when, zone
 
     zone_info = zone(tz)
     lower = parse_when(since, zone_info, "--since") if since else None
     upper = parse_when(until, zone_info, "--until") if until else None
+    if lower and upper and parse(lower) > parse(upper):
+        raise LogscanError(f"--since {since!r} is after --until {until!r}")
     sources = resolve(paths)
     with progress_for(sources, quiet=quiet) as tick:
-        stream = read_events(sources, keep_all=keep_all, keep_request_text=keep_request_text, progress=tick)
-    stream = within(stream, lower, upper)
+        whole = read_events(sources, keep_all=keep_all, keep_request_text=keep_request_text, progress=tick)
+    stream = within(whole, lower, upper)
     print_accounting(stream, quiet=quiet)
+    if (lower or upper) and not quiet and not any(s.first for s in stream.sources):
+        _warn_empty_window(whole)
     if strict and stream.accounting.unparsed:
         raise LogscanError(
             f"{stream.accounting.unparsed} line(s) could not be parsed (--strict); "
@@ -218,13 +244,10 @@ def events(
     debug: Debug = False,
 ) -> None:
     """The typed event stream: every fault, start, stop, request and warning, in time order."""
-    from omlx_logscan.events import KINDS, iter_requests
-    from omlx_logscan.render import console, events_table, write_csv, write_ndjson
+    from omlx_logscan.events import iter_requests
+    from omlx_logscan.render import console, events_table, printable, write_csv, write_ndjson
 
-    wanted = set(kind or [])
-    unknown = wanted - set(KINDS)
-    if unknown:
-        raise LogscanError(f"--kind {', '.join(sorted(unknown))}: unknown (kinds: {', '.join(KINDS)})")
+    wanted = checked_kinds(kind)
     fmt = fmt or (EventFormat.table if sys.stdout.isatty() and output is None else EventFormat.ndjson)
     if fmt is EventFormat.parquet and output is None:
         raise LogscanError("--format parquet writes a binary file: give --output FILE")
@@ -248,7 +271,7 @@ def events(
     selected = (ev for ev in merged if not wanted or ev.kind in wanted)
     if show_unparsed:
         for source, line, text in stream.unparsed:
-            sys.stderr.write(f"unparsed {source}:{line}: {text[:300]}\n")
+            sys.stderr.write(f"unparsed {source}:{line}: {printable(text[:300])}\n")
     if fmt is EventFormat.parquet:
         from omlx_logscan.render import events_frame
 

@@ -152,6 +152,8 @@ def check(
     unreadable = [source.problem for source in stream.sources if source.problem]
     if unreadable:
         raise LogscanError(f"cannot check the whole input: {unreadable[0]}")
+    if not stream.has_omlx_records:
+        raise LogscanError("no oMLX log records in the input (or in the --since/--until window): nothing to check")
     result = run_check(analyze(stream), rules)
     with open_output(output) as out:
         if fmt is CheckFormat.json:

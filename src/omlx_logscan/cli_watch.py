@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import os
+import math
 import signal
 import sys
 import threading
@@ -14,8 +14,9 @@ from typing import IO, TYPE_CHECKING, Annotated
 import typer
 from rich.text import Text
 
-from omlx_logscan.cli import Debug, app, guarded
+from omlx_logscan.cli import Debug, app, checked_kinds, guarded
 from omlx_logscan.errors import LogscanError
+from omlx_logscan.render import event_cells, printable
 
 if TYPE_CHECKING:  # the core is imported when the command runs, so --help stays fast
     from omlx_logscan.events import Event
@@ -28,6 +29,21 @@ class WatchFormat(StrEnum):
 
 
 _NOTICE_STYLE = {"dead": "bold red", "dead_end": "bold green", "fault": "red", "command": "cyan"}
+_COLUMN_WIDTHS = (20, 17, 8, 17)  # time, kind, level, where; the message takes the rest of the line
+MAX_INTERVAL_S = 3600.0  # polling less often is no watch; far longer sleeps overflow time.sleep
+
+
+# Control characters (C0, DEL, C1; not tab) as visible \xNN: log text must not retitle, clear or recolour a terminal.
+def checked_seconds(option: str, value: float, least: float, most: float = math.inf) -> float:
+    """A number of seconds in [least, most]; inf and nan would never time out (or overflow a sleep)."""
+    if math.isfinite(value) and least <= value <= most:
+        return value
+    wanted = (
+        f"a number of seconds from {least:g} to {most:g}"
+        if math.isfinite(most)
+        else f"a finite number of seconds, at least {least:g}"
+    )
+    raise LogscanError(f"{option} {value:g}: must be {wanted}")
 
 
 class TableSink:
@@ -42,26 +58,22 @@ class TableSink:
         self._quiet = quiet
 
     def event(self, event: Event) -> None:
-        from omlx_logscan.render import KIND_STYLE
-        from omlx_logscan.timeutil import to_second
-
-        line = Text()
-        line.append(f"{to_second(event.time) or '·' + (to_second(event.prev_time) or ''):<20} ")
-        line.append(f"{event.kind:<17} ", style=KIND_STYLE.get(event.kind, ""))
-        line.append(f"{event.level or '':<8} {os.path.basename(event.source)}:{event.line:<6} ")
-        line.append(event.message[:500])
-        self._con.print(line, soft_wrap=True)
+        cells = event_cells(event)
+        for cell, width in zip(cells, _COLUMN_WIDTHS, strict=False):
+            cell.pad_right(max(0, width - cell.cell_len))
+        self._con.print(Text(" ").join(cells), soft_wrap=True)
         self._out.flush()
 
     def notice(self, notice: Notice) -> None:
-        self._con.print(Text(f"» {notice.message}", style=_NOTICE_STYLE.get(notice.kind, "")), soft_wrap=True)
-        for detail in notice.detail:
-            self._con.print(Text(f"    {detail}"), soft_wrap=True)
+        style = _NOTICE_STYLE.get(notice.kind, "")
+        self._con.print(Text(printable(f"» {notice.message}"), style=style), soft_wrap=True)
+        for detail in notice.detail:  # a hook's output: it may echo log lines, or colour its own
+            self._con.print(Text(printable(f"    {detail}")), soft_wrap=True)
         self._out.flush()
 
     def info(self, message: str) -> None:
         if not self._quiet:
-            self._err.print(Text(message, style="dim"), soft_wrap=True)
+            self._err.print(Text(printable(message), style="dim"), soft_wrap=True)
 
 
 class NdjsonSink:
@@ -116,7 +128,7 @@ def watch(
         typer.Option(help="oMLX's base folder, as given to oMLX (default: $OMLX_BASE_PATH, else ~/.omlx)."),
     ] = None,
     from_start: Annotated[bool, typer.Option(help="Replay what the file already holds, then follow.")] = False,
-    interval: Annotated[float, typer.Option(min=0.01, help="Seconds between polls of the file.")] = 0.5,
+    interval: Annotated[float, typer.Option(help="Seconds between polls of the file (0.01 to 3600).")] = 0.5,
     on_dead: Annotated[
         str | None,
         typer.Option(metavar="CMD", help="Shell command to run once per dead-engine window (e.g. a restart)."),
@@ -128,7 +140,7 @@ def watch(
         bool, typer.Option(help="Exit with code 3 when the engine is dead (after --on-dead finished).")
     ] = False,
     command_timeout: Annotated[
-        float, typer.Option(min=0.1, help="Seconds a hook command may run before it is killed.")
+        float, typer.Option(help="Seconds a hook command may run before it is killed (at least 0.1).")
     ] = 300.0,
     kind: Annotated[list[str] | None, typer.Option("--kind", "-k", help="Only print these event kinds.")] = None,
     fmt: Annotated[
@@ -141,12 +153,11 @@ def watch(
     debug: Debug = False,
 ) -> None:
     """Follow a live log like tail -F; alert (and run --on-dead) when the engine enters the penalty box."""
-    from omlx_logscan.events import KINDS
     from omlx_logscan.watch import Watcher, WatchOptions, log_path
 
-    unknown = set(kind or []) - set(KINDS)
-    if unknown:
-        raise LogscanError(f"--kind {', '.join(sorted(unknown))}: unknown (kinds: {', '.join(KINDS)})")
+    kinds = checked_kinds(kind)
+    interval = checked_seconds("--interval", interval, 0.01, MAX_INTERVAL_S)
+    command_timeout = checked_seconds("--command-timeout", command_timeout, 0.1)
     fmt = fmt or (WatchFormat.table if sys.stdout.isatty() else WatchFormat.ndjson)
     sink = TableSink(sys.stdout, quiet) if fmt is WatchFormat.table else NdjsonSink(sys.stdout, quiet)
     options = WatchOptions(
@@ -157,7 +168,7 @@ def watch(
         on_fault=on_fault,
         exit_on_dead=exit_on_dead,
         command_timeout=command_timeout,
-        kinds=frozenset(kind or ()),
+        kinds=kinds,
     )
     watcher = Watcher(options, sink)
     with _stop_on_signals() as stop:

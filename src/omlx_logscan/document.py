@@ -6,7 +6,7 @@ from collections import Counter
 from typing import Any
 
 from omlx_logscan import __version__
-from omlx_logscan.analysis import Analysis, DeadWindow, Incident
+from omlx_logscan.analysis import CRASH_KINDS, Analysis, DeadWindow, Incident
 from omlx_logscan.attribution import WhyFaulted, explain
 from omlx_logscan.events import EventStream
 from omlx_logscan.timeutil import human_duration, human_time, seconds, to_second
@@ -16,6 +16,73 @@ LEVEL_NOTES = {
     "pressure reclaim requests) are absent, so process starts and request counts are bounded, not exact",
     "ERROR": "written at ERROR level: warnings and all INFO records are absent",
 }
+
+
+def plural(count: int, word: str) -> str:
+    """``1 lifetime``, ``2 lifetimes``."""
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
+def span_phrase(head: dict[str, Any]) -> str:
+    """``first → last (N h)``, or that the input carries no timestamps."""
+    if not head["first"]:
+        return "unknown (no timestamps)"
+    return f"{human_time(head['first'])} → {human_time(head['last'])}  ({head['hours']} h)"
+
+
+def level_phrase(level: str | None) -> str:
+    """What the lowest level present says about how the log was written."""
+    if level is None:
+        return "unknown (no record carries a level)"
+    return f"written at {level} (the lowest level present)"
+
+
+def signature_share(faults: int, total: int) -> str:
+    return f"identical for all {faults} faults" if faults == total else f"shared by {faults} of {total} faults"
+
+
+CRASH_WORDS = {
+    "kernel_panic": "macOS kernel panic",
+    "crash_report": "macOS crash report",
+    "faulthandler_dump": "Python fatal error (faulthandler)",
+    "process_exit": "process exit",
+}
+
+
+def crash_rows(analysis: Analysis) -> list[dict[str, Any]]:
+    """Evidence of a dying process or Mac: aborts, fatal exits, faulthandler dumps, panics, crash reports."""
+    rows = []
+    for event in analysis.stream.events:
+        if event.kind not in CRASH_KINDS:
+            continue
+        detail = event.fields.get("panic") or event.fields.get("exception_type") or event.fields.get("error")
+        if event.kind == "process_exit":
+            detail = (
+                "uncaught C++ exception (libc++abi abort)"
+                if event.fields.get("reason") == "abort"
+                else ("omlx.utils.fatal exit for a supervisor restart")
+            )
+        rows.append(
+            {
+                "time": event.time,
+                "after": None if event.time else event.prev_time,
+                "kind": event.kind,
+                "what": CRASH_WORDS[event.kind],
+                "detail": detail,
+                "source": event.source,
+                "line": event.line,
+            }
+        )
+    return rows
+
+
+def crash_line(row: dict[str, Any]) -> str:
+    if row["time"]:
+        when = human_time(row["time"])
+    else:
+        when = f"after {human_time(row['after'])}" if row["after"] else "(untimed)"
+    where = f"{row['source'].rsplit('/', 1)[-1]}:{row['line']}"
+    return f"{when:<25} {row['what']}: {row['detail'] or '?'}   ({where})"
 
 
 def header(stream: EventStream) -> dict[str, Any]:
@@ -159,11 +226,31 @@ def escalation_rows(analysis: Analysis, os_versions: dict[int, str] | None = Non
 
 def summary(analysis: Analysis) -> str:
     """One paragraph that says what the log shows, built only from the numbers."""
+    text = _fault_summary(analysis)
+    crashes = Counter(row["what"] for row in crash_rows(analysis))
+    if crashes:
+        text += " Crash evidence: " + ", ".join(f"{n} × {what}" for what, n in crashes.items()) + "."
+    note = LEVEL_NOTES.get(analysis.stream.lowest_level or "")
+    if note and _shows_its_level(analysis.stream):
+        text += f" The log was {note}."
+    return text
+
+
+LEVEL_EVIDENCE_RECORDS = 200  # fewer records (a pasted excerpt) say nothing of the server's log level
+
+
+def _shows_its_level(stream: EventStream) -> bool:
+    return stream.accounting.records >= LEVEL_EVIDENCE_RECORDS
+
+
+def _fault_summary(analysis: Analysis) -> str:
     faults = analysis.faults
     sessions = analysis.sessions
     if not faults:
+        if analysis.log_start is None:
+            return f"No GPU faults in {plural(len(sessions), 'process lifetime')} (the input has no timestamps)."
         span = f"{human_time(analysis.log_start)} → {human_time(analysis.log_end)}"
-        return f"No GPU faults in {len(sessions)} process lifetimes ({span})."
+        return f"No GPU faults in {plural(len(sessions), 'process lifetime')} ({span})."
     kinds = Counter(f.code_names[0] if f.code_names else f.kind for f in faults)
     outcomes = Counter(f.outcome for f in faults)
     kind_text = ", ".join(f"{n} {k}" for k, n in kinds.most_common())
@@ -171,7 +258,7 @@ def summary(analysis: Analysis) -> str:
     faulty = sorted({f.session for f in faults})
     text = (
         f"{len(faults)} GPU fault{'s' if len(faults) != 1 else ''} ({kind_text}) in {len(faulty)} of "
-        f"{len(sessions)} process lifetimes, {human_time(faults[0].time)} → {human_time(faults[-1].time)}: "
+        f"{plural(len(sessions), 'process lifetime')}, {human_time(faults[0].time)} → {human_time(faults[-1].time)}: "
         f"{outcome_text}."
     )
     if faults[0].session > 1:
@@ -195,10 +282,7 @@ def summary(analysis: Analysis) -> str:
     if len(sigs) == 1 and with_stack == len(faults):
         text += f" The stack is identical for all {len(faults)} faults: {sigs[0].call_site_label}."
     elif sigs:
-        text += f" {len(sigs)} distinct stacks among the {with_stack} faults with a traceback."
-    note = LEVEL_NOTES.get(analysis.stream.lowest_level or "")
-    if note:
-        text += f" The log was {note}."
+        text += f" {plural(len(sigs), 'distinct stack')} among the {with_stack} faults with a traceback."
     return text
 
 
@@ -215,6 +299,7 @@ def timeline_document(
         "dead_windows": [w.as_dict() for w in analysis.dead_windows],
         "signatures": [s.as_dict() for s in analysis.signatures],
         "escalation": escalation_rows(analysis, os_versions),
+        "crashes": crash_rows(analysis),
         "summary": summary(analysis),
     }
     (why or explain(analysis)).extend_document(document)

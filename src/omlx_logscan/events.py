@@ -136,6 +136,13 @@ class EventStream:
     clock_jumps: list[dict[str, Any]] = field(default_factory=list)
 
     @property
+    def has_omlx_records(self) -> bool:
+        """Whether anything here is an oMLX record (a README or a shell history has none)."""
+        return self.requests.height > 0 or any(
+            (ev.logger or "").startswith("omlx") or ev.kind in _OMLX_ONLY_KINDS for ev in self.events
+        )
+
+    @property
     def lowest_level(self) -> str | None:
         return self.levels[0] if self.levels else None
 
@@ -482,6 +489,21 @@ def _clock_jumps(scan: SourceScan, records: list[Record]) -> list[dict[str, Any]
         for line, time, before in jumps.iter_rows()
     ]
 
+
+# Kinds only oMLX text yields, whatever logger name (if any) the line carries.
+_OMLX_ONLY_KINDS = frozenset(
+    {
+        "process_start",
+        "gpu_error",
+        "process_exit",
+        "kernel_panic",
+        "crash_report",
+        "faulthandler_dump",
+        "engine_start",
+        "request_complete",
+        "memory_pressure",
+    }
+)
 
 # Lines whose level is not the oMLX log level (uvicorn's own), so they say nothing of it.
 _LEVELLESS_FORMS = frozenset({"uvicorn", "banner", "capture", "abort"})

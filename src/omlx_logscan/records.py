@@ -19,7 +19,21 @@ from omlx_logscan.scan import KeptLine
 MAX_LINE_CHARS = 64 * 1024
 
 # Head forms that end a block (a log line after a panic report is the log again).
-_BLOCK_ENDERS = frozenset({"log", "app", "dated", "banner", "abort", "nostamp_log", "pydefault", *BLOCK_FORMS})
+_BLOCK_ENDERS = frozenset(
+    {
+        "log",
+        "app",
+        "dated",
+        "timeonly_log",
+        "banner",
+        "capture",
+        "uvicorn",
+        "abort",
+        "nostamp_log",
+        "pydefault",
+        *BLOCK_FORMS,
+    }
+)
 _PREFIXED = tuple(t.regex for t in CATALOG)
 
 
@@ -61,7 +75,8 @@ def assemble(kept: Iterable[KeptLine]) -> Assembly:
     out = Assembly()
     current: Record | None = None
     last_line = 0
-    last_stamp: str | None = None
+    last_stamp: str | None = None  # the last dated line: untimed records are placed after it
+    clock: str | None = None  # the last time known, dated or derived: time-only lines are dated from it
     awaiting_next: list[Record] = []
     for item in kept:
         if len(item.text) > MAX_LINE_CHARS:  # a runaway line: parse its start, say how much was cut
@@ -81,26 +96,19 @@ def assemble(kept: Iterable[KeptLine]) -> Assembly:
             continue
         in_block = current is not None and current.head.form in BLOCK_FORMS
         opens = form != "text" and (not in_block or form in _BLOCK_ENDERS)
-        if in_block and form in BLOCK_FORMS and current is not None and form == current.head.form == "crash_report":
+        if in_block and form == "crash_report" == current.head.form:  # type: ignore[union-attr]
             opens = False  # the second half of one crash report
-        if (
-            not opens
-            and form == "text"
-            and current is not None
-            and not in_block
-            and _starts_catalog_message(parsed.message)
-        ):
+        if form == "text" and not in_block and _starts_catalog_message(parsed.message):
             opens = True  # a bare catalog message pasted without its timestamp
         if not opens:
             if current is not None and not is_garbage(parsed.message):
                 current.lines += 1
                 current.extra.append(clean(item.text) if in_block else parsed.message)
-            elif current is None and form == "text" and _starts_catalog_message(parsed.message):
-                current = _new_record(item.line, parsed, last_stamp, out, awaiting_next)
             else:
                 out.unparsed.append((item.line, item.text))
             continue
-        current = _new_record(item.line, parsed, last_stamp, out, awaiting_next)
+        current = _new_record(item.line, parsed, last_stamp, clock, out, awaiting_next)
+        clock = current.stamp or clock
         if parsed.date is not None:
             stamp = current.stamp
             for waiting in awaiting_next:
@@ -110,18 +118,20 @@ def assemble(kept: Iterable[KeptLine]) -> Assembly:
     return out
 
 
-def _new_record(line: int, parsed: Line, last_stamp: str | None, out: Assembly, awaiting_next: list[Record]) -> Record:
+def _new_record(
+    line: int, parsed: Line, last_stamp: str | None, clock: str | None, out: Assembly, awaiting_next: list[Record]
+) -> Record:
     record = Record(line, parsed, prev_stamp=last_stamp)
     own = parsed.timestamp
     if own is not None:
         record.stamp = own
         record.next_stamp = own
     else:
-        if parsed.time is not None and last_stamp is not None:  # time-only: the date of the log around it
+        if parsed.time is not None and clock is not None:  # time-only: the date of the log around it
             frac = f".{parsed.frac}" if parsed.frac else ""
-            day = date.fromisoformat(last_stamp[:10])
-            if parsed.time < last_stamp[11:19] and last_stamp[11:13] >= "12" and parsed.time[:2] < "12":
-                day += timedelta(days=1)  # past midnight (and past New Year) since the last dated line
+            day = date.fromisoformat(clock[:10])
+            if parsed.time < clock[11:19] and clock[11:13] >= "12" and parsed.time[:2] < "12":
+                day += timedelta(days=1)  # past midnight (and past New Year) since the last time known
             record.stamp = f"{day.isoformat()}T{parsed.time}{frac}"
         awaiting_next.append(record)
     out.records.append(record)

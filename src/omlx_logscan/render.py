@@ -15,14 +15,40 @@ from rich.text import Text
 
 from omlx_logscan.analysis import Analysis
 from omlx_logscan.attribution import WhyFaulted
-from omlx_logscan.document import dead_for, escalation_rows, header, summary, window_end_phrase
+from omlx_logscan.document import (
+    crash_line,
+    crash_rows,
+    dead_for,
+    escalation_rows,
+    header,
+    level_phrase,
+    plural,
+    signature_share,
+    span_phrase,
+    summary,
+    window_end_phrase,
+)
 from omlx_logscan.events import Event, EventStream
 from omlx_logscan.timeutil import human_duration, human_time, to_second
 
 
+class _LogConsole(Console):
+    """rich's Console, except that a closed pipe (``logscan … | head``) ends the run quietly with 0."""
+
+    def on_broken_pipe(self) -> None:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        raise SystemExit(0)
+
+
 def console(file: IO[str] | None = None, *, stderr: bool = False) -> Console:
-    """A console that never interprets log text as markup and honours NO_COLOR."""
-    return Console(
+    """A console that never interprets log text as markup and honours NO_COLOR.
+
+    Written to a file or a pipe, it is wide: tables and long lines stay whole instead of being
+    folded to 80 columns.
+    """
+    target = file if file is not None else (sys.stderr if stderr else sys.stdout)
+    return _LogConsole(
         file=file,
         stderr=stderr,
         markup=False,
@@ -30,7 +56,33 @@ def console(file: IO[str] | None = None, *, stderr: bool = False) -> Console:
         emoji=False,
         no_color=bool(os.environ.get("NO_COLOR")) or None,
         soft_wrap=False,
+        width=None if target.isatty() else PIPE_WIDTH,
     )
+
+
+PIPE_WIDTH = 250
+_CONTROL = {code: f"\\x{code:02x}" for code in (*range(0x20), *range(0x7F, 0xA0)) if code != 0x09}
+
+
+def printable(text: str) -> str:
+    """Text from a log or a hook, safe to print on a terminal: control characters shown as ``\\xNN``."""
+    return text.translate(_CONTROL)
+
+
+def event_cells(event: Event) -> list[Text]:
+    """The columns ``events`` prints for one event: time, kind, level, where, message."""
+    return [
+        Text(to_second(event.time) or "·" + (to_second(event.prev_time) or "")),
+        Text(event.kind, style=KIND_STYLE.get(event.kind, "")),
+        Text(event.level or ""),
+        Text(printable(f"{os.path.basename(event.source)}:{event.line}")),
+        Text(printable(event.message[:500])),
+    ]
+
+
+def count_text(value: int | None, what: str) -> str:
+    """``3 requests completed``, or that the log level hides them."""
+    return f"{what} not logged" if value is None else f"{value} {what}"
 
 
 def write_json(document: Any, out: IO[str]) -> None:
@@ -73,13 +125,7 @@ def events_table(events: Iterable[Event], con: Console) -> None:
     for name in ("time", "kind", "level", "where", "message"):
         table.add_column(name, overflow="fold" if name == "message" else "ellipsis", no_wrap=name != "message")
     for ev in events:
-        table.add_row(
-            Text(to_second(ev.time) or "·" + (to_second(ev.prev_time) or "")),
-            Text(ev.kind, style=KIND_STYLE.get(ev.kind, "")),
-            Text(ev.level or ""),
-            Text(f"{os.path.basename(ev.source)}:{ev.line}"),
-            Text(ev.message[:500]),
-        )
+        table.add_row(*event_cells(ev))
     con.print(table)
 
 
@@ -116,7 +162,10 @@ def print_accounting(stream: EventStream, *, quiet: bool) -> None:
 
 
 def escalation_line(row: dict[str, Any]) -> str:
+    """One escalation row as text; a fault with no time of its own is placed after the record before it."""
     when = row["time"].replace("T", " ") if row["time"] else "(untimed)"
+    if row["time"] and not row.get("time_exact", True):
+        when = f"after {when}"
     if row["until"]:
         when = f"{when} … {row['until'][11:]}"
     line = f"{when:<32} {row['text']}"
@@ -133,12 +182,12 @@ def timeline_text(
     files = ", ".join(os.path.basename(f["name"]) for f in head["files"])
     con.print(Text("oMLX log timeline", style="bold"))
     con.print(Text(f"  files     {files}"))
-    con.print(Text(f"  span      {human_time(head['first'])} → {human_time(head['last'])}  ({head['hours']} h)"))
-    con.print(Text(f"  level     written at {head['written_at_level'] or 'unknown'} (lowest level present)"))
-    inexact = sum(1 for s in analysis.sessions if not s.start_exact)
+    con.print(Text(f"  span      {span_phrase(head)}"))
+    con.print(Text(f"  level     {level_phrase(head['written_at_level'])}"))
+    inexact = sum(1 for s in analysis.sessions if not s.start_exact and s.start_in_log)
     con.print(
         Text(
-            f"  processes {len(analysis.sessions)} lifetimes"
+            f"  processes {plural(len(analysis.sessions), 'lifetime')}"
             + (f" ({inexact} with start times bounded by neighbouring records)" if inexact else "")
         )
     )
@@ -152,7 +201,13 @@ def timeline_text(
         style = {"penalty_box": "bold red", "dead": "red", "crash": "bold red", "absorbed": "yellow"}.get(
             row["outcome"], ""
         )
-        con.print(Text(f"  {escalation_line(row)}", style=style), soft_wrap=True)
+        con.print(Text(printable(f"  {escalation_line(row)}"), style=style), soft_wrap=True)
+    crashes = crash_rows(analysis)
+    if crashes:
+        con.print()
+        con.print(Text("Crash evidence", style="bold"))
+        for row in crashes:
+            con.print(Text(printable(f"  {crash_line(row)}"), style="bold red"), soft_wrap=True)
     if analysis.dead_windows:
         con.print()
         con.print(Text("Dead-engine windows", style="bold"))
@@ -160,7 +215,7 @@ def timeline_text(
             line = (
                 f"  session {window.session}: dead from {human_time(window.start)}, last failure "
                 f"{human_time(window.last_failure)}, {window_end_phrase(window)}; {dead_for(window)}, "
-                f"{window.repeats} repeats, {window.requests_completed} requests completed"
+                f"{window.repeats} repeats, {count_text(window.requests_completed, 'requests completed')}"
             )
             con.print(Text(line, style="red"), soft_wrap=True)
     if analysis.signatures:
@@ -168,15 +223,14 @@ def timeline_text(
         con.print(Text("Stack signatures", style="bold"))
         total = len(analysis.faults)
         for sig in analysis.signatures:
-            share = "identical for all" if sig.faults == total and len(analysis.signatures) == 1 else "shared by"
             con.print(
-                Text(f"  [{sig.id}] {share} {sig.faults} of {total} faults: {sig.call_site_label}"),
+                Text(printable(f"  [{sig.id}] {signature_share(sig.faults, total)}: {sig.call_site_label}")),
                 soft_wrap=True,
             )
             for frame in sig.frames:
-                con.print(Text(f"      {frame['module']}:{frame['line']} in {frame['func']}"))
+                con.print(Text(printable(f"      {frame['module']}:{frame['line']} in {frame['func']}")))
             if sig.innermost_code:
-                con.print(Text(f"      → {sig.innermost_code}"))
+                con.print(Text(printable(f"      → {sig.innermost_code}")))
     if why is not None and analysis.faults:
         con.print()
         why.write_text(con, full=False)
@@ -196,8 +250,8 @@ def timeline_markdown(
     head = header(analysis.stream)
     out = ["## oMLX log timeline", ""]
     out.append(f"- **Files:** {', '.join('`' + os.path.basename(f['name']) + '`' for f in head['files'])}")
-    out.append(f"- **Span:** {human_time(head['first'])} → {human_time(head['last'])} ({head['hours']} h)")
-    out.append(f"- **Written at level:** {head['written_at_level'] or 'unknown'}")
+    out.append(f"- **Span:** {span_phrase(head)}")
+    out.append(f"- **Level:** {level_phrase(head['written_at_level'])}")
     out.append(f"- **Process lifetimes:** {len(analysis.sessions)}")
     out += ["", "### Escalation", "", "```"]
     rows = escalation_rows(analysis, os_versions)
@@ -205,6 +259,9 @@ def timeline_markdown(
     if not rows:
         out.append("no GPU faults")
     out.append("```")
+    crashes = crash_rows(analysis)
+    if crashes:
+        out += ["", "### Crash evidence", "", "```", *(crash_line(row) for row in crashes), "```"]
     if analysis.dead_windows:
         out += [
             "",
@@ -216,7 +273,8 @@ def timeline_markdown(
         for w in analysis.dead_windows:
             out.append(
                 f"| {w.session} | {human_time(w.start)} | {human_time(w.last_failure)} | "
-                f"{md_escape(window_end_phrase(w))}; {dead_for(w)} | {w.repeats} | {w.requests_completed} |"
+                f"{md_escape(window_end_phrase(w))}; {dead_for(w)} | {w.repeats} | "
+                f"{'not logged' if w.requests_completed is None else w.requests_completed} |"
             )
     if analysis.signatures:
         out += ["", "### Stack signatures", ""]
@@ -249,8 +307,8 @@ def sessions_table(analysis: Analysis, con: Console) -> None:
             Text(to_second(s.end) or "?"),
             s.end_reason,
             Text(s.omlx_version or "?"),
-            str(s.engine_starts),
-            str(s.requests_completed),
+            "?" if s.engine_starts is None else str(s.engine_starts),
+            "?" if s.requests_completed is None else str(s.requests_completed),
             str(s.faults),
         )
     con.print(table)

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Protocol
 
-from omlx_logscan.analysis import INCIDENT_GAP_S, DeadWindow, Incident, Session, settled_outcome
+from omlx_logscan.analysis import INCIDENT_GAP_S, DeadWindow, Incident, Session, joins_incident, settled_outcome
 from omlx_logscan.catalog import INCIDENT_KINDS
 from omlx_logscan.document import dead_for
 from omlx_logscan.errors import EXIT_DEAD, LogscanError
@@ -216,7 +216,6 @@ class LiveStream:
     def __init__(self, source: str) -> None:
         self.source = source
         self.unparsed = 0
-        self.records = 0
         self._pending: list[KeptLine] = []
         self._context: str | None = None
         self._starts = StartCollapser()
@@ -254,7 +253,6 @@ class LiveStream:
             if record.head.date is not None:
                 self._context = heads[record.line]
         self._pending = [kept for kept in self._pending if cut is not None and kept.line >= cut]
-        self.records += len(done)
         return self._events(done)
 
     def _events(self, records: list[Record]) -> list[Event]:
@@ -315,15 +313,15 @@ class LiveState:
         if self._incident is not None and event.time is not None:
             gap = seconds(self._incident.last_time, event.time)
             if gap is not None and gap >= INCIDENT_GAP_S:
-                changes += self._close_incident()
+                changes += self.close_incident()
         if event.kind == "process_start":
-            changes += self._close_incident()
+            changes += self.close_incident()
             changes += self._end_window("restart", event)
             self._open_session(event, inferred=False)
         elif event.kind == "gpu_error":
             changes += self._add_failure(event, now)
         elif event.kind in ("process_exit", "faulthandler_dump"):
-            changes += self._close_incident()
+            changes += self.close_incident()
             reason = "fatal_exit" if event.fields.get("reason") == "fatal_exit" else "crash"
             self._session(event).end_reason = reason
             changes += self._end_window(reason, event)
@@ -339,7 +337,7 @@ class LiveState:
     def settle(self, now: float) -> list[Change]:
         """Close the open incident once nothing joined it for INCIDENT_GAP_S of wall time."""
         if self._incident is not None and now - self._incident_seen >= INCIDENT_GAP_S:
-            return self._close_incident()
+            return self.close_incident()
         return []
 
     def _session(self, event: Event) -> Session:
@@ -370,21 +368,19 @@ class LiveState:
     def _count(self, event: Event) -> None:
         session = self._session(event)
         if event.kind == "request_complete":
-            session.requests_completed += 1
+            session.requests_completed = (session.requests_completed or 0) + 1
             if self.window is not None:
-                self.window.requests_completed += 1
+                self.window.requests_completed = (self.window.requests_completed or 0) + 1
         elif event.kind == "engine_start":
-            session.engine_starts += 1
+            session.engine_starts = (session.engine_starts or 0) + 1
 
     def _add_failure(self, event: Event, now: float) -> list[Change]:
         incident = self._incident
-        if incident is not None:
-            gap = seconds(incident.last_time, event.time or event.prev_time)
-            if (gap is not None and 0 <= gap < INCIDENT_GAP_S) or (gap is None and event.time is None):
-                incident.records.append(event)
-                self._incident_seen = now
-                return []
-        changes = self._close_incident()
+        if incident is not None and joins_incident(incident.last_time, event):
+            incident.records.append(event)
+            self._incident_seen = now
+            return []
+        changes = self.close_incident()
         if self.window is not None and event.fields.get("code_name") != "SubmissionsIgnored":
             # A penalty-boxed process fails only with SubmissionsIgnored: another fault means a new process.
             changes += self._end_window("restart", event, inferred=True)
@@ -394,7 +390,8 @@ class LiveState:
         self._incident_seen = now
         return changes
 
-    def _close_incident(self) -> list[Change]:
+    def close_incident(self) -> list[Change]:
+        """The open incident is complete: its outcome is settled and it is a new fault or a window's repeat."""
         incident = self._incident
         if incident is None:
             return []
@@ -669,12 +666,17 @@ class Watcher:
                 self.sink.notice(dead_end_notice(change.window, change.inferred))
 
     def _caught_up(self, now: float) -> None:
+        """End the replay: what the history left open (its last record, its last incident) is history too.
+
+        Waiting for more lines here would report a replayed fault as new, run --on-fault for it and
+        leave it out of the replay's counts. Closing them changes only history, so nothing is reported
+        but a dead window still open at the end.
+        """
+        self._feed(self.stream.flush(), now)
+        self.state.close_incident()
         self._catching_up = False
         state = self.state
-        self.sink.info(
-            f"replayed {self.lines} lines: {len(state.sessions)} sessions, {len(state.faults)} GPU faults, "
-            f"{len(state.windows)} dead windows; now following"
-        )
+        self.sink.info(f"replayed {_plural(self.lines, 'line')}: {_counts(state)}; now following")
         if state.window is not None and state.window_entry is not None:
             self._alert(state.window, state.window_entry, now)
 
@@ -727,8 +729,7 @@ class Watcher:
         parts = [
             f"logscan watch: stopped after {human_duration(elapsed)}: {_plural(self.lines, 'line')}, "
             f"{_plural(self.events, 'event')} shown",
-            f"{_plural(len(state.sessions), 'session')}, {_plural(len(state.faults), 'GPU fault')}, "
-            f"{_plural(len(state.windows), 'dead window')}",
+            _counts(state),
         ]
         if state.window is not None:
             parts.append(f"engine dead since {human_time(state.window.start)} ({state.window.repeats} repeats)")
@@ -739,6 +740,14 @@ class Watcher:
         if self.stream.unparsed:
             parts.append(f"{_plural(self.stream.unparsed, 'unparsed line')}")
         return "; ".join(parts)
+
+
+def _counts(state: LiveState) -> str:
+    """The tallies both the end of the replay and the stop summary give."""
+    return (
+        f"{_plural(len(state.sessions), 'session')}, {_plural(len(state.faults), 'GPU fault')}, "
+        f"{_plural(len(state.windows), 'dead window')}"
+    )
 
 
 def _plural(number: int, noun: str) -> str:
