@@ -153,6 +153,7 @@ class DeadWindow:
     intervals_s: list[float]
     requests_completed: int | None  # None: the log level hides finished requests
     log_end: str | None
+    end_inferred: bool = False  # no start line: the failures stopped while the log went on
 
     @property
     def duration_s(self) -> float | None:
@@ -192,6 +193,7 @@ class DeadWindow:
             "duration_s": self.duration_s,
             "still_dead_at_end_of_log": self.end_reason == "eof",
             "dead_at_least_s": self.at_least_s,
+            "end_inferred": self.end_inferred,
             "repeats": self.repeats,
             "repeat_interval": interval,
             "requests_completed": self.requests_completed,
@@ -565,6 +567,7 @@ def _dead_window(
         if builder.stream.shows("INFO")
         else None,
         log_end,
+        end_inferred=following is None and reason == "restart",
     )
 
 

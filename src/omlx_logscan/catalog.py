@@ -25,6 +25,29 @@ class Template:
         object.__setattr__(self, "regex", re.compile(self.pattern))
 
 
+# Every event kind, in the order the docs list them.
+KINDS = (
+    "process_start",
+    "process_exit",
+    "engine_start",
+    "engine_stop",
+    "model_load",
+    "model_unload",
+    "model_load_failed",
+    "shutdown",
+    "restart_requested",
+    "gpu_error",
+    "memory_pressure",
+    "request_complete",
+    "request_error",
+    "kernel_panic",
+    "crash_report",
+    "faulthandler_dump",
+    "error",
+    "warning",
+    "record",
+)
+
 _GB = r"(?P<{0}>[\d.]+)\s*GB"
 
 CATALOG: tuple[Template, ...] = (
@@ -53,12 +76,9 @@ CATALOG: tuple[Template, ...] = (
     # Orderly stops and restarts.
     Template("shutdown", r"^Engine pool shutdown complete", "Engine pool shutdown complete", "pool"),
     Template("shutdown", r"^Process memory enforcer stopped", "Process memory enforcer stopped", "enforcer"),
-    Template(
-        "shutdown",
-        r"^(?:Shutting down|Application shutdown complete\.?|Finished server process.*)$",
-        "Shutting down",
-        "uvicorn",
-    ),
+    Template("shutdown", r"^Shutting down$", "Shutting down", "uvicorn"),
+    Template("shutdown", r"^Application shutdown complete", "Application shutdown complete", "uvicorn"),
+    Template("shutdown", r"^Finished server process", "Finished server process", "uvicorn"),
     Template("restart_requested", r"^Server restart requested", "Server restart requested"),
     # Memory pressure (the enforcer's own start line is not a pressure event).
     Template(

@@ -15,6 +15,7 @@ from typing import IO, Annotated, Any, TypeVar
 import typer
 
 from omlx_logscan import __version__
+from omlx_logscan.catalog import KINDS
 from omlx_logscan.errors import EXIT_INPUT, EXIT_INTERNAL, LogscanError
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -41,6 +42,11 @@ class EventFormat(StrEnum):
     ndjson = "ndjson"
     csv = "csv"
     parquet = "parquet"
+
+
+class ListFormat(StrEnum):
+    text = "text"
+    json = "json"
 
 
 class ReportFormat(StrEnum):
@@ -149,8 +155,6 @@ def guarded(func: F) -> F:
 
 def checked_kinds(kind: list[str] | None) -> frozenset[str]:
     """The ``--kind`` values, refused unless each is an event kind."""
-    from omlx_logscan.events import KINDS
-
     wanted = frozenset(kind or ())
     unknown = wanted - set(KINDS)
     if unknown:
@@ -224,7 +228,10 @@ def load_stream(
 @guarded
 def events(
     paths: Paths,
-    kind: Annotated[list[str] | None, typer.Option("--kind", "-k", help="Only these event kinds (repeatable).")] = None,
+    kind: Annotated[
+        list[str] | None,
+        typer.Option("--kind", "-k", help="Only these event kinds (repeatable): " + ", ".join(KINDS) + "."),
+    ] = None,
     since: Since = None,
     until: Until = None,
     tz: Tz = None,
@@ -276,7 +283,10 @@ def events(
         from omlx_logscan.render import events_frame
 
         assert output is not None
-        events_frame(selected).write_parquet(output)
+        try:
+            events_frame(selected).write_parquet(output)
+        except OSError as exc:
+            raise LogscanError(f"{output}: cannot write ({exc.strerror or exc})") from None
         return
     with open_output(output) as out:
         if fmt is EventFormat.table:
@@ -306,8 +316,9 @@ def timeline(
 ) -> None:
     """The incident timeline: escalation, dead-engine windows, stack signatures, why each fault happened, summary.
 
-    With an OS history (--os-history or --os), each fault shows the macOS version it ran on and a
-    version-bounds table follows. With --overlay, the faults are tested against other activity.
+    With --os-history or --os, each fault shows its macOS version and a version-bounds table follows.
+
+    With --overlay, the faults are tested against other activity (another GPU process, say).
     """
     from omlx_logscan.analysis import analyze
     from omlx_logscan.attribution import explain
@@ -349,7 +360,7 @@ def sessions(
     since: Since = None,
     until: Until = None,
     tz: Tz = None,
-    fmt: Annotated[ReportFormat, typer.Option("--format", "-f", help="text or json.")] = ReportFormat.text,
+    fmt: Annotated[ListFormat, typer.Option("--format", "-f", help="text or json.")] = ListFormat.text,
     output: Output = None,
     quiet: Quiet = False,
     strict: Strict = False,
@@ -359,11 +370,9 @@ def sessions(
     from omlx_logscan.analysis import analyze
     from omlx_logscan.render import console, sessions_table, write_json
 
-    if fmt is ReportFormat.markdown:
-        raise LogscanError("sessions supports --format text or json")
     analysis = analyze(load_stream(paths, since, until, tz, quiet=quiet, strict=strict))
     with open_output(output) as out:
-        if fmt is ReportFormat.json:
+        if fmt is ListFormat.json:
             write_json(
                 {"schema": "omlx-logscan/sessions/1", "sessions": [s.as_dict() for s in analysis.sessions]},
                 out,

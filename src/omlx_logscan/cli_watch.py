@@ -16,7 +16,6 @@ from rich.text import Text
 
 from omlx_logscan.cli import Debug, app, checked_kinds, guarded
 from omlx_logscan.errors import LogscanError
-from omlx_logscan.render import event_cells, printable
 
 if TYPE_CHECKING:  # the core is imported when the command runs, so --help stays fast
     from omlx_logscan.events import Event
@@ -33,7 +32,6 @@ _COLUMN_WIDTHS = (20, 17, 8, 17)  # time, kind, level, where; the message takes 
 MAX_INTERVAL_S = 3600.0  # polling less often is no watch; far longer sleeps overflow time.sleep
 
 
-# Control characters (C0, DEL, C1; not tab) as visible \xNN: log text must not retitle, clear or recolour a terminal.
 def checked_seconds(option: str, value: float, least: float, most: float = math.inf) -> float:
     """A number of seconds in [least, most]; inf and nan would never time out (or overflow a sleep)."""
     if math.isfinite(value) and least <= value <= most:
@@ -50,15 +48,16 @@ class TableSink:
     """One line per event (the columns of ``events``), alerts and hook results between them."""
 
     def __init__(self, out: IO[str], quiet: bool) -> None:
-        from omlx_logscan.render import console
+        from omlx_logscan import render  # the core is imported when the command runs
 
+        self._render = render
         self._out = out
-        self._con = console(out)
-        self._err = console(sys.stderr)
+        self._con = render.console(out)
+        self._err = render.console(sys.stderr)
         self._quiet = quiet
 
     def event(self, event: Event) -> None:
-        cells = event_cells(event)
+        cells = self._render.event_cells(event)
         for cell, width in zip(cells, _COLUMN_WIDTHS, strict=False):
             cell.pad_right(max(0, width - cell.cell_len))
         self._con.print(Text(" ").join(cells), soft_wrap=True)
@@ -66,14 +65,14 @@ class TableSink:
 
     def notice(self, notice: Notice) -> None:
         style = _NOTICE_STYLE.get(notice.kind, "")
-        self._con.print(Text(printable(f"» {notice.message}"), style=style), soft_wrap=True)
+        self._con.print(Text(self._render.printable(f"» {notice.message}"), style=style), soft_wrap=True)
         for detail in notice.detail:  # a hook's output: it may echo log lines, or colour its own
-            self._con.print(Text(printable(f"    {detail}")), soft_wrap=True)
+            self._con.print(Text(self._render.printable(f"    {detail}")), soft_wrap=True)
         self._out.flush()
 
     def info(self, message: str) -> None:
         if not self._quiet:
-            self._err.print(Text(printable(message), style="dim"), soft_wrap=True)
+            self._err.print(Text(self._render.printable(message), style="dim"), soft_wrap=True)
 
 
 class NdjsonSink:

@@ -166,7 +166,9 @@ def window_end_phrase(window: DeadWindow) -> str:
     if window.end_reason == "eof":
         return "STILL DEAD when the log ends: the engine may be dead now"
     if window.end_reason == "restart" and window.end is None:
-        return f"restarted unseen (the failures stopped after {human_time(window.last_failure)})"
+        if window.end_inferred:
+            return f"restarted unseen (the failures stopped after {human_time(window.last_failure)})"
+        return f"ended by a restart after {human_time(window.end_after)} (its time is not in the log)"
     when = human_time(window.end)
     if window.end_reason == "restart":
         if window.end_exact:

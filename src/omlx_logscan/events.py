@@ -35,28 +35,6 @@ from omlx_logscan.scan import REQUEST_SCHEMA, SourceScan, scan_source
 from omlx_logscan.sources import Source
 from omlx_logscan.timeutil import parse, seconds
 
-KINDS = (
-    "process_start",
-    "process_exit",
-    "engine_start",
-    "engine_stop",
-    "model_load",
-    "model_unload",
-    "model_load_failed",
-    "shutdown",
-    "restart_requested",
-    "gpu_error",
-    "memory_pressure",
-    "request_complete",
-    "request_error",
-    "kernel_panic",
-    "crash_report",
-    "faulthandler_dump",
-    "error",
-    "warning",
-    "record",
-)
-
 _FRAME = re.compile(r'^\s*File "(?P<path>[^"]+)", line (?P<line>\d+), in (?P<func>\S+)')
 _FAULTHANDLER_FRAME = re.compile(r'^\s*File "(?P<path>[^"]+)", line (?P<line>\d+) in (?P<func>\S+)')
 _EXCEPTION_LINE = re.compile(r"^(?P<type>[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt)): ")

@@ -51,7 +51,6 @@ _CONTINUATION = re.compile(
     r"^(?:\s|Traceback \(most recent call last\)|During handling|The above exception|"
     r"[\w.]+(?:Error|Exception|Exit|Interrupt)\b|\(0000|Error Domain=|UserInfo=|[├└│|`]─|\"|\^)"
 )
-FORMS_WITH_TIME = frozenset({"log", "app", "dated", "timeonly_log", "timeonly"})
 BLOCK_FORMS = frozenset({"faulthandler", "panic", "crash_report"})
 
 
@@ -130,10 +129,13 @@ def parse_line(raw: str) -> Line:
     return Line("text", text.rstrip())
 
 
+PLAUSIBLE_YEARS = range(1970, 2200)  # outside this a "timestamp" is corrupt data, and date arithmetic overflows
+
+
 def _real_time(date: str | None, time: str | None) -> bool:
     try:
-        if date is not None:
-            datetime.date.fromisoformat(date)
+        if date is not None and datetime.date.fromisoformat(date).year not in PLAUSIBLE_YEARS:
+            return False
         if time is not None:
             datetime.time.fromisoformat(time)
     except ValueError:

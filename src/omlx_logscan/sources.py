@@ -191,11 +191,7 @@ def read_chunks(source: Source, chunk_bytes: int = CHUNK_BYTES) -> Iterator[byte
         if codec is None and looks_binary(head):
             raise InputError(f"{source.name}: not a text log (binary data)")
         pending = b""
-        first = True
         for data in _raw_chunks(_Prepend(head, stream), codec, chunk_bytes):
-            if first and codec is None and data.startswith(codecs.BOM_UTF8):
-                data = data[len(codecs.BOM_UTF8) :]
-            first = False
             data = pending + data
             cut = data.rfind(b"\n")
             if cut < 0:
@@ -205,8 +201,15 @@ def read_chunks(source: Source, chunk_bytes: int = CHUNK_BYTES) -> Iterator[byte
             yield normalise(data[: cut + 1])
         if pending:
             yield normalise(pending)
-    except (EOFError, zlib.error, gzip.BadGzipFile, lzma.LZMAError, OSError) as exc:
+    except (EOFError, zlib.error, gzip.BadGzipFile, lzma.LZMAError) as exc:
         raise InputError(f"{source.name}: compressed data is truncated or corrupt ({exc})") from None
+    except OSError as exc:  # bz2 reports damage as OSError; so does a disk that fails mid-read
+        kind = (
+            "compressed data is truncated or corrupt"
+            if source.path and source.path.suffix in _OPENERS
+            else "read error"
+        )
+        raise InputError(f"{source.name}: {kind} ({exc})") from None
     finally:
         if source.path is not None:
             stream.close()

@@ -11,11 +11,8 @@ from dateutil.relativedelta import relativedelta
 
 from omlx_logscan.errors import LogscanError
 
-_AGO = re.compile(
-    r"^(?P<n>\d+(?:\.\d+)?)\s*(?P<unit>s|sec|secs|seconds?|m|min|mins|minutes?|h|hr|hrs|hours?|d|days?|w|weeks?"
-    r"|months?|y|years?)(?:\s+ago)?$"
-)
-_UNIT = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
+# Months and years have no fixed length: "3 months ago" goes back by the calendar.
+_CALENDAR_AGO = re.compile(r"^(?P<n>\d+)\s*(?P<unit>months?|mo|years?|y)(?:\s+ago)?$")
 
 
 def zone(name: str | None) -> tzinfo | None:
@@ -42,15 +39,16 @@ def parse_when(text: str, tz: tzinfo | None, option: str = "--since") -> str:
     if raw in ("today", "yesterday"):
         day = now.replace(hour=0, minute=0, second=0, microsecond=0)
         return (day - timedelta(days=1 if raw == "yesterday" else 0)).isoformat()
-    match = _AGO.match(raw)
-    if match:
-        amount = float(match["n"])
-        unit = match["unit"]
-        if unit.startswith("mo"):
-            return str((now - relativedelta(months=int(amount))).isoformat())
-        if unit.startswith("y"):
-            return str((now - relativedelta(years=int(amount))).isoformat())
-        return (now - timedelta(seconds=duration_seconds(raw.removesuffix("ago").strip(), option))).isoformat()
+    try:
+        match = _CALENDAR_AGO.match(raw)
+        if match:
+            amount = int(match["n"])
+            months = amount if match["unit"].startswith("mo") else 12 * amount
+            return str((now - relativedelta(months=months)).isoformat())
+        if _DURATION_PART.match(re.sub(r"\s+", "", raw)):  # 3h, 90 minutes ago, 1h30m
+            return (now - timedelta(seconds=duration_seconds(raw.removesuffix("ago"), option))).isoformat()
+    except (ValueError, OverflowError):
+        raise LogscanError(f"{option} {text!r}: too far back") from None
     try:
         moment = date_parser.parse(text)
         if moment.tzinfo is not None:  # an explicit offset: convert to the log's local time
