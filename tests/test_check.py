@@ -221,8 +221,17 @@ def test_junit_xml_parses_with_one_case_per_rule(tmp_path: Path) -> None:
     assert properties is not None and [p.get("value") for p in properties] == [str(EXAMPLE)]
 
 
-def test_junit_survives_control_characters_in_log_text(tmp_path: Path) -> None:
-    log = write_log(tmp_path / "server.log", [start(0), timeout(1) + " \x1b[31mred\x1b[0m \x00", busy(2)])
+def test_junit_survives_control_characters_in_names(tmp_path: Path) -> None:
+    log = write_log(tmp_path / "server\x01\x1b.log", [start(0), timeout(1), busy(2)])  # a name XML cannot hold
     code, out, _ = check(str(log), "--fail-on", "timeout", "--format", "junit")
     assert code == 1
-    assert ET.fromstring(out).find("testsuite/testcase/failure") is not None
+    failure = ET.fromstring(out).find("testsuite/testcase/failure")
+    assert failure is not None and failure.text is not None and "server" in failure.text
+
+
+def test_github_annotations_name_files_inside_the_workspace(tmp_path: Path) -> None:
+    (tmp_path / "logs").mkdir()
+    log = write_log(tmp_path / "logs" / "server.log", STILL_DEAD)
+    result = runner.invoke(app, ["check", str(log), "--format", "github"], env={"GITHUB_WORKSPACE": str(tmp_path)})
+    assert result.exit_code == 1
+    assert "::error file=logs/server.log,line=" in result.stdout

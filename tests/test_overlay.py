@@ -7,9 +7,9 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
-from test_attribution import analysis_from, completion, fault, record
 
 from conftest import EXAMPLE
+from fault_logs import analysis_from, completion, fault, record
 from omlx_logscan.analysis import Analysis
 from omlx_logscan.errors import LogscanError
 from omlx_logscan.overlay import correlate, merge, parse_gap, parse_overlays, subtract

@@ -48,7 +48,6 @@ PRESSURE_ACTIONS = {
 }
 _PRESSURE_LEVELS = frozenset({"soft", "hard"})
 _ABORT_STAGES = frozenset({"prefill", "chat_stream"})  # failures inside the scheduler; a 4xx never got there
-# The count of the chat template, found without the whole template: the dense rows can be millions.
 
 
 @dataclass(frozen=True)
@@ -282,9 +281,6 @@ def _count(value: float | None) -> str:
     if value is None:
         return "?"
     return f"{value:,.0f}" if value == int(value) or value >= 10 else f"{value:.1f}"
-
-
-# -- finished requests ------------------------------------------------------------------------
 
 
 # -- per fault --------------------------------------------------------------------------------

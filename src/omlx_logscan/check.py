@@ -9,6 +9,7 @@ findings; any finding means exit code 1. The same result is written as text, JSO
 from __future__ import annotations
 
 import math
+import os
 import re
 import xml.etree.ElementTree as ET
 from collections.abc import Iterable
@@ -324,13 +325,23 @@ def escape_property(text: str) -> str:
     return escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
+def _workspace_relative(path: str) -> str:
+    """GitHub links an annotation to a file only by its path inside the checked-out repository."""
+    workspace = os.environ.get("GITHUB_WORKSPACE")
+    if workspace and os.path.isabs(path):
+        relative = os.path.relpath(path, workspace)
+        if not relative.startswith(".."):
+            return relative
+    return path
+
+
 def github_annotations(result: CheckResult, cap: int = ANNOTATION_CAP) -> list[str]:
     """``::error`` commands for the first ``cap`` findings, then one notice that counts the rest."""
     lines = []
     for finding in result.findings[:cap]:
         props = []
         if finding.source:
-            props.append(f"file={escape_property(finding.source)}")
+            props.append(f"file={escape_property(_workspace_relative(finding.source))}")
         if finding.line:
             props.append(f"line={finding.line}")
         props.append(f"title={escape_property(f'{finding.title} ({finding.rule})')}")

@@ -296,10 +296,11 @@ def p_text(p_value: float) -> str:
 
 def ratio_text(ratio: RateRatio) -> str:
     """``rate ratio ≥ 265, p < 0.001`` or ``rate ratio 1.97 (95 % CI 0.858–4.28), p = 0.080``."""
+    level = f"{ratio.level * 100:g} %"
     if ratio.lower_bound_only:
-        return f"rate ratio ≥ {_number(ratio.low)} (95 % lower limit), {p_text(ratio.p_value)}"
+        return f"rate ratio ≥ {_number(ratio.low)} ({level} lower limit), {p_text(ratio.p_value)}"
     high = "∞" if ratio.high == float("inf") else _number(ratio.high)
-    return f"rate ratio {_number(ratio.estimate)} (95 % CI {_number(ratio.low)}–{high}), {p_text(ratio.p_value)}"
+    return f"rate ratio {_number(ratio.estimate)} ({level} CI {_number(ratio.low)}–{high}), {p_text(ratio.p_value)}"
 
 
 def correlate(analysis: Analysis, overlays: list[Overlay]) -> list[OverlayCorrelation]:

@@ -32,15 +32,6 @@ def binomial_pmf(k: int, n: int, p: float) -> float:
     return math.exp(_log_pmf(k, n, p))
 
 
-def binomial_cdf(k: int, n: int, p: float) -> float:
-    """P(X ≤ k), summed term by term so small tails keep their precision."""
-    if k < 0:
-        return 0.0
-    if k >= n:
-        return 1.0
-    return min(1.0, math.fsum(binomial_pmf(i, n, p) for i in range(k + 1)))
-
-
 def binomial_sf(k: int, n: int, p: float) -> float:
     """P(X ≥ k), summed directly rather than as 1 - cdf (no cancellation in the far tail)."""
     if k <= 0:
