@@ -175,6 +175,30 @@ def open_output(path: Path | None) -> Iterator[IO[str]]:
         yield handle
 
 
+def load_investigation(
+    paths: list[str],
+    since: str | None,
+    until: str | None,
+    tz: str | None,
+    *,
+    quiet: bool,
+    strict: bool,
+    os_history: list[Path] | None,
+    os_installs: list[str] | None,
+    overlay: list[str] | None,
+    overlay_gap: str | None,
+) -> Any:
+    """The options of timeline and report → one Investigation (bad options fail before the log is read)."""
+    from omlx_logscan.investigation import investigate
+    from omlx_logscan.oshistory import load_history
+    from omlx_logscan.overlay import parse_overlays
+    from omlx_logscan.when import zone
+
+    history = load_history(os_history or [], os_installs or [], zone(tz), use_system=False)
+    overlays = parse_overlays(overlay, overlay_gap, tz)
+    return investigate(load_stream(paths, since, until, tz, quiet=quiet, strict=strict), history, overlays)
+
+
 def _warn_empty_window(whole: Any) -> None:
     """Say so when --since/--until leave nothing, and what the log does cover."""
     from omlx_logscan.timeutil import human_time
@@ -320,21 +344,23 @@ def timeline(
 
     With --overlay, the faults are tested against other activity (another GPU process, say).
     """
-    from omlx_logscan.analysis import analyze
-    from omlx_logscan.attribution import explain
-    from omlx_logscan.bounds import bounds_document, bounds_markdown, bounds_table, build_bounds, session_os_versions
+    from omlx_logscan.bounds import bounds_document, bounds_markdown, bounds_table
     from omlx_logscan.document import timeline_document
-    from omlx_logscan.oshistory import load_history
-    from omlx_logscan.overlay import parse_overlays
     from omlx_logscan.render import console, timeline_markdown, timeline_text, write_json
-    from omlx_logscan.when import zone
 
-    history = load_history(os_history or [], os_installs or [], zone(tz), use_system=False)
-    overlays = parse_overlays(overlay, overlay_gap, tz)
-    analysis = analyze(load_stream(paths, since, until, tz, quiet=quiet, strict=strict))
-    why = explain(analysis, overlays)
-    versions = session_os_versions(analysis.sessions, history) if history is not None else None
-    bounds = build_bounds(analysis, history) if history is not None else None
+    found = load_investigation(
+        paths,
+        since,
+        until,
+        tz,
+        quiet=quiet,
+        strict=strict,
+        os_history=os_history,
+        os_installs=os_installs,
+        overlay=overlay,
+        overlay_gap=overlay_gap,
+    )
+    analysis, why, versions, bounds = found.analysis, found.why, found.os_versions, found.bounds
     with open_output(output) as out:
         if fmt is ReportFormat.json:
             document = timeline_document(analysis, versions, why)

@@ -23,6 +23,7 @@ from omlx_logscan.cli import (
     Until,
     app,
     guarded,
+    load_investigation,
     load_stream,
     open_output,
 )
@@ -60,23 +61,27 @@ def report(
     report names the macOS version of each fault and adds the version-bounds table. With --overlay,
     the faults are tested against other activity.
     """
-    from omlx_logscan.analysis import analyze
-    from omlx_logscan.attribution import explain
-    from omlx_logscan.bounds import bounds_markdown, build_bounds, session_os_versions
-    from omlx_logscan.oshistory import load_history
-    from omlx_logscan.overlay import parse_overlays
+    from omlx_logscan.bounds import bounds_markdown
     from omlx_logscan.report import build_report
-    from omlx_logscan.when import zone
 
-    history = load_history(os_history or [], os_installs or [], zone(tz), use_system=False)
-    overlays = parse_overlays(overlay, overlay_gap, tz)
-    analysis = analyze(load_stream(paths, since, until, tz, quiet=quiet, strict=strict))
+    found = load_investigation(
+        paths,
+        since,
+        until,
+        tz,
+        quiet=quiet,
+        strict=strict,
+        os_history=os_history,
+        os_installs=os_installs,
+        overlay=overlay,
+        overlay_gap=overlay_gap,
+    )
     text = build_report(
-        analysis,
+        found.analysis,
         redact_personal=redact,
-        bounds_markdown=bounds_markdown(build_bounds(analysis, history)) if history is not None else None,
-        os_versions=session_os_versions(analysis.sessions, history) if history is not None else None,
-        why=explain(analysis, overlays),
+        bounds_markdown=bounds_markdown(found.bounds) if found.bounds is not None else None,
+        os_versions=found.os_versions,
+        why=found.why,
     )
     with open_output(output) as out:
         out.write(text)
