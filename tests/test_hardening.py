@@ -219,7 +219,7 @@ def test_internal_error_points_to_debug(monkeypatch: pytest.MonkeyPatch) -> None
     def broken(*_args: object, **_kwargs: object) -> None:
         raise RuntimeError("boom")
 
-    monkeypatch.setattr("omlx_logscan.analysis.analyze", broken)
+    monkeypatch.setattr("omlx_logscan.investigation.analyze", broken)
     result = runner.invoke(app, ["timeline", str(REAL / "omlx-issue-3683.log")])
     assert result.exit_code == 70
     assert "internal error" in result.stderr and "--debug" in result.stderr
@@ -230,7 +230,7 @@ def test_debug_lets_the_traceback_through(monkeypatch: pytest.MonkeyPatch) -> No
     def broken(*_args: object, **_kwargs: object) -> None:
         raise RuntimeError("boom")
 
-    monkeypatch.setattr("omlx_logscan.analysis.analyze", broken)
+    monkeypatch.setattr("omlx_logscan.investigation.analyze", broken)
     result = runner.invoke(app, ["timeline", "--debug", str(REAL / "omlx-issue-3683.log")])
     assert isinstance(result.exception, RuntimeError) and str(result.exception) == "boom"
 

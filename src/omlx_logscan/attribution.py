@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import statistics
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
@@ -260,10 +261,15 @@ class WhyFaulted:
     def markdown(self, *, full: bool) -> list[str]:
         """GitHub Markdown: the fault lines in a code block (log text inside), the overlays as bullets."""
         body = self.fault_lines(full=full)
-        longest = max((len(run) for line in body for run in re.findall(r"`+", line)), default=0)
-        fence = "`" * max(3, longest + 1)  # longer than any backtick run, so log text cannot close it
+        fence = fence_for(body)
         bullets = [f"- {line}" for line in self.overlay_lines(full=full)]
         return ["### Why it faulted", "", fence, *body, fence, "", *bullets, *([""] if bullets else [])]
+
+
+def fence_for(lines: Sequence[str]) -> str:
+    """A code fence longer than any backtick run inside, so log text cannot close it."""
+    longest = max((len(run) for line in lines for run in re.findall(r"`+", line)), default=0)
+    return "`" * max(3, longest + 1)
 
 
 def _evidence_line(evidence: Evidence) -> str:

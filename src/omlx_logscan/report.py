@@ -3,8 +3,10 @@
 It answers what a maintainer asks first — what the log is, which stack failed, how the engine
 escalated, how long it was dead, which versions were involved — and, as plainly, what the log
 cannot show. It must fit one GitHub comment (65,536 characters): when it would not, the longest
-tables are cut in the middle (first and last rows stay) and each cut says where it is. Personal
-data is masked by default (see ``redact.py``).
+tables are cut in the middle (first and last rows stay; as a last resort, every row) and each
+cut says where it is; no single log line takes more than ``LINE_MAX`` characters. Personal data
+is masked by default (see ``redact.py``): only the text copied from the log, never the report's
+own words.
 """
 
 from __future__ import annotations
@@ -12,15 +14,15 @@ from __future__ import annotations
 import os
 import re
 from collections import Counter, defaultdict
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from itertools import accumulate
 from pathlib import Path
 
 from omlx_logscan import __version__
 from omlx_logscan.analysis import Analysis, DeadWindow, Incident, Session
-from omlx_logscan.attribution import WhyFaulted, explain
+from omlx_logscan.attribution import WhyFaulted, explain, fence_for
 from omlx_logscan.bounds import UNKNOWN
 from omlx_logscan.document import (
     dead_for,
@@ -30,7 +32,7 @@ from omlx_logscan.document import (
     window_end_phrase,
 )
 from omlx_logscan.errors import InputError
-from omlx_logscan.redact import PLACEHOLDERS, redact
+from omlx_logscan.redact import PLACEHOLDERS, logged, redact_logged, unmark
 from omlx_logscan.render import escalation_line, md_escape
 from omlx_logscan.sources import Source, read_chunks
 from omlx_logscan.timeutil import human_duration, human_time, parse, seconds, to_second
@@ -41,7 +43,8 @@ READABLE_REASON = "to keep the chart readable"
 GANTT_MAX_PROCESSES = 24
 GANTT_MAX_FAULTS = 12  # milestones per process; Mermaid also refuses diagrams over 50,000 characters
 EXCERPT_MAX_LINES = 60
-MIN_KEPT_ROWS = 2  # a cut block keeps at least its first and last row
+LINE_MAX = 2_000  # characters of one log line (excerpt, evidence, code): one huge line must not crowd out the rest
+MIN_KEPT_ROWS = 2  # a cut block keeps its first and last row, unless only cutting them can make the report fit
 CUT_SLACK = 200  # characters cut beyond the excess, so redaction's length changes rarely need a second pass
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
 _MERMAID_UNSAFE = re.compile(r"[:;#]")
@@ -53,6 +56,7 @@ _END_REASONS = {
     "fatal_exit": "exited for a restart",
 }
 _SEVERE = frozenset({"penalty_box", "crash", "fatal_exit"})
+CANNOT_SHOW = "### What this log cannot show"
 
 
 @dataclass
@@ -99,17 +103,14 @@ class Block:
     def size(self) -> int:
         return sum(len(line) + 1 for line in self.lines())
 
-    def cuttable(self) -> bool:
-        return self.keep > MIN_KEPT_ROWS
-
-    def cap(self, rows: int, reason: str) -> None:
-        """Keep at most ``rows`` rows."""
-        keep = max(rows, MIN_KEPT_ROWS)
+    def cap(self, rows: int, reason: str, floor: int = MIN_KEPT_ROWS) -> None:
+        """Keep at most ``rows`` rows, and no fewer than ``floor``."""
+        keep = max(rows, floor)
         if keep < self.keep:
             self.keep, self.reason = keep, reason
 
-    def trim(self, chars: int, reason: str) -> None:
-        """Cut rows from the middle until at least ``chars`` characters are gone (or the minimum is left)."""
+    def trim(self, chars: int, reason: str, floor: int) -> None:
+        """Cut rows from the middle until at least ``chars`` characters are gone (or ``floor`` rows are left)."""
         sums = [0, *accumulate(len(row) + 1 for row in self.rows)]
 
         def kept(keep: int) -> int:
@@ -118,9 +119,9 @@ class Block:
 
         now = kept(self.keep)
         keep = self.keep
-        while keep > MIN_KEPT_ROWS and now - kept(keep) < chars:
+        while keep > floor and now - kept(keep) < chars:
             keep -= 1
-        self.cap(keep, reason)
+        self.cap(keep, reason, floor)
 
 
 Part = str | Block
@@ -162,10 +163,20 @@ def build_report(
         excess = len(text) - (limit - 1)
         if excess <= 0:
             return text
-        cuttable = [block for block in blocks if block.cuttable()]
-        if not cuttable:
+        cut = _next_cut(blocks)
+        if cut is None:
             return _hard_cut(text, limit)
-        max(cuttable, key=Block.size).trim(excess + CUT_SLACK, SIZE_REASON)
+        block, floor = cut
+        block.trim(excess + CUT_SLACK, SIZE_REASON, floor)
+
+
+def _next_cut(blocks: list[Block]) -> tuple[Block, int] | None:
+    """The longest block that can lose rows, and how few it may keep: its first and last row, else none."""
+    for floor in (MIN_KEPT_ROWS, 0):
+        cuttable = [block for block in blocks if block.keep > floor]
+        if cuttable:
+            return max(cuttable, key=Block.size), floor
+    return None
 
 
 def _join(parts: list[Part]) -> str:
@@ -176,7 +187,7 @@ def _finish(body: str, blocks: list[Block], *, redact_personal: bool) -> str:
     """Title, the notes on redaction and cuts, and the body (masked unless redaction is off)."""
     body = _ANSI.sub("", body)
     if redact_personal:
-        masked = redact(body)
+        masked = redact_logged(body)
         body = masked.text
         placeholders = ", ".join(f"`{p}`" for p in PLACEHOLDERS.values())
         note = (
@@ -185,6 +196,7 @@ def _finish(body: str, blocks: list[Block], *, redact_personal: bool) -> str:
             f"{masked.summary()}). `logscan report --no-redact` shows them as logged."
         )
     else:
+        body = unmark(body)
         note = "> **Not redacted** (`--no-redact`): paths, names and addresses appear as logged."
     notes = [note]
     shortened = [block.noun for block in blocks if block.reason == SIZE_REASON]
@@ -194,9 +206,17 @@ def _finish(body: str, blocks: list[Block], *, redact_personal: bool) -> str:
 
 
 def _hard_cut(text: str, limit: int) -> str:
-    """Last resort when no table is left to cut: end the text early, closing a code fence left open."""
-    note = f"\n*The rest of this report is cut {SIZE_REASON}.*\n"
-    head = text[: limit - 1 - len(note) - 80].rsplit("\n", 1)[0]  # 80: room for a closing fence
+    """Last resort when every block is cut to nothing: end the text early, closing a code fence left open.
+
+    What the log cannot show is kept at the end (unless it alone would take half the room): a reader
+    must not take the report for more than the log can say.
+    """
+    body, heading, rest = text.partition(f"\n{CANNOT_SHOW}\n")
+    kept = heading + rest
+    if not heading or len(kept) > limit // 2:
+        body, kept = text, ""
+    note = f"\n*The rest of this report is cut {SIZE_REASON}{'; what the log cannot show follows' if kept else ''}.*\n"
+    head = body[: limit - 1 - len(note) - len(kept) - 80].rsplit("\n", 1)[0]  # 80: room for a closing fence
     open_fence = None
     for line in head.splitlines():
         run = re.match(r"`{3,}", line)
@@ -204,18 +224,19 @@ def _hard_cut(text: str, limit: int) -> str:
             open_fence = run.group(0)
         elif run and line.rstrip() == open_fence:
             open_fence = None
-    return head + (f"\n{open_fence}" if open_fence else "") + "\n" + note
-
-
-def _fence(lines: Sequence[str]) -> str:
-    """A code fence longer than any backtick run inside, so log text cannot close it."""
-    longest = max((len(run) for line in lines for run in re.findall(r"`+", line)), default=0)
-    return "`" * max(3, longest + 1)
+    return head + (f"\n{open_fence}" if open_fence else "") + "\n" + note + kept
 
 
 def _code(lines: list[str], lang: str = "") -> list[str]:
-    fence = _fence(lines)
+    fence = fence_for(lines)
     return [fence + lang, *lines, fence]
+
+
+def _logged_line(line: str) -> str:
+    """One line copied from the log, marked for redaction and cut to ``LINE_MAX`` characters."""
+    if len(line) <= LINE_MAX:
+        return logged(line)
+    return f"{logged(line[:LINE_MAX])} … {len(line) - LINE_MAX:,} characters cut"
 
 
 # -- sections -------------------------------------------------------------------------------
@@ -241,7 +262,7 @@ def _what_the_log_is(analysis: Analysis, os_versions: dict[int, str] | None) -> 
         "",
     ]
     rows = [
-        f"| `{md_escape(f['name'])}` | {f['lines']} | {human_time(f['first'])} | {human_time(f['last'])} | "
+        f"| `{logged(md_escape(f['name']))}` | {f['lines']} | {human_time(f['first'])} | {human_time(f['last'])} | "
         f"{', '.join(f['levels']) or '?'} |"
         for f in head["files"]
     ]
@@ -266,11 +287,12 @@ def _os_versions(os_versions: dict[int, str] | None) -> str:
 
 
 def _versions(sessions: list[Session]) -> str:
+    """Each version in the order the log first shows it (an upgrade reads left to right)."""
     counts = Counter(s.omlx_version for s in sessions)
     unknown = counts.pop(None, 0)
     if not counts:
         return "not in the log (no banner and no Homebrew path in a traceback)"
-    text = ", ".join(f"{version} ({n} of {len(sessions)} processes)" for version, n in sorted(counts.items()))
+    text = ", ".join(f"{version} ({n} of {len(sessions)} processes)" for version, n in counts.items())
     return text + (f"; unknown for {unknown}" if unknown else "")
 
 
@@ -287,9 +309,9 @@ def _signatures(analysis: Analysis) -> list[Part]:
     total = len(analysis.faults)
     rows = []
     for sig in analysis.signatures:
-        frames = [f"{f['module']}:{f['line']} in {f['func']}" for f in sig.frames]
+        frames = [_logged_line(f"{f['module']}:{f['line']} in {f['func']}") for f in sig.frames]
         if sig.innermost_code:
-            frames.append(f"  → {sig.innermost_code}")
+            frames.append(f"  → {_logged_line(sig.innermost_code)}")
         share = "identical for all" if sig.faults == total and len(analysis.signatures) == 1 else "shared by"
         title = f"**{share} {sig.faults} of {total} faults** — `{sig.call_site_label}`"
         rows.append("\n".join([title, *_code(frames), ""]))
@@ -310,7 +332,7 @@ def _escalation(analysis: Analysis, os_versions: dict[int, str] | None) -> list[
     rows = [escalation_line(row) for row in escalation_rows(analysis, os_versions)]
     if not rows:
         return ["### Escalation", "", "No GPU faults.", ""]
-    fence = _fence(rows)
+    fence = fence_for(rows)
     return [
         "### Escalation",
         "",
@@ -360,6 +382,7 @@ def _why(analysis: Analysis, why: WhyFaulted) -> list[Part]:
     """Attribution of each fault (a block each, cut like a table), what the level hid, the overlays."""
     if not analysis.faults:
         return []
+    why = _marked(why)
     lines = why.fault_lines(full=True)
     hidden = len(why.caveats())  # fault_lines ends with one "hidden:" line per caveat
     rows: list[str] = []
@@ -368,7 +391,7 @@ def _why(analysis: Analysis, why: WhyFaulted) -> list[Part]:
             rows[-1] += "\n" + line
         else:
             rows.append(line)
-    fence = _fence(lines)
+    fence = fence_for(lines)
     overlays = [f"- {line}" for line in why.overlay_lines(full=True)]
     return [
         "### Why it faulted",
@@ -383,6 +406,24 @@ def _why(analysis: Analysis, why: WhyFaulted) -> list[Part]:
         ),
         *([*overlays, ""] if overlays else []),
     ]
+
+
+def _marked(why: WhyFaulted) -> WhyFaulted:
+    """A copy whose log text (evidence lines and their files, overlay names) is marked for redaction and capped.
+
+    The rest of the attribution is the report's own words and numbers, and stays as written.
+    """
+    attributions = [
+        replace(
+            attribution,
+            evidence=[
+                replace(e, message=_logged_line(e.message), source=logged(os.path.basename(e.source)))
+                for e in attribution.evidence
+            ],
+        )
+        for attribution in why.attributions
+    ]
+    return WhyFaulted(attributions, [replace(overlay, name=logged(overlay.name)) for overlay in why.overlays])
 
 
 def _bounds(bounds_markdown: str | None) -> list[Part]:
@@ -485,7 +526,7 @@ def _first_fault(analysis: Analysis) -> list[Part]:
     event = analysis.faults[0].first
     shown = min(event.lines, EXCERPT_MAX_LINES)
     raw = _raw_lines(event.source, event.line, shown)
-    where = f"`{md_escape(os.path.basename(event.source))}`, line {event.line}"
+    where = f"`{logged(md_escape(os.path.basename(event.source)))}`, line {event.line}"
     out: list[Part] = ["### First fault as logged", ""]
     if raw is None:
         return [
@@ -496,7 +537,10 @@ def _first_fault(analysis: Analysis) -> list[Part]:
     count = f"the first {shown} of its {event.lines} lines" if shown < event.lines else f"{event.lines} lines"
     while raw and not raw[-1].strip():
         raw.pop()
-    return [*out, f"{where} ({count}):", "", *_code([_ANSI.sub("", line) for line in raw]), ""]
+    rows = [_logged_line(_ANSI.sub("", line)) for line in raw]
+    fence = fence_for(rows)
+    excerpt = Block("excerpt lines", [fence], rows, [fence], lambda n: f"… {n} lines cut here", "the log itself")
+    return [*out, f"{where} ({count}):", "", excerpt]
 
 
 def _raw_lines(name: str, first: int, count: int) -> list[str] | None:
@@ -572,4 +616,4 @@ def _cannot_show(analysis: Analysis, os_versions: dict[int, str] | None) -> list
             f"**{stream.accounting.unparsed} unparsed line(s).** No grammar matched them; "
             "`logscan events --show-unparsed` lists them."
         )
-    return ["### What this log cannot show", "", *(f"- {item}" for item in items), ""]
+    return [CANNOT_SHOW, "", *(f"- {item}" for item in items), ""]

@@ -1,0 +1,82 @@
+"""Redaction: what is masked, what is kept, only log text is touched, and no input is slow."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from omlx_logscan.redact import logged, redact, redact_logged, unmark
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("GET http://127.0.0.1:8000/v1/models and ::1", None),
+        ("/opt/homebrew/Cellar/python@3.11/3.11.15_1/lib", None),
+        ("https://github.com/jundot/omlx 2026-09-15T20:19:38 x[1::2]", None),
+        ("std::runtime_error (00000002:kIOGPU) 0.5.7 max_tokens=4096", None),
+        ("peer fe80::1cc0:3e8c:119f:c2e1%en0 and 2001:db8::8a2e:370:7334", "peer [ip] and [ip]"),
+        ("Authorization: Bearer abcdef0123456789 hf_abcdefghijklmnopqrstuvwxyz", "Authorization: Bearer [key] [key]"),
+        ("https://bob:pw@models.example.com/x", "https://[user]@[host]/x"),
+        (r"C:\Users\Jane\omlx and /home/jane/x and /Users/Shared/x", r"~\omlx and ~/x and /Users/Shared/x"),
+        ('{"prompt": "say \\"hi\\"", "max_tokens": 5}', '{"prompt": "[text]", "max_tokens": 5}'),
+        # secrets whose name ends a longer one, or that follow a flag
+        ("OMLX_API_KEY=abcd1234efgh OPENAI_API_KEY=notarealkey99", "OMLX_API_KEY=[key] OPENAI_API_KEY=[key]"),
+        ("HF_TOKEN=abcdefgh1234 x-api-key: abcdef12", "HF_TOKEN=[key] x-api-key: [key]"),
+        ("omlx serve --api-key mysecret --port 8000", "omlx serve --api-key [key] --port 8000"),
+        ("--token abcdefgh --token=abcd1234 --api-key --verbose", "--token [key] --token=[key] --api-key --verbose"),
+        ("eos_token=</s> pad_token=<pad> max_tokens=4096", None),
+        ("Authorization: Basic dXNlcjpwYXNzd29yZA== next", "Authorization: [key] next"),
+        ('"authorization": "Digest abcdef123456"', '"authorization": "[key]"'),
+        ('passwd="my pass phrase" next', 'passwd="[key]" next'),
+        ("password='' token=\"\"", None),
+        ('{"hostname": "alices-mbp", "port": 8000}', '{"hostname": "[host]", "port": 8000}'),
+        ("prompt='a prompt cut off by the logger\nnext line", "prompt='[text]\nnext line"),
+        # code and versions that only look like hosts or addresses
+        ("Path.home() and threading.local()", None),
+        ("face::bad ab:cd::ef std::io a[12::34]", None),
+        ("omlx version 1.2.3.4, mlx==0.21.1.2, /opt/homebrew/Cellar/omlx/1.2.3.4/bin v1.2.3.4 1.2.3.4.5", None),
+        ("peer 8.8.4.4. and fe80::1 and 2001:db8::1", "peer [ip]. and [ip] and [ip]"),
+        ("jdoe-studio.local. and my_mac.lan", "[host]. and [host]"),
+        ("mail jdoe@example.org, python@3.11 and a.b+c@d-e.co.uk.", "mail [email], python@3.11 and [email]."),
+    ],
+)
+def test_redact_patterns(text: str, expected: str | None) -> None:
+    assert redact(text).text == (text if expected is None else expected)
+
+
+def test_user_name_is_masked_as_a_word_of_its_own() -> None:
+    text = "/Users/jdoe/x by jdoe (account jdoe). jdoe.py omlx.jdoe Jdoe jdoe-studio"
+    assert redact(text).text == "~/x by [user] (account [user]). jdoe.py omlx.jdoe Jdoe jdoe-studio"
+
+
+@pytest.mark.parametrize("account", ["a", "omlx", "mlx"])
+def test_short_or_common_account_names_mask_only_the_home_folder(account: str) -> None:
+    text = f"/Users/{account}/omlx/server.py: {account} ran a cache clear in omlx.server with mlx"
+    masked = redact(text)
+    assert masked.text == f"~/omlx/server.py: {account} ran a cache clear in omlx.server with mlx"
+    assert masked.summary() == "1 home folder"
+
+
+def test_redact_logged_masks_only_the_marked_spans() -> None:
+    document = "oMLX by jdoe: a cache-clear drain at 10.1.2.3; " + logged("/Users/jdoe/x and jdoe at 10.1.2.3")
+    masked = redact_logged(document)
+    assert masked.text == "oMLX by jdoe: a cache-clear drain at 10.1.2.3; ~/x and [user] at [ip]"
+    assert masked.summary() == "1 home folder, 1 user name, 1 IP address"
+
+
+def test_marks_cannot_be_forged_by_log_text() -> None:
+    forged = logged("\ue001 10.1.2.3 \ue000")
+    assert redact_logged(f"prose {forged} prose").text == "prose  [ip]  prose"
+    assert unmark(f"a {logged('b')} c") == "a b c"
+
+
+@pytest.mark.parametrize(
+    "token",
+    ["a." * 100_000, "1." * 100_000, "a-" * 100_000, "a+" * 100_000, "a." * 100_000 + "@b", "a-" * 100_000 + ".local"],
+)
+def test_one_long_token_redacts_in_linear_time(token: str) -> None:
+    started = time.perf_counter()
+    redact(token)
+    assert time.perf_counter() - started < 1.0
