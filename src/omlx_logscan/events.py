@@ -347,7 +347,14 @@ def read_events(
 ) -> EventStream:
     """Scan, assemble, classify and merge. Raises InputError only when no source could be read."""
     scans = [
-        scan_source(src, i, keep_all=keep_all, keep_request_text=keep_request_text, progress=progress)
+        scan_source(
+            src,
+            i,
+            keep_all=keep_all,
+            keep_request_text=keep_request_text,
+            dedup_keys=len(sources) > 1,
+            progress=progress,
+        )
         for i, src in enumerate(sources)
     ]
     if all(scan.problem and scan.lines == 0 for scan in scans):

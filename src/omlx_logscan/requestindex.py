@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import bisect
+from array import array
 from datetime import datetime, timedelta
 
 import polars as pl
@@ -10,6 +11,7 @@ import polars as pl
 from omlx_logscan.events import Event, EventStream
 
 _EPSILON = timedelta(microseconds=1)
+_SLICE_ROWS = 65_536
 _EPOCH = datetime(1970, 1, 1)
 _MILLISECOND = timedelta(milliseconds=1)
 
@@ -43,7 +45,10 @@ class RequestIndex:
         self.times = self.table["time"]
         # Plain ints (ms since the epoch of the naive local times) for bisect: a polars lookup per
         # query costs far more than the query when a log has thousands of sessions.
-        self._ms: list[int] = self.times.dt.epoch("ms").to_list()
+        epoch_ms = self.times.dt.epoch("ms")
+        self._ms = array("q")
+        for offset in range(0, len(epoch_ms), _SLICE_ROWS):  # no Python list of millions of ints at once
+            self._ms.extend(epoch_ms.slice(offset, _SLICE_ROWS).to_list())
         self.token_sums = pl.concat([pl.Series([0], dtype=pl.Int64), self.table["tokens"].cum_sum()])
         self.names = [s.name for s in stream.sources]
 

@@ -1,15 +1,15 @@
 """The bulk scan: find the lines that matter without running Python on every line.
 
-Each batch of a source is split into lines by polars' CSV reader (one column, no quoting)
-and classified with vectorised regexes. Routine single-line records (DEBUG records, and
-INFO records no catalog literal occurs in) are only counted. Finished-request lines, the one
-dense kind, stay in a polars table. Everything else, a small fraction of a big log, goes to
-the Python line grammar as ``KeptLine`` rows.
+Each batch of a source is split into lines by polars' line reader and classified with
+vectorised regexes. polars rejects text that is not UTF-8; the Python reader, which decodes
+line by line, takes over then. Routine single-line records (DEBUG records, and INFO records no
+catalog literal occurs in) are only counted. Finished-request lines, the one dense kind, stay
+in a polars table. Everything else, a small fraction of a big log, goes to the Python line
+grammar as ``KeptLine`` rows.
 """
 
 from __future__ import annotations
 
-import io
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -32,19 +32,8 @@ _REQUEST = (
 _INTERESTING = "|".join(
     [r"WARN|ERROR|CRITICAL|FATAL"] + [re.escape(lit) for lit in (*PREFILTER_LITERALS, *GPU_LITERALS)]
 )
-_GPU = "|".join(re.escape(lit) for lit in GPU_LITERALS)
-BATCH_ROWS = 100_000
-# One string column per line: no quoting, and a separator byte that, should a line hold it,
-# makes polars refuse the file (the Python reader then takes over), never cut the line.
-_CSV_OPTIONS: dict[str, Any] = {
-    "has_header": False,
-    "separator": "\x1f",
-    "quote_char": None,
-    "new_columns": ["line"],
-    "infer_schema": False,
-    "encoding": "utf8",
-    "truncate_ragged_lines": False,
-}
+_NOT_ROUTINE = "|".join([" - WARNING - ", " - ERROR - ", " - CRITICAL - ", *(re.escape(lit) for lit in GPU_LITERALS)])
+BATCH_ROWS = 50_000
 
 REQUEST_SCHEMA: dict[str, Any] = {
     "source": pl.UInt32,
@@ -79,7 +68,7 @@ class SourceScan:
 
 
 def _read_lines(data: bytes) -> pl.DataFrame:
-    return pl.read_csv(io.BytesIO(data), **_CSV_OPTIONS)
+    return pl.scan_lines(data, name="line").collect()
 
 
 def _line_count(data: bytes) -> int:
@@ -107,8 +96,10 @@ def _split(df: pl.DataFrame, keep_all: bool, known: set[str]) -> tuple[pl.DataFr
     if keep_all:
         everything = marked.collect()
         return everything.select("n", "line"), everything.clear().select("n", "line"), _levels(everything, known)
-    debug = line.str.contains(_LEVEL_RECORD["DEBUG"]).fill_null(False)
-    routine_debug = single & debug & ~line.str.contains(_GPU).fill_null(False)
+    # " - DEBUG - " anywhere is cheap to find; a line that also names a higher level (a warning
+    # quoting a DEBUG line) or carries a GPU error is never routine.
+    debug = line.str.contains(" - DEBUG - ", literal=True).fill_null(False)
+    routine_debug = single & debug & ~line.str.contains(_NOT_ROUTINE).fill_null(False)
     rest = (
         marked.with_columns(any_debug=debug.any())
         .filter(~routine_debug)
@@ -126,10 +117,15 @@ def _levels(df: pl.DataFrame, known: set[str]) -> set[str]:
     missing = [level for level in _LEVEL_RECORD if level not in known]
     if not missing or not df.height:
         return set(known)
-    found = df.select(
-        pl.col("line").str.contains(_LEVEL_RECORD[level]).fill_null(False).any().alias(level) for level in missing
-    ).row(0)
-    return set(known) | {level for level, seen in zip(missing, found, strict=True) if seen}
+    line = pl.col("line")
+    found = set(known)
+    for level in missing:
+        # A literal finds the few candidate lines; the anchored test confirms them, so a message
+        # quoting " - TRACE - " is no TRACE record.
+        candidates = df.filter(line.str.contains(f" - {level} - ", literal=True).fill_null(False))
+        if candidates.height and candidates.select(line.str.contains(_LEVEL_RECORD[level]).any()).item():
+            found.add(level)
+    return found
 
 
 def _native(source: Source) -> bool:
@@ -148,7 +144,7 @@ def _native(source: Source) -> bool:
 def _batches(source: Source, native: bool) -> Iterator[pl.DataFrame]:
     """Frames of consecutive lines, from polars' own reader or from Python's decoded chunks."""
     if native and source.path is not None:
-        yield from pl.scan_csv(source.path, **_CSV_OPTIONS).collect_batches(chunk_size=BATCH_ROWS)
+        yield from pl.scan_lines(source.path, name="line").collect_batches(chunk_size=BATCH_ROWS)
         return
     for data in read_chunks(source):
         df = _read_lines(data)
@@ -163,6 +159,7 @@ def scan_source(
     *,
     keep_all: bool = False,
     keep_request_text: bool = False,
+    dedup_keys: bool = False,
     progress: Callable[[int], None] | None = None,
 ) -> SourceScan:
     """Scan one source batch by batch: what is held grows with the kept lines and request rows only."""
@@ -171,12 +168,12 @@ def scan_source(
     except InputError as exc:
         return SourceScan(source, index, problem=str(exc))
     try:
-        return _scan(source, index, native, keep_all, keep_request_text, progress)
+        return _scan(source, index, native, keep_all, keep_request_text, dedup_keys, progress)
     except pl.exceptions.PolarsError:
         if not native:
             return SourceScan(source, index, problem=f"{source.name}: unreadable text")
-        # Bytes polars' own reader rejects (a field separator inside a line): Python decodes instead.
-        return _scan(source, index, False, keep_all, keep_request_text, progress)
+        # Bytes polars' own reader rejects (bad UTF-8, a separator byte): Python decodes instead.
+        return _scan(source, index, False, keep_all, keep_request_text, dedup_keys, progress)
 
 
 def _scan(
@@ -185,6 +182,7 @@ def _scan(
     native: bool,
     keep_all: bool,
     keep_request_text: bool,
+    dedup_keys: bool,
     progress: Callable[[int], None] | None,
 ) -> SourceScan:
     result = SourceScan(source, index)
@@ -195,7 +193,7 @@ def _scan(
             batch = batch.with_row_index("n", offset=result.lines + 1)
             kept_rows, requests, result.levels = _split(batch, keep_all, result.levels)
             if requests.height:
-                rows = _request_rows(requests, index, keep_request_text)
+                rows = _request_rows(requests, index, keep_request_text, dedup_keys)
                 timeless = rows["time"].is_null()
                 if timeless.any():  # a date such as 2026-13-45: the grammar decides what the line is
                     kept_rows = pl.concat([kept_rows, requests.filter(timeless).select("n", "line")]).sort("n")
@@ -211,7 +209,7 @@ def _scan(
     return result
 
 
-def _request_rows(requests: pl.DataFrame, index: int, keep_text: bool) -> pl.DataFrame:
+def _request_rows(requests: pl.DataFrame, index: int, keep_text: bool, keep_key: bool) -> pl.DataFrame:
     """The dense table of finished requests: position, time, tokens, and a key for de-duplication.
 
     Every expression here runs on millions of rows in a big log, so each is the cheapest that is
@@ -227,7 +225,9 @@ def _request_rows(requests: pl.DataFrame, index: int, keep_text: bool) -> pl.Dat
         pl.lit(index, dtype=pl.UInt32).alias("source"),
         pl.col("n").cast(pl.UInt32).alias("line"),
         (seconds + millis).alias("time"),
-        line.str.replace(" - [-] - ", " - ", literal=True).hash().alias("key"),
+        (line.str.replace(" - [-] - ", " - ", literal=True).hash() if keep_key else pl.lit(None, pl.UInt64)).alias(
+            "key"
+        ),
         pl.when(chat).then(tokens).otherwise(0).fill_null(0).alias("tokens"),
         (line if keep_text else pl.lit(None, dtype=pl.String)).alias("text"),
     ]
