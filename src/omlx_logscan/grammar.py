@@ -143,7 +143,12 @@ def _real_time(date: str | None, time: str | None) -> bool:
     return True
 
 
+_NOT_TEXT = re.compile(r"[\x00-\x08\x0a-\x1f\ufffd]")  # control characters (not tab) and U+FFFD
+
+
 def is_garbage(text: str) -> bool:
     """Lines that cannot be a log's continuation: control bytes or undecodable data."""
-    bad = sum(1 for ch in text if (ch < " " and ch != "\t") or ch == "\ufffd")
+    if not _NOT_TEXT.search(text):
+        return False
+    bad = len(_NOT_TEXT.findall(text))
     return bad > 0 and bad * 10 >= len(text)
