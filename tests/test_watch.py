@@ -665,3 +665,8 @@ def test_sigterm_stops_cleanly(tmp_path: Path, watches: list[Watch]) -> None:
     watch.process.terminate()
     assert watch.finish() == 0
     assert watch.err[-1].startswith("logscan watch: stopped") and "1 unparsed line" in watch.err[-1]
+
+
+def test_a_binary_file_is_refused() -> None:
+    result = runner.invoke(app, ["watch", "/bin/ls"])
+    assert result.exit_code == 2 and "not a text log" in result.stderr

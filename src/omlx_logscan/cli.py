@@ -32,6 +32,7 @@ app = typer.Typer(
     ),
     no_args_is_help=True,
     add_completion=False,
+    rich_markup_mode=None,  # plain help and plain usage errors: no boxes, nothing read as markup
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
@@ -60,11 +61,20 @@ Paths = Annotated[
 ]
 Since = Annotated[
     str | None,
-    typer.Option(help="Only records at or after this time: '2026-09-15 20:00', '2 days ago', '3h', 'yesterday'."),
+    typer.Option(
+        metavar="WHEN", help="Only records at or after this time: '2026-09-15 20:00', '2 days ago', '3h', 'yesterday'."
+    ),
 ]
-Until = Annotated[str | None, typer.Option(help="Only records at or before this time (same forms as --since).")]
-Tz = Annotated[str | None, typer.Option("--tz", help="IANA zone of the log's local times (default: this machine's).")]
-Output = Annotated[Path | None, typer.Option("--output", "-o", help="Write to this file instead of stdout.")]
+Until = Annotated[
+    str | None, typer.Option(metavar="WHEN", help="Only records at or before this time (same forms as --since).")
+]
+Tz = Annotated[
+    str | None,
+    typer.Option("--tz", metavar="ZONE", help="IANA zone of the log's local times (default: this machine's)."),
+]
+Output = Annotated[
+    Path | None, typer.Option("--output", "-o", metavar="FILE", help="Write to this file instead of stdout.")
+]
 Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No line accounting or progress on stderr.")]
 Strict = Annotated[bool, typer.Option(help="Fail (exit 2) when any line could not be parsed.")]
 Debug = Annotated[bool, typer.Option(help="Show Python tracebacks for internal errors.")]
@@ -81,7 +91,9 @@ Overlays = Annotated[
 OverlayGap = Annotated[
     str | None,
     typer.Option(
-        help="Silence that splits an overlay log into separate runs: 90s, 5m, 1h (default 5m).", show_default=False
+        metavar="DURATION",
+        help="Silence that splits an overlay log into separate runs: 90s, 5m, 1h (default 5m).",
+        show_default=False,
     ),
 ]
 OsHistoryFiles = Annotated[
@@ -254,7 +266,9 @@ def events(
     paths: Paths,
     kind: Annotated[
         list[str] | None,
-        typer.Option("--kind", "-k", help="Only these event kinds (repeatable): " + ", ".join(KINDS) + "."),
+        typer.Option(
+            "--kind", "-k", metavar="KIND", help="Only these event kinds (repeatable): " + ", ".join(KINDS) + "."
+        ),
     ] = None,
     since: Since = None,
     until: Until = None,

@@ -102,18 +102,22 @@ def check(
         str,
         typer.Option(
             "--fail-on",
+            metavar="RULES",
             help="Comma list of rules: timeout, submissions_ignored, penalty_box, dead_engine, crash, fatal_exit, "
             "out_of_memory, any_gpu_error.",
         ),
     ] = DEFAULT_FAIL_ON,
     max_faults: Annotated[
-        int | None, typer.Option("--max-faults", min=0, help="Also fail when there are more GPU faults than this.")
+        int | None,
+        typer.Option("--max-faults", min=0, metavar="N", help="Also fail when there are more GPU faults than this."),
     ] = None,
     max_dead: Annotated[
         str | None,
         typer.Option(
             "--max-dead",
-            help="Fail on dead-engine windows only when longer than this (10m, 2h, 1h30m). A window still open at "
+            metavar="DURATION",
+            help="Fail on dead-engine windows only when the log proves them longer than this (10m, 2h, 1h30m): a "
+            "window whose end lies between two records counts its shortest possible length. A window still open at "
             "the end of the log always fails.",
         ),
     ] = None,

@@ -124,10 +124,14 @@ def watch(
     ] = None,
     base_path: Annotated[
         str | None,
-        typer.Option(help="oMLX's base folder, as given to oMLX (default: $OMLX_BASE_PATH, else ~/.omlx)."),
+        typer.Option(
+            metavar="DIR", help="oMLX's base folder, as given to oMLX (default: $OMLX_BASE_PATH, else ~/.omlx)."
+        ),
     ] = None,
     from_start: Annotated[bool, typer.Option(help="Replay what the file already holds, then follow.")] = False,
-    interval: Annotated[float, typer.Option(help="Seconds between polls of the file (0.01 to 3600).")] = 0.5,
+    interval: Annotated[
+        float, typer.Option(metavar="SECONDS", help="Seconds between polls of the file (0.01 to 3600).")
+    ] = 0.5,
     on_dead: Annotated[
         str | None,
         typer.Option(metavar="CMD", help="Shell command to run once per dead-engine window (e.g. a restart)."),
@@ -139,9 +143,12 @@ def watch(
         bool, typer.Option(help="Exit with code 3 when the engine is dead (after --on-dead finished).")
     ] = False,
     command_timeout: Annotated[
-        float, typer.Option(help="Seconds a hook command may run before it is killed (at least 0.1).")
+        float,
+        typer.Option(metavar="SECONDS", help="Seconds a hook command may run before it is killed (at least 0.1)."),
     ] = 300.0,
-    kind: Annotated[list[str] | None, typer.Option("--kind", "-k", help="Only print these event kinds.")] = None,
+    kind: Annotated[
+        list[str] | None, typer.Option("--kind", "-k", metavar="KIND", help="Only print these event kinds.")
+    ] = None,
     fmt: Annotated[
         WatchFormat | None,
         typer.Option("--format", "-f", help="table (default on a terminal) or ndjson (default otherwise)."),

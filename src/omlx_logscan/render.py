@@ -134,9 +134,9 @@ def accounting_lines(stream: EventStream) -> list[str]:
     head = header(stream)
     kinds = ", ".join(f"{k} {n}" for k, n in sorted(stream.kind_counts.items()))
     lines = [
-        f"read {head['lines']} lines in {len(head['files'])} file(s): {head['records']} records, "
-        f"{head['unparsed_lines']} unparsed line(s), {head['blank_lines']} blank, "
-        f"{head['duplicates_dropped']} duplicate record(s) dropped",
+        f"read {plural(head['lines'], 'line')} in {plural(len(head['files']), 'file')}: "
+        f"{plural(head['records'], 'record')}, {head['unparsed_lines']} unparsed, {head['blank_lines']} blank, "
+        f"{head['duplicates_dropped']} duplicate{'' if head['duplicates_dropped'] == 1 else 's'} dropped",
         f"events: {kinds or 'none'}",
     ]
     lines.extend(f"warning: {s.problem}" for s in stream.sources if s.problem)

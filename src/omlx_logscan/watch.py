@@ -29,6 +29,7 @@ from omlx_logscan.errors import EXIT_DEAD, LogscanError
 from omlx_logscan.events import Event, StartCollapser, classify
 from omlx_logscan.records import Record, assemble
 from omlx_logscan.scan import KeptLine
+from omlx_logscan.sources import SNIFF_BYTES, looks_binary
 from omlx_logscan.timeutil import human_duration, human_time, seconds
 
 READ_BYTES = 1 << 20
@@ -48,9 +49,15 @@ def log_path(path: str | None, base_path: str | None) -> Path:
         raise LogscanError("watch follows a file and cannot follow stdin: give the log's path")
     if path is not None:
         target = Path(path).expanduser()
-        return target / "server.log" if target.is_dir() else target
-    base = base_path or os.environ.get("OMLX_BASE_PATH") or "~/.omlx"
-    return Path(base).expanduser() / "logs" / "server.log"
+        target = target / "server.log" if target.is_dir() else target
+    else:
+        base = base_path or os.environ.get("OMLX_BASE_PATH") or "~/.omlx"
+        target = Path(base).expanduser() / "logs" / "server.log"
+    if target.is_file():
+        with open(target, "rb") as handle:
+            if looks_binary(handle.read(SNIFF_BYTES)):
+                raise LogscanError(f"{target}: not a text log (binary data)")
+    return target
 
 
 # -- following the file -------------------------------------------------------------------------
