@@ -266,3 +266,12 @@ def test_a_closed_pipe_is_not_an_error() -> None:
     result = subprocess.run(["bash", "-o", "pipefail", "-c", command], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "oMLX log timeline" and "Traceback" not in result.stderr
+
+
+def test_events_json_document_has_schema_and_accounting() -> None:
+    result = runner.invoke(app, ["events", str(EXAMPLE), "-f", "json", "-q", "-k", "gpu_error"])
+    assert result.exit_code == 0
+    doc = json.loads(result.stdout)
+    assert doc["schema"] == "omlx-logscan/events/1"
+    assert doc["header"]["lines"] == 2224 and doc["header"]["unparsed_lines"] == 0
+    assert len(doc["events"]) == 36 and {e["kind"] for e in doc["events"]} == {"gpu_error"}

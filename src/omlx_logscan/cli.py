@@ -41,6 +41,7 @@ app = typer.Typer(
 class EventFormat(StrEnum):
     table = "table"
     ndjson = "ndjson"
+    json = "json"
     csv = "csv"
     parquet = "parquet"
 
@@ -278,7 +279,8 @@ def events(
         typer.Option(
             "--format",
             "-f",
-            help="table (default on a terminal), ndjson (default otherwise), csv, or parquet (needs -o).",
+            help="table (default on a terminal), ndjson (default otherwise), json (one document with the line "
+            "accounting, schema omlx-logscan/events/1), csv, or parquet (needs -o).",
         ),
     ] = None,
     output: Output = None,
@@ -289,8 +291,9 @@ def events(
     debug: Debug = False,
 ) -> None:
     """The typed event stream: every fault, start, stop, request and warning, in time order."""
+    from omlx_logscan.document import events_document
     from omlx_logscan.events import iter_requests
-    from omlx_logscan.render import console, events_table, printable, write_csv, write_ndjson
+    from omlx_logscan.render import console, events_table, printable, write_csv, write_json, write_ndjson
 
     wanted = checked_kinds(kind)
     fmt = fmt or (EventFormat.table if sys.stdout.isatty() and output is None else EventFormat.ndjson)
@@ -331,6 +334,8 @@ def events(
             events_table(selected, console(out))
         elif fmt is EventFormat.csv:
             write_csv((ev.as_dict() for ev in selected), out)
+        elif fmt is EventFormat.json:
+            write_json(events_document(stream, selected), out)
         else:
             write_ndjson((ev.as_dict() for ev in selected), out)
 

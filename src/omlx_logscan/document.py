@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 from typing import Any
 
 from omlx_logscan import __version__
 from omlx_logscan.analysis import CRASH_KINDS, Analysis, DeadWindow, Incident
 from omlx_logscan.attribution import WhyFaulted, explain
-from omlx_logscan.events import EventStream
+from omlx_logscan.events import Event, EventStream
 from omlx_logscan.timeutil import human_duration, human_time, seconds, to_second
 
 LEVEL_NOTES = {
@@ -286,6 +287,16 @@ def _fault_summary(analysis: Analysis) -> str:
     elif sigs:
         text += f" {plural(len(sigs), 'distinct stack')} among the {with_stack} faults with a traceback."
     return text
+
+
+def events_document(stream: EventStream, events: Iterable[Event]) -> dict[str, Any]:
+    """The ``events --format json`` document: the line accounting, then the events."""
+    return {
+        "schema": "omlx-logscan/events/1",
+        "generator": f"omlx-logscan {__version__}",
+        "header": header(stream),
+        "events": [event.as_dict() for event in events],
+    }
 
 
 def timeline_document(
