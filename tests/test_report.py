@@ -188,7 +188,7 @@ def test_bounds_and_os_versions_are_filled_in(example_analysis: Analysis) -> Non
     assert headings(text) == [*SECTIONS[:7], "### Version bounds", *SECTIONS[7:]]
     assert f"### Version bounds\n\n{bounds}\n" in text
     assert "- **macOS:** 26.5.1, 27.0 (from the OS install history)" in text
-    assert "2026-09-15 20:19:38              Timeout   absorbed, engine kept serving   [macOS 27.0]" in text
+    assert f"2026-09-15 20:19:38              {'Timeout   absorbed, engine kept serving':<62} [macOS 27.0]" in text
     assert "    section Process 157 (macOS 27.0)" in mermaid_lines(text)
     assert "oMLX never logs the chip and the mlx / mlx-lm versions." in text
 

@@ -168,10 +168,9 @@ def escalation_line(row: dict[str, Any]) -> str:
         when = f"after {when}"
     if row["until"]:
         when = f"{when} … {row['until'][11:]}"
-    line = f"{when:<32} {row['text']}"
     if "os_version" in row:
-        line += f"   [macOS {row['os_version']}]"
-    return line
+        return f"{when:<32} {row['text']:<62} [macOS {row['os_version']}]"
+    return f"{when:<32} {row['text']}"
 
 
 def timeline_text(
