@@ -19,7 +19,6 @@ from omlx_logscan.bounds import (
     TimeBounds,
     bounds_markdown,
     build_bounds,
-    os_versions_in,
     poisson_cdf,
     poisson_upper,
     session_os_versions,
@@ -289,7 +288,6 @@ def test_session_os_versions_for_the_timeline_and_report() -> None:
         5: "27.0",
         6: "27.0",
     }
-    assert os_versions_in(analysis.sessions, history) == ["26.5.1", "27.0"]
 
 
 def test_markdown_output_has_a_heading_and_no_colour() -> None:

@@ -138,7 +138,6 @@ def test_log_overlay_runs_split_at_the_gap(tmp_path: Path) -> None:
         "2026-09-01T10:21:00 idle\n"
     )
     (overlay,) = parse_overlays([f"other={other}"], None, "Europe/Berlin")
-    assert overlay.from_log
     assert overlay.intervals == (
         (datetime(2026, 9, 1, 10), datetime(2026, 9, 1, 10, 4, 0, 250000)),
         (datetime(2026, 9, 1, 10, 20, 0, 125000), datetime(2026, 9, 1, 10, 21)),
@@ -155,7 +154,6 @@ def test_csv_columns_by_header_and_overlapping_rows_merge(tmp_path: Path) -> Non
         "runs.txt",
     )
     (overlay,) = parse_overlays([f"m1={path}"])
-    assert not overlay.from_log
     assert overlay.intervals == ((datetime(2026, 9, 1, 10), datetime(2026, 9, 1, 13)),)
 
 

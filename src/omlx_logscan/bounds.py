@@ -219,12 +219,6 @@ def session_os_versions(sessions: list[Session], history: OsHistory) -> dict[int
     return {session.index: history.version_at(session.start) or UNKNOWN for session in sessions}
 
 
-def os_versions_in(sessions: list[Session], history: OsHistory) -> list[str]:
-    """The macOS versions the log's processes ran on, in the order they appear (unknown left out)."""
-    versions = session_os_versions(sessions, history).values()
-    return [version for version in dict.fromkeys(versions) if version != UNKNOWN]
-
-
 def _earliest_start(session: Session, history: OsHistory) -> str | None:
     """The earliest the session can have started: exact, or after the record before it and the OS install."""
     if session.start_exact:

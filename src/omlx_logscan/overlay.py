@@ -43,7 +43,6 @@ class Overlay:
     name: str
     path: str
     intervals: tuple[Interval, ...]
-    from_log: bool
 
 
 def parse_gap(text: str | None) -> float:
@@ -80,7 +79,7 @@ def _read_overlay(name: str, path: str, gap_s: float, zone_info: tzinfo | None) 
         intervals = _activity_runs(sorted(times), gap_s)
     if not intervals:
         raise LogscanError(f"{label}: {'no start,end rows' if is_csv else 'no timestamped lines'}")
-    return Overlay(name, path, tuple(merge(intervals)), not is_csv)
+    return Overlay(name, path, tuple(merge(intervals)))
 
 
 def _looks_csv(first: str) -> bool:
