@@ -203,11 +203,14 @@ def load_investigation(
 ) -> Any:
     """The options of timeline and report → one Investigation (bad options fail before the log is read)."""
     from omlx_logscan.investigation import investigate
-    from omlx_logscan.oshistory import load_history
     from omlx_logscan.overlay import parse_overlays
     from omlx_logscan.when import zone
 
-    history = load_history(os_history or [], os_installs or [], zone(tz), use_system=False)
+    history = None
+    if os_history or os_installs:  # plist and XML support load only when asked for
+        from omlx_logscan.oshistory import load_history
+
+        history = load_history(os_history or [], os_installs or [], zone(tz), use_system=False)
     overlays = parse_overlays(overlay, overlay_gap, tz)
     return investigate(load_stream(paths, since, until, tz, quiet=quiet, strict=strict), history, overlays)
 

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from omlx_logscan.analysis import Analysis, analyze
 from omlx_logscan.attribution import WhyFaulted, explain
-from omlx_logscan.bounds import Bounds, build_bounds, session_os_versions
 from omlx_logscan.events import EventStream
-from omlx_logscan.oshistory import OsHistory
 from omlx_logscan.overlay import Overlay
+
+if TYPE_CHECKING:  # bounds and OS histories load only when an OS history is given
+    from omlx_logscan.bounds import Bounds
+    from omlx_logscan.oshistory import OsHistory
 
 
 @dataclass
@@ -24,6 +27,8 @@ def investigate(stream: EventStream, history: OsHistory | None, overlays: list[O
     analysis = analyze(stream)
     if history is None:
         return Investigation(analysis, explain(analysis, overlays), None, None)
+    from omlx_logscan.bounds import build_bounds, session_os_versions
+
     return Investigation(
         analysis,
         explain(analysis, overlays),
