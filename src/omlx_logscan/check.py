@@ -126,7 +126,10 @@ class CheckResult:
 
     def headline(self) -> str:
         if not self.findings:
-            return f"logscan check: no findings ({len(self.rules.names)} rules: {', '.join(self.rules.names)})"
+            count = len(self.rules.names)
+            return (
+                f"logscan check: no findings ({count} rule{'' if count == 1 else 's'}: {', '.join(self.rules.names)})"
+            )
         failed = [rule for rule in self.rules.names if self.count(rule)]
         parts = ", ".join(f"{rule} {self.count(rule)}" for rule in failed)
         return f"logscan check: {len(self.findings)} finding{'s' if len(self.findings) != 1 else ''} ({parts})"

@@ -198,6 +198,7 @@ def escalation_rows(analysis: Analysis, os_versions: dict[int, str] | None = Non
         rows.append(
             {
                 "time": to_second(incident.time),
+                "time_exact": incident.first.time is not None,
                 "until": None,
                 "session": incident.session,
                 "text": fault_phrase(incident, requests_visible),

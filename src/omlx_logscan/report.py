@@ -360,7 +360,7 @@ def _dead_windows(analysis: Analysis) -> list[Part]:
             end = f"**{end}**"
         rows.append(
             f"| {w.session} | {human_time(w.start)} | {human_time(w.last_failure)} | {end}; {dead_for(w)} | "
-            f"{w.repeats} | {w.requests_completed} |"
+            f"{w.repeats} | {'not logged' if w.requests_completed is None else w.requests_completed} |"
         )
     out.append(
         Block(

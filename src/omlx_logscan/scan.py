@@ -19,7 +19,7 @@ import polars as pl
 
 from omlx_logscan.catalog import GPU_LITERALS, PREFILTER_LITERALS
 from omlx_logscan.errors import InputError
-from omlx_logscan.sources import SNIFF_BYTES, Source, looks_binary, read_chunks, sniff_codec
+from omlx_logscan.sources import SNIFF_BYTES, Source, looks_binary, not_text, read_chunks, sniff_codec
 
 _STAMP = r"^\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d"
 # The file/console record prefix up to the level: level tests are anchored, so a message that
@@ -137,7 +137,7 @@ def _native(source: Source) -> bool:
         head = handle.read(SNIFF_BYTES)
     plain = bool(head) and sniff_codec(head) is None
     if plain and looks_binary(head):
-        raise InputError(f"{source.name}: not a text log (binary data)")
+        raise InputError(not_text(source.name, head))
     return plain
 
 
@@ -169,11 +169,14 @@ def scan_source(
         return SourceScan(source, index, problem=str(exc))
     try:
         return _scan(source, index, native, keep_all, keep_request_text, dedup_keys, progress)
-    except pl.exceptions.PolarsError:
+    except (pl.exceptions.PolarsError, OSError):
         if not native:
             return SourceScan(source, index, problem=f"{source.name}: unreadable text")
-        # Bytes polars' own reader rejects (bad UTF-8, a separator byte): Python decodes instead.
+    # Bytes polars' own reader rejects (bad UTF-8; data that looks compressed): Python decodes instead.
+    try:
         return _scan(source, index, False, keep_all, keep_request_text, dedup_keys, progress)
+    except (pl.exceptions.PolarsError, OSError):
+        return SourceScan(source, index, problem=f"{source.name}: unreadable text")
 
 
 def _scan(

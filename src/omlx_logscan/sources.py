@@ -126,6 +126,13 @@ def sniff_codec(head: bytes) -> str | None:
     return None
 
 
+def not_text(name: str, head: bytes) -> str:
+    """The one-line refusal for binary input, with a hint when it is merely compressed."""
+    if head.startswith(b"\x1f\x8b"):
+        return f"{name}: gzip-compressed data in a file not named .gz (rename it, or: zcat {name} | logscan … -)"
+    return f"{name}: not a text log (binary data)"
+
+
 def looks_binary(head: bytes) -> bool:
     """True for data that is no text log: many NULs or control bytes in the first block."""
     if not head:
@@ -189,7 +196,7 @@ def read_chunks(source: Source, chunk_bytes: int = CHUNK_BYTES) -> Iterator[byte
         head = stream.read(SNIFF_BYTES)
         codec = sniff_codec(head)
         if codec is None and looks_binary(head):
-            raise InputError(f"{source.name}: not a text log (binary data)")
+            raise InputError(not_text(source.name, head))
         pending = b""
         for data in _raw_chunks(_Prepend(head, stream), codec, chunk_bytes):
             data = pending + data

@@ -29,7 +29,7 @@ from omlx_logscan.errors import EXIT_DEAD, LogscanError
 from omlx_logscan.events import Event, StartCollapser, classify
 from omlx_logscan.records import Record, assemble
 from omlx_logscan.scan import KeptLine
-from omlx_logscan.sources import SNIFF_BYTES, looks_binary
+from omlx_logscan.sources import SNIFF_BYTES, looks_binary, not_text
 from omlx_logscan.timeutil import human_duration, human_time, seconds
 
 READ_BYTES = 1 << 20
@@ -55,8 +55,9 @@ def log_path(path: str | None, base_path: str | None) -> Path:
         target = Path(base).expanduser() / "logs" / "server.log"
     if target.is_file():
         with open(target, "rb") as handle:
-            if looks_binary(handle.read(SNIFF_BYTES)):
-                raise LogscanError(f"{target}: not a text log (binary data)")
+            head = handle.read(SNIFF_BYTES)
+        if looks_binary(head):
+            raise LogscanError(not_text(str(target), head))
     return target
 
 
