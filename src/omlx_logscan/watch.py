@@ -315,9 +315,12 @@ class LiveState:
         self._incident: Incident | None = None
         self._incident_seen = 0.0
         self._last_incident_start: str | None = None
+        self.info_seen = False  # an oMLX INFO record so far: the log level shows finished requests
 
     def feed(self, event: Event, now: float) -> list[Change]:
         changes: list[Change] = []
+        if event.logger is not None and event.level in ("INFO", "DEBUG", "TRACE"):
+            self.info_seen = True
         if self._incident is not None and event.time is not None:
             gap = seconds(self._incident.last_time, event.time)
             if gap is not None and gap >= INCIDENT_GAP_S:
@@ -430,7 +433,7 @@ class LiveState:
                 "eof",
                 0,
                 [],
-                0,
+                0 if self.info_seen else None,  # finished requests are INFO lines: unknown at WARNING level
                 self.last_stamp,
             )
             incident.dead_window = len(self.windows)
