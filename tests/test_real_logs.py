@@ -142,3 +142,11 @@ def test_unload_sequence_is_not_a_server_shutdown() -> None:
     events = stream_of(REAL / "omlx-issue-2156.log").events
     assert "shutdown" not in {ev.kind for ev in events}
     assert {"model_unload", "engine_stop"} <= {ev.kind for ev in events}
+
+
+def test_a_restart_seen_only_as_a_startup_block_ends_the_process_before_it() -> None:
+    from conftest import analysis_of
+
+    sessions = analysis_of(REAL / "omlx-issue-1014.log").sessions
+    assert [(s.start_in_log, s.end_reason) for s in sessions] == [(False, "crash"), (True, "eof")]
+    assert sessions[1].start == "2026-04-30T13:28:59.865"

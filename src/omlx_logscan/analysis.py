@@ -353,6 +353,24 @@ class _Builder:
         return out
 
 
+def _with_process_before_first_start(sessions: list[Session], log_start: str | None) -> list[Session]:
+    """Records older than the first start line belong to a process already running when the log begins.
+
+    Its routine lines yield no events, yet it existed and ended (the new start says so): without
+    it, a restart seen only as a new startup block would hide the process that went before.
+    """
+    if not sessions or not sessions[0].start_in_log or log_start is None:
+        return sessions
+    first = sessions[0]
+    started = first.start_after or first.start
+    if started is None or log_start >= started:
+        return sessions
+    earlier = Session(1, log_start, False, None, start_in_log=False, source=first.source)
+    for number, session in enumerate(sessions, start=2):
+        session.index = number
+    return [earlier, *sessions]
+
+
 def joins_incident(last_time: str | None, event: Event) -> bool:
     """Whether a gpu_error record belongs to the fault whose last record was at ``last_time``.
 
@@ -423,9 +441,9 @@ def _restart_evidence(session: Session) -> int | None:
 def analyze(stream: EventStream) -> Analysis:
     """Sessions, faults with outcomes, dead windows and signatures, from one event stream."""
     builder = _Builder(stream)
-    sessions = _split_after_dead(builder.sessions())
     log_start = min((s.first for s in stream.sources if s.first), default=None)
     log_end = max((s.last for s in stream.sources if s.last), default=None)
+    sessions = _split_after_dead(_with_process_before_first_start(builder.sessions(), log_start))
     if sessions and sessions[0].start is None:
         sessions[0].start = log_start
     faults: list[Incident] = []

@@ -31,10 +31,12 @@ def span_phrase(head: dict[str, Any]) -> str:
     return f"{human_time(head['first'])} → {human_time(head['last'])}  ({head['hours']} h)"
 
 
-def level_phrase(level: str | None) -> str:
-    """What the lowest level present says about how the log was written."""
+def level_phrase(level: str | None, records: int) -> str:
+    """What the lowest level present says about how the log was written (little, for a short paste)."""
     if level is None:
         return "unknown (no record carries a level)"
+    if records < LEVEL_EVIDENCE_RECORDS:
+        return f"{level} is the lowest level present (too few records to tell how the log was written)"
     return f"written at {level} (the lowest level present)"
 
 

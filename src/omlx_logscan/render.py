@@ -182,7 +182,7 @@ def timeline_text(
     con.print(Text("oMLX log timeline", style="bold"))
     con.print(Text(f"  files     {files}"))
     con.print(Text(f"  span      {span_phrase(head)}"))
-    con.print(Text(f"  level     {level_phrase(head['written_at_level'])}"))
+    con.print(Text(f"  level     {level_phrase(head['written_at_level'], head['records'])}"))
     inexact = sum(1 for s in analysis.sessions if not s.start_exact and s.start_in_log)
     con.print(
         Text(
@@ -250,7 +250,7 @@ def timeline_markdown(
     out = ["## oMLX log timeline", ""]
     out.append(f"- **Files:** {', '.join('`' + os.path.basename(f['name']) + '`' for f in head['files'])}")
     out.append(f"- **Span:** {span_phrase(head)}")
-    out.append(f"- **Level:** {level_phrase(head['written_at_level'])}")
+    out.append(f"- **Level:** {level_phrase(head['written_at_level'], head['records'])}")
     out.append(f"- **Process lifetimes:** {len(analysis.sessions)}")
     out += ["", "### Escalation", "", "```"]
     rows = escalation_rows(analysis, os_versions)
@@ -295,15 +295,15 @@ def sessions_table(analysis: Analysis, con: Console) -> None:
     for name in ("#", "start", "end", "end reason", "oMLX", "engine starts", "requests", "faults"):
         table.add_column(name)
     for s in analysis.sessions:
-        start = to_second(s.start) or "?"
+        start = human_time(s.start)
         if not s.start_in_log:
             start += " (start not in log)"
         elif not s.start_exact:
-            start = f"≤ {start} (after {to_second(s.start_after) or 'log start'})"
+            start = f"≤ {start} (after {human_time(s.start_after) if s.start_after else 'the log start'})"
         table.add_row(
             str(s.index),
             Text(start),
-            Text(to_second(s.end) or "?"),
+            Text(human_time(s.end)),
             s.end_reason,
             Text(s.omlx_version or "?"),
             "?" if s.engine_starts is None else str(s.engine_starts),
