@@ -262,10 +262,11 @@ def _fault_summary(analysis: Analysis) -> str:
     kind_text = ", ".join(f"{n} {k}" for k, n in kinds.most_common())
     outcome_text = ", ".join(f"{n} {o.replace('_', ' ')}" for o, n in outcomes.most_common())
     faulty = sorted({f.session for f in faults})
+    timed = [f.time for f in faults if f.time]
+    when = f", {human_time(timed[0])} → {human_time(timed[-1])}" if timed else " (no timestamps)"
     text = (
-        f"{len(faults)} GPU fault{'s' if len(faults) != 1 else ''} ({kind_text}) in {len(faulty)} of "
-        f"{plural(len(sessions), 'process lifetime')}, {human_time(faults[0].time)} → {human_time(faults[-1].time)}: "
-        f"{outcome_text}."
+        f"{plural(len(faults), 'GPU fault')} ({kind_text}) in {len(faulty)} of "
+        f"{plural(len(sessions), 'process lifetime')}{when}: {outcome_text}."
     )
     if faults[0].session > 1:
         clean = faults[0].session - 1
