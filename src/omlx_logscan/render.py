@@ -161,16 +161,28 @@ def print_accounting(stream: EventStream, *, quiet: bool) -> None:
         err.print(Text(line, style="dim"), soft_wrap=True)
 
 
-def escalation_line(row: dict[str, Any]) -> str:
-    """One escalation row as text; a fault with no time of its own is placed after the record before it."""
+def _escalation_when(row: dict[str, Any]) -> str:
+    """A row's time column: a fault with no time of its own is placed after the record before it."""
     when = row["time"].replace("T", " ") if row["time"] else "(untimed)"
     if row["time"] and not row.get("time_exact", True):
         when = f"after {when}"
-    if row["until"]:
-        when = f"{when} … {row['until'][11:]}"
-    if "os_version" in row:
-        return f"{when:<32} {row['text']:<62} [macOS {row['os_version']}]"
-    return f"{when:<32} {row['text']}"
+    if row["until"]:  # the end's date only when it is another day
+        same_day = row["time"] and row["until"][:10] == row["time"][:10]
+        when = f"{when} … {row['until'][11:] if same_day else row['until'].replace('T', ' ')}"
+    return when
+
+
+def escalation_lines(rows: list[dict[str, Any]]) -> list[str]:
+    """The escalation table as aligned text lines (the time column as wide as its widest entry)."""
+    times = [_escalation_when(row) for row in rows]
+    width = max([32, *(len(when) + 1 for when in times)])
+    lines = []
+    for when, row in zip(times, rows, strict=True):
+        if "os_version" in row:
+            lines.append(f"{when:<{width}} {row['text']:<62} [macOS {row['os_version']}]")
+        else:
+            lines.append(f"{when:<{width}} {row['text']}")
+    return lines
 
 
 def timeline_text(
@@ -196,11 +208,11 @@ def timeline_text(
     rows = escalation_rows(analysis, os_versions)
     if not rows:
         con.print(Text("  no GPU faults"))
-    for row in rows:
+    for row, line in zip(rows, escalation_lines(rows), strict=True):
         style = {"penalty_box": "bold red", "dead": "red", "crash": "bold red", "absorbed": "yellow"}.get(
             row["outcome"], ""
         )
-        con.print(Text(printable(f"  {escalation_line(row)}"), style=style), soft_wrap=True)
+        con.print(Text(printable(f"  {line}"), style=style), soft_wrap=True)
     crashes = crash_rows(analysis)
     if crashes:
         con.print()
@@ -254,7 +266,7 @@ def timeline_markdown(
     out.append(f"- **Process lifetimes:** {len(analysis.sessions)}")
     out += ["", "### Escalation", "", "```"]
     rows = escalation_rows(analysis, os_versions)
-    out.extend(escalation_line(row) for row in rows)
+    out.extend(escalation_lines(rows))
     if not rows:
         out.append("no GPU faults")
     out.append("```")

@@ -33,7 +33,7 @@ from omlx_logscan.document import (
 )
 from omlx_logscan.errors import InputError
 from omlx_logscan.redact import PLACEHOLDERS, logged, redact_logged, unmark
-from omlx_logscan.render import escalation_line, md_escape
+from omlx_logscan.render import escalation_lines, md_escape
 from omlx_logscan.sources import Source, read_chunks
 from omlx_logscan.timeutil import human_duration, human_time, parse, seconds, to_second
 
@@ -329,7 +329,7 @@ def _signatures(analysis: Analysis) -> list[Part]:
 
 
 def _escalation(analysis: Analysis, os_versions: dict[int, str] | None) -> list[Part]:
-    rows = [escalation_line(row) for row in escalation_rows(analysis, os_versions)]
+    rows = escalation_lines(escalation_rows(analysis, os_versions))
     if not rows:
         return ["### Escalation", "", "No GPU faults.", ""]
     fence = fence_for(rows)
