@@ -296,6 +296,31 @@ def _signature_of(incident: Incident) -> tuple[str, Signature] | None:
     return None
 
 
+def session_in_progress(event: Event) -> Session:
+    """Session 1 when the log (or the watch) begins inside a running process: its start is not in view."""
+    return Session(1, event.time or event.next_time, False, start_in_log=False, source=event.source, line=event.line)
+
+
+def session_started_by(
+    index: int, event: Event, *, inferred: bool = False, after: str | None = None, version: str | None = None
+) -> Session:
+    """The session an event begins: a process start, or (``inferred``) a fault a penalty-boxed process
+    could not produce. An untimed or inferred start takes the first time after it and says it is not
+    exact; an inferred one lies after ``after`` and keeps the previous process's ``version``."""
+    exact = event.time is not None and not inferred
+    return Session(
+        index,
+        event.time if exact else (event.next_time or event.time),
+        exact,
+        after if inferred else (None if exact else event.prev_time),
+        start_inferred=inferred,
+        omlx_version=event.fields.get("omlx_version") or version,
+        pid=event.fields.get("pid"),
+        source=event.source,
+        line=event.line,
+    )
+
+
 class _Builder:
     def __init__(self, stream: EventStream) -> None:
         self.stream = stream
@@ -307,36 +332,13 @@ class _Builder:
         current: Session | None = None
         for event in self.stream.events:
             if event.kind == "process_start":
-                current = self._open(len(sessions) + 1, event)
+                current = session_started_by(len(sessions) + 1, event)
                 sessions.append(current)
             elif current is None:
-                current = Session(
-                    1,
-                    event.time or event.next_time,
-                    False,
-                    None,
-                    start_in_log=False,
-                    source=event.source,
-                    line=event.line,
-                )
+                current = session_in_progress(event)
                 sessions.append(current)
             current.events.append(event)
         return sessions
-
-    @staticmethod
-    def _open(index: int, event: Event, inferred: bool = False) -> Session:
-        exact = event.time is not None and not inferred
-        return Session(
-            index,
-            event.time if exact else (event.next_time or event.time),
-            exact,
-            None if exact else event.prev_time,
-            start_inferred=inferred,
-            omlx_version=event.fields.get("omlx_version"),
-            pid=event.fields.get("pid"),
-            source=event.source,
-            line=event.line,
-        )
 
     # -- incidents --------------------------------------------------------------------------
     @staticmethod
@@ -396,16 +398,8 @@ def _split_after_dead(sessions: list[Session]) -> list[Session]:
             head_events, tail_events = pending.events[:split_at], pending.events[split_at:]
             pending.events = head_events
             out.append(pending)
-            first = tail_events[0]
-            inferred = Session(
-                0,
-                first.time,
-                False,
-                _last_time(head_events),
-                start_inferred=True,
-                source=first.source,
-                line=first.line,
-                omlx_version=pending.omlx_version,
+            inferred = session_started_by(
+                0, tail_events[0], inferred=True, after=_last_time(head_events), version=pending.omlx_version
             )
             inferred.events = tail_events
             pending = inferred

@@ -22,7 +22,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Protocol
 
-from omlx_logscan.analysis import INCIDENT_GAP_S, DeadWindow, Incident, Session, joins_incident, settled_outcome
+from omlx_logscan.analysis import (
+    INCIDENT_GAP_S,
+    DeadWindow,
+    Incident,
+    Session,
+    joins_incident,
+    session_in_progress,
+    session_started_by,
+    settled_outcome,
+)
 from omlx_logscan.catalog import INCIDENT_KINDS
 from omlx_logscan.document import dead_for
 from omlx_logscan.errors import EXIT_DEAD, LogscanError
@@ -353,26 +362,14 @@ class LiveState:
 
     def _session(self, event: Event) -> Session:
         if not self.sessions:  # the log began (or watching began) inside a running process
-            start = event.time or event.next_time
-            self.sessions.append(Session(1, start, False, start_in_log=False, source=event.source, line=event.line))
+            self.sessions.append(session_in_progress(event))
         return self.sessions[-1]
 
     def _open_session(self, event: Event, *, inferred: bool) -> None:
-        exact = event.time is not None and not inferred
-        version = event.fields.get("omlx_version")
-        if inferred and self.sessions:  # an unseen restart runs the same install
-            version = version or self.sessions[-1].omlx_version
+        previous = self.sessions[-1].omlx_version if inferred and self.sessions else None
         self.sessions.append(
-            Session(
-                len(self.sessions) + 1,
-                event.time if exact else (event.next_time or event.time),
-                exact,
-                self.last_stamp if inferred else (None if exact else event.prev_time),
-                start_inferred=inferred,
-                omlx_version=version,
-                pid=event.fields.get("pid"),
-                source=event.source,
-                line=event.line,
+            session_started_by(
+                len(self.sessions) + 1, event, inferred=inferred, after=self.last_stamp, version=previous
             )
         )
 
