@@ -31,7 +31,7 @@ def lines_in(data: bytes) -> int:
 def assert_accounted(path: Path, expected_lines: int) -> None:
     acc = stream_of(path).accounting
     assert acc.lines == expected_lines
-    assert acc.lines == acc.event_lines + acc.record_lines + acc.blank + acc.unparsed
+    assert acc.lines == acc.accounted
 
 
 def one_line_error(args: list[str], fragment: str) -> None:
@@ -202,7 +202,7 @@ def test_same_record_in_file_log_and_capture_counts_once(tmp_path: Path) -> None
     assert stream.kind_counts["process_start"] == 1
     assert stream.accounting.duplicates == 2
     acc = stream.accounting
-    assert acc.lines == acc.event_lines + acc.record_lines + acc.blank + acc.unparsed
+    assert acc.lines == acc.accounted
 
 
 def test_time_only_lines_roll_over_midnight_and_new_year(tmp_path: Path) -> None:
@@ -265,7 +265,7 @@ def test_a_request_that_is_a_dense_row_in_one_source_and_an_event_in_another_cou
     assert stream.kind_counts["request_complete"] == 1
     acc = stream.accounting
     assert acc.duplicates == 1
-    assert acc.lines == acc.event_lines + acc.record_lines + acc.blank + acc.unparsed
+    assert acc.lines == acc.accounted
 
 
 def test_time_only_lines_stay_in_order_across_midnight(tmp_path: Path) -> None:

@@ -34,7 +34,7 @@ def analyse_bytes(data: bytes, name: str = "server.log") -> tuple[dict[str, obje
         assert isinstance(exc, InputError)
         return {"error": str(exc).split(":", 1)[1]}, -1
     acc = stream.accounting
-    assert acc.lines == acc.event_lines + acc.record_lines + acc.blank + acc.unparsed
+    assert acc.lines == acc.accounted
     document = timeline_document(analyze(stream))
     document["header"] = {k: v for k, v in document["header"].items() if k != "files"}  # type: ignore[attr-defined]
     return document, acc.lines

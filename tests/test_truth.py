@@ -38,7 +38,7 @@ def test_event_counts_equal_truth(case: str) -> None:
     acc = stream.accounting
     assert acc.lines == lines_on_disk
     assert lines_on_disk == expected["lines"] or (expected["format"] == "console" and "rotated" in case)
-    assert acc.lines == acc.event_lines + acc.record_lines + acc.blank + acc.unparsed
+    assert acc.lines == acc.accounted
     assert acc.unparsed == 0
 
 

@@ -89,6 +89,11 @@ class Accounting:
     unparsed: int = 0
     duplicates: int = 0
 
+    @property
+    def accounted(self) -> int:
+        """The lines that ended up somewhere; always equal to ``lines``."""
+        return self.event_lines + self.record_lines + self.blank + self.unparsed
+
 
 @dataclass
 class SourceInfo:

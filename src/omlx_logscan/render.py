@@ -80,9 +80,11 @@ def event_cells(event: Event) -> list[Text]:
     ]
 
 
-def count_text(value: int | None, what: str) -> str:
-    """``3 requests completed``, or that the log level hides them."""
-    return f"{what} not logged" if value is None else f"{value} {what}"
+def count_text(value: int | None, what: str = "") -> str:
+    """``3 requests completed``, or that the log level hides them (``… not logged``)."""
+    if value is None:
+        return f"{what} not logged".strip()
+    return f"{value} {what}".strip()
 
 
 def write_json(document: Any, out: IO[str]) -> None:
@@ -285,7 +287,7 @@ def timeline_markdown(
             out.append(
                 f"| {w.session} | {human_time(w.start)} | {human_time(w.last_failure)} | "
                 f"{md_escape(window_end_phrase(w))}; {dead_for(w)} | {w.repeats} | "
-                f"{'not logged' if w.requests_completed is None else w.requests_completed} |"
+                f"{count_text(w.requests_completed)} |"
             )
     if analysis.signatures:
         out += ["", "### Stack signatures", ""]

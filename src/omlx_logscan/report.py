@@ -33,7 +33,7 @@ from omlx_logscan.document import (
 )
 from omlx_logscan.errors import InputError
 from omlx_logscan.redact import PLACEHOLDERS, logged, redact_logged, unmark
-from omlx_logscan.render import escalation_lines, md_escape
+from omlx_logscan.render import count_text, escalation_lines, md_escape
 from omlx_logscan.sources import Source, read_chunks
 from omlx_logscan.timeutil import human_duration, human_time, parse, seconds, to_second
 
@@ -360,7 +360,7 @@ def _dead_windows(analysis: Analysis) -> list[Part]:
             end = f"**{end}**"
         rows.append(
             f"| {w.session} | {human_time(w.start)} | {human_time(w.last_failure)} | {end}; {dead_for(w)} | "
-            f"{w.repeats} | {'not logged' if w.requests_completed is None else w.requests_completed} |"
+            f"{w.repeats} | {count_text(w.requests_completed)} |"
         )
     out.append(
         Block(
