@@ -94,9 +94,10 @@ def assemble(kept: Iterable[KeptLine]) -> Assembly:
             else:
                 out.blank += 1
             continue
-        in_block = current is not None and current.head.form in BLOCK_FORMS
+        block = current.head.form if current is not None and current.head.form in BLOCK_FORMS else None
+        in_block = block is not None
         opens = form != "text" and (not in_block or form in _BLOCK_ENDERS)
-        if in_block and form == "crash_report" == current.head.form:  # type: ignore[union-attr]
+        if form == block == "crash_report":
             opens = False  # the second half of one crash report
         if form == "text" and not in_block and _starts_catalog_message(parsed.message):
             opens = True  # a bare catalog message pasted without its timestamp
