@@ -25,29 +25,6 @@ class Template:
         object.__setattr__(self, "regex", re.compile(self.pattern))
 
 
-# Every event kind, in the order the docs list them.
-KINDS = (
-    "process_start",
-    "process_exit",
-    "engine_start",
-    "engine_stop",
-    "model_load",
-    "model_unload",
-    "model_load_failed",
-    "shutdown",
-    "restart_requested",
-    "gpu_error",
-    "memory_pressure",
-    "request_complete",
-    "request_error",
-    "kernel_panic",
-    "crash_report",
-    "faulthandler_dump",
-    "error",
-    "warning",
-    "record",
-)
-
 _GB = r"(?P<{0}>[\d.]+)\s*GB"
 
 CATALOG: tuple[Template, ...] = (

@@ -15,8 +15,8 @@ from typing import IO, Annotated, Any, TypeVar
 import typer
 
 from omlx_logscan import __version__
-from omlx_logscan.catalog import KINDS
 from omlx_logscan.errors import EXIT_INPUT, EXIT_INTERNAL, LogscanError
+from omlx_logscan.kinds import KINDS
 
 F = TypeVar("F", bound=Callable[..., Any])
 
