@@ -1,18 +1,20 @@
 """The bulk scan: find the lines that matter without running Python on every line.
 
-Each batch of a source is split into lines by polars' line reader and classified with
-vectorised regexes. polars rejects text that is not UTF-8; the Python reader, which decodes
-line by line, takes over then. Routine single-line records (DEBUG records, and INFO records no
-catalog literal occurs in) are only counted. Finished-request lines, the one dense kind, stay
-in a polars table. Everything else, a small fraction of a big log, goes to the Python line
-grammar as ``KeptLine`` rows.
+A source is read in blocks of whole lines; polars splits each block into lines and classifies
+them with vectorised tests, two blocks at a time so both cores work. polars rejects text that
+is not UTF-8; the Python reader, which decodes line by line, takes over then. Routine
+single-line records (DEBUG records, and INFO records no catalog literal occurs in) are only
+counted. Finished-request lines, the one dense kind, stay in a polars table. Everything else, a
+small fraction of a big log, goes to the Python line grammar as ``KeptLine`` rows.
 """
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import polars as pl
@@ -26,14 +28,21 @@ _STAMP = r"^\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d"
 # merely mentions " - DEBUG - " is never taken for a DEBUG record.
 _RECORD_PREFIX = r"^\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d[,.]\d+ - [\w.]+ - "
 _LEVEL_RECORD = {level: f"{_RECORD_PREFIX}{level} - " for level in ("TRACE", "DEBUG", "INFO")}
+# A finished request, in ASCII classes (the regex engine runs them faster than Unicode ones). It
+# only routes lines: one it rejects that the grammar would read as a request still reaches the
+# grammar through the catalog literal "Chat completion: ".
 _REQUEST = (
-    _RECORD_PREFIX + r"INFO - (?:\[[^\]]*\] - )?(?:Chat completion: (?:model=[^,]*, )?\d+ tokens in |Embedding: \d)"
+    r"^[0-9]{4}-[0-9]{2}-[0-9]{2}[ T][0-9]{2}:[0-9]{2}:[0-9]{2}[,.][0-9]+ - [A-Za-z0-9_.]+ - INFO - "
+    r"(?:\[[^\]]*\] - )?(?:Chat completion: (?:model=[^,]*, )?[0-9]+ tokens in |Embedding: [0-9])"
 )
 _INTERESTING = "|".join(
     [r"WARN|ERROR|CRITICAL|FATAL"] + [re.escape(lit) for lit in (*PREFILTER_LITERALS, *GPU_LITERALS)]
 )
 _NOT_ROUTINE = "|".join([" - WARNING - ", " - ERROR - ", " - CRITICAL - ", *(re.escape(lit) for lit in GPU_LITERALS)])
-BATCH_ROWS = 50_000
+# Reads stay under glibc's largest mmap threshold (32 MiB), so their buffers are reused rather
+# than mapped afresh; two blocks in flight keep both cores busy and memory flat.
+BLOCK_BYTES = 16 * 1024 * 1024
+GROUP_BLOCKS = 2
 
 REQUEST_SCHEMA: dict[str, Any] = {
     "source": pl.UInt32,
@@ -67,49 +76,119 @@ class SourceScan:
     problem: str | None = None  # why reading stopped early, if it did
 
 
-def _read_lines(data: bytes) -> pl.DataFrame:
-    return pl.scan_lines(data, name="line").collect()
+@dataclass(slots=True)
+class _Block:
+    """Bytes read at once; with ``cut_tail`` the last line is unfinished and is read again next."""
+
+    data: bytes
+    cut_tail: bool = False
+    size: int = 0  # bytes of whole lines in ``data``
 
 
-def _line_count(data: bytes) -> int:
-    return data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
+def _file_blocks(path: Path) -> Iterator[_Block]:
+    """A plain file in blocks of whole lines, by positioned reads (one copy, from the kernel)."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        offset, size = 0, BLOCK_BYTES
+        while True:
+            data = os.pread(fd, size, offset)
+            if len(data) < size:  # the end of the file: its last line may lack the newline
+                if data:
+                    yield _Block(data, size=len(data))
+                return
+            cut = data.rfind(b"\n") + 1
+            if cut == 0:  # one line longer than the block: read a larger block
+                size *= 2
+                continue
+            yield _Block(data, cut_tail=cut < len(data), size=cut)
+            offset += cut
+            size = BLOCK_BYTES
+    finally:
+        os.close(fd)
 
 
-def _split(df: pl.DataFrame, keep_all: bool, known: set[str]) -> tuple[pl.DataFrame, pl.DataFrame, set[str]]:
-    """A batch's rows Python must see, its dense finished-request rows, and the low levels it shows.
+def _blocks(source: Source, native: bool) -> Iterator[_Block]:
+    """Blocks of whole lines, straight from a plain file or from Python's decoded chunks."""
+    if native and source.path is not None:
+        try:
+            yield from _file_blocks(source.path)
+        except OSError as exc:
+            raise InputError(f"{source.name}: read error ({exc.strerror or exc})") from None
+        return
+    for data in read_chunks(source):
+        yield _Block(data, size=len(data))
+
+
+def _lines(block: _Block) -> pl.LazyFrame:
+    """A block's lines, numbered from 1 within the block, without the unfinished last one."""
+    lines = pl.scan_lines(block.data, name="line").with_row_index("n", offset=1)
+    return lines.filter(pl.col("n") < pl.len()) if block.cut_tail else lines
+
+
+def _plan(lines: pl.LazyFrame, keep_all: bool, keep_key: bool) -> pl.LazyFrame:
+    """The vectorised work on one block, as a lazy plan so that blocks run in parallel.
 
     A timed line is kept when an untimed line touches it (it heads or follows a multi-line
     record, so the grammar can join records and date untimed lines from their neighbours), when
-    it could match the catalog, or when it is a batch's first or last line (so records and
-    neighbour times carry across batches). DEBUG records that no untimed line touches are
+    it could match the catalog, or when it is a block's first or last line (so records and
+    neighbour times carry across blocks). DEBUG records that no untimed line touches are
     routine and only counted: they are most of a DEBUG log, so they are dropped before the
-    costly catalog regex runs on what is left.
+    request test runs on what is left. The plan's rows are the block's other lines, each marked
+    ``request`` or not, with the request columns computed; the first and last lines are always
+    among them, so ``total`` (the block's line count) always arrives.
     """
     line = pl.col("line")
     ts = pl.col("ts")
     single = pl.col("single")  # a timed line no untimed line touches: a one-line record
-    marked = (
-        df.lazy()
-        .with_columns(ts=line.str.contains(_STAMP).fill_null(False))
-        .with_columns(single=ts & pl.col("ts").shift(-1).fill_null(False) & pl.col("ts").shift(1).fill_null(False))
+    marked = lines.with_columns(total=pl.len(), ts=line.str.contains(_STAMP).fill_null(False)).with_columns(
+        single=ts & ts.shift(-1).fill_null(False) & ts.shift(1).fill_null(False)
     )
     if keep_all:
-        everything = marked.collect()
-        return everything.select("n", "line"), everything.clear().select("n", "line"), _levels(everything, known)
+        return marked.with_columns(single=pl.lit(False), request=pl.lit(False), any_debug=pl.lit(False))
     # " - DEBUG - " anywhere is cheap to find; a line that also names a higher level (a warning
     # quoting a DEBUG line) or carries a GPU error is never routine.
     debug = line.str.contains(" - DEBUG - ", literal=True).fill_null(False)
-    routine_debug = single & debug & ~line.str.contains(_NOT_ROUTINE).fill_null(False)
-    rest = (
-        marked.with_columns(any_debug=debug.any())
-        .filter(~routine_debug)
+    return (
+        marked.with_columns(debug=debug)
+        .with_columns(any_debug=pl.col("debug").any())
+        .filter(~(single & pl.col("debug")) | line.str.contains(_NOT_ROUTINE).fill_null(False))
         .with_columns(request=single & line.str.contains(_REQUEST).fill_null(False))
-        .with_columns(keep=(~single | line.str.contains(_INTERESTING).fill_null(False)) & ~pl.col("request"))
-        .collect()
+        .with_columns(_request_columns(keep_key))
     )
+
+
+def _request_columns(keep_key: bool) -> list[pl.Expr]:
+    """Time, tokens and de-duplication key of a finished request, for the dense table.
+
+    These run on every line the request test looked at, millions in a big log, so each is the
+    cheapest that is exact for the line shape ``_REQUEST`` selects; only the rows that passed
+    are read. A time with another fraction than ",mmm" comes out null, and the grammar reads
+    that line instead. No cache: request times are nearly all distinct.
+    """
+    line = pl.col("line")
+    time = line.str.head(23).str.to_datetime("%Y-%m-%d %H:%M:%S,%3f", strict=False, time_unit="ms", cache=False)
+    tokens_at = line.str.find(" tokens in ", literal=True)
+    tokens = line.str.slice(tokens_at - 12, 12).str.split(" ").list.last().cast(pl.Int64, strict=False)
+    chat = line.str.contains("Chat completion: ", literal=True)
+    key = line.str.replace(" - [-] - ", " - ", literal=True).hash() if keep_key else pl.lit(None, pl.UInt64)
+    return [
+        time.alias("time"),
+        key.alias("key"),
+        pl.when(chat).then(tokens).otherwise(0).fill_null(0).alias("tokens"),
+    ]
+
+
+def _outputs(rest: pl.DataFrame, known: set[str]) -> tuple[pl.DataFrame, pl.DataFrame, set[str]]:
+    """A planned block's rows Python must see, its finished-request rows, and the levels it shows."""
     if rest.height and rest["any_debug"][0]:
         known = known | {"DEBUG"}
-    return rest.filter("keep").select("n", "line"), rest.filter("request"), _levels(rest, known)
+    request = pl.col("request")
+    others = rest.filter(~request)
+    kept = others.filter(~pl.col("single") | pl.col("line").str.contains(_INTERESTING).fill_null(False))
+    requests = rest.filter(request)
+    if requests.height:
+        known = known | {"INFO"}  # the request test is anchored on an INFO record's prefix
+    return kept.select("n", "line"), requests, _levels(others, known)
 
 
 def _levels(df: pl.DataFrame, known: set[str]) -> set[str]:
@@ -141,18 +220,6 @@ def _native(source: Source) -> bool:
     return plain
 
 
-def _batches(source: Source, native: bool) -> Iterator[pl.DataFrame]:
-    """Frames of consecutive lines, from polars' own reader or from Python's decoded chunks."""
-    if native and source.path is not None:
-        yield from pl.scan_lines(source.path, name="line").collect_batches(chunk_size=BATCH_ROWS)
-        return
-    for data in read_chunks(source):
-        df = _read_lines(data)
-        if df.height != _line_count(data):  # the CSV reader and the byte count must agree
-            raise InputError(f"{source.name}: could not split the text into lines")
-        yield df
-
-
 def scan_source(
     source: Source,
     index: int,
@@ -162,7 +229,7 @@ def scan_source(
     dedup_keys: bool = False,
     progress: Callable[[int], None] | None = None,
 ) -> SourceScan:
-    """Scan one source batch by batch: what is held grows with the kept lines and request rows only."""
+    """Scan one source block by block: what is held grows with the kept lines and request rows only."""
     try:
         native = _native(source)
     except InputError as exc:
@@ -190,21 +257,9 @@ def _scan(
 ) -> SourceScan:
     result = SourceScan(source, index)
     try:
-        for batch in _batches(source, native):
-            if progress is not None:  # bytes of this batch, for the progress bar
-                progress(int(batch.select(pl.col("line").str.len_bytes().sum()).item() or 0) + batch.height)
-            batch = batch.with_row_index("n", offset=result.lines + 1)
-            kept_rows, requests, result.levels = _split(batch, keep_all, result.levels)
-            if requests.height:
-                rows = _request_rows(requests, index, keep_request_text, dedup_keys)
-                timeless = rows["time"].is_null()
-                if timeless.any():  # a date such as 2026-13-45: the grammar decides what the line is
-                    kept_rows = pl.concat([kept_rows, requests.filter(timeless).select("n", "line")]).sort("n")
-                    rows, requests = rows.filter(~timeless), requests.filter(~timeless)
-                result.requests.append(rows)
-            result.kept.extend(KeptLine(n, text or "") for n, text in kept_rows.iter_rows())
-            result.routine_records += batch.height - kept_rows.height - requests.height
-            result.lines += batch.height
+        for group in _groups(_blocks(source, native)):
+            _scan_group(result, group, keep_all, keep_request_text, dedup_keys, progress)
+            group.clear()  # free the blocks before the next read, so their memory is reused
     except InputError as exc:
         result.problem = str(exc)
     if result.lines == 0 and result.problem is None:
@@ -212,26 +267,61 @@ def _scan(
     return result
 
 
-def _request_rows(requests: pl.DataFrame, index: int, keep_text: bool, keep_key: bool) -> pl.DataFrame:
-    """The dense table of finished requests: position, time, tokens, and a key for de-duplication.
+def _scan_group(
+    result: SourceScan,
+    group: list[_Block],
+    keep_all: bool,
+    keep_request_text: bool,
+    dedup_keys: bool,
+    progress: Callable[[int], None] | None,
+) -> None:
+    plans = [_plan(_lines(block), keep_all, dedup_keys) for block in group]
+    for block, rest in zip(group, pl.collect_all(plans), strict=True):
+        _take(result, rest, keep_request_text)
+        if progress is not None:
+            progress(block.size)
 
-    Every expression here runs on millions of rows in a big log, so each is the cheapest that is
-    exact for the line shape ``_split`` selected (a file- or console-format INFO record).
-    """
-    line = pl.col("line")
-    seconds = line.str.slice(0, 19).str.to_datetime("%Y-%m-%d %H:%M:%S", strict=False, time_unit="ms")
-    millis = pl.duration(milliseconds=line.str.slice(20, 3).cast(pl.Int64, strict=False).fill_null(0))
-    tokens_at = line.str.find(" tokens in ", literal=True)
-    tokens = line.str.slice(tokens_at - 12, 12).str.split(" ").list.last().cast(pl.Int64, strict=False)
-    chat = line.str.contains("Chat completion: ", literal=True)
-    columns = [
-        pl.lit(index, dtype=pl.UInt32).alias("source"),
-        pl.col("n").cast(pl.UInt32).alias("line"),
-        (seconds + millis).alias("time"),
-        (line.str.replace(" - [-] - ", " - ", literal=True).hash() if keep_key else pl.lit(None, pl.UInt64)).alias(
-            "key"
-        ),
-        pl.when(chat).then(tokens).otherwise(0).fill_null(0).alias("tokens"),
-        (line if keep_text else pl.lit(None, dtype=pl.String)).alias("text"),
-    ]
-    return requests.select(columns)
+
+def _groups(blocks: Iterator[_Block]) -> Iterator[list[_Block]]:
+    """Blocks a few at a time, so that polars runs their plans on all cores at once."""
+    group: list[_Block] = []
+    try:
+        for block in blocks:
+            group.append(block)
+            if len(group) == GROUP_BLOCKS:
+                yield group
+                group = []
+    except InputError:  # a read that failed part-way (truncated gzip): scan what came before it
+        if group:
+            yield group
+        raise
+    if group:
+        yield group
+
+
+def _take(result: SourceScan, rest: pl.DataFrame, keep_request_text: bool) -> None:
+    """File one planned block's rows: kept lines for the grammar, request rows, routine counts."""
+    if not rest.height:  # a block of no lines (an empty input)
+        return
+    base = result.lines
+    kept_rows, requests, result.levels = _outputs(rest, result.levels)
+    if requests.height:
+        timeless = requests["time"].is_null()
+        if timeless.any():  # a date such as 2026-13-45: the grammar decides what the line is
+            kept_rows = pl.concat([kept_rows, requests.filter(timeless).select("n", "line")]).sort("n")
+            requests = requests.filter(~timeless)
+        text = pl.col("line") if keep_request_text else pl.lit(None, dtype=pl.String)
+        result.requests.append(
+            requests.select(
+                pl.lit(result.index, dtype=pl.UInt32).alias("source"),
+                (pl.col("n") + base).cast(pl.UInt32).alias("line"),
+                "time",
+                "key",
+                "tokens",
+                text.alias("text"),
+            )
+        )
+    result.kept.extend(KeptLine(base + n, text or "") for n, text in kept_rows.iter_rows())
+    block_lines = int(rest["total"][0])
+    result.routine_records += block_lines - kept_rows.height - requests.height
+    result.lines += block_lines
