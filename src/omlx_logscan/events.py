@@ -33,7 +33,7 @@ from omlx_logscan.grammar import LEVEL_RANK, parse_line
 from omlx_logscan.records import Record, assemble
 from omlx_logscan.scan import REQUEST_SCHEMA, SourceScan, scan_source
 from omlx_logscan.sources import Source
-from omlx_logscan.timeutil import parse, seconds
+from omlx_logscan.timeutil import parse, seconds, stamp_of
 
 _FRAME = re.compile(r'^\s*File "(?P<path>[^"]+)", line (?P<line>\d+), in (?P<func>\S+)')
 _FAULTHANDLER_FRAME = re.compile(r'^\s*File "(?P<path>[^"]+)", line (?P<line>\d+) in (?P<func>\S+)')
@@ -184,6 +184,8 @@ def _gpu_fields(record: Record, text: str) -> dict[str, Any] | None:
 
 def _catalog_match(message: str) -> tuple[str, str, dict[str, Any]] | None:
     for template in CATALOG:
+        if template.literal not in message:  # every match contains it, and ``in`` is far cheaper than a search
+            continue
         match = template.regex.search(message)
         if match:
             values = {
@@ -379,9 +381,9 @@ def read_events(
         for record in assembly.records:
             if record.head.level and record.head.form not in _LEVELLESS_FORMS:
                 src_levels.add(record.head.level)
-            if record.stamp is not None and record.head.date is not None:
-                first = first or record.stamp
-                last = record.stamp
+            if record.stamp is not None and record.head.date is not None:  # the span: earliest to latest
+                first = min(first or record.stamp, record.stamp)
+                last = max(last or record.stamp, record.stamp)
             produced = classify(record, scan.source.name, scan.index)
             keep = [ev for ev in produced if keep_all or ev.kind != "record"]
             key = _dedup_key(produced[0])
@@ -472,8 +474,8 @@ def _clock_jumps(scan: SourceScan, records: list[Record]) -> list[dict[str, Any]
         {
             "source": scan.source.name,
             "line": line,
-            "from": before.isoformat(),
-            "to": time.isoformat(),
+            "from": stamp_of(before),
+            "to": stamp_of(time),
             "back_s": (before - time).total_seconds(),
         }
         for line, time, before in jumps.iter_rows()
@@ -567,12 +569,16 @@ def _join_start(start: Event, marker: Event) -> None:
 
 
 def _span_with_requests(first: str | None, last: str | None, scan: SourceScan) -> tuple[str | None, str | None]:
-    """A source's first and last timestamps, counting the dense request rows too."""
+    """A source's earliest and latest timestamps, counting the dense request rows too.
+
+    Earliest and latest, not first and last in file order: a request is a dense row or an
+    event depending on where the scan's blocks fell, and the span must not depend on that.
+    """
     stamps = [s for s in (first, last) if s]
     for frame in scan.requests:
         if frame.height:
             lo, hi = frame["time"].min(), frame["time"].max()
-            stamps += [lo.isoformat(), hi.isoformat()]  # type: ignore[union-attr]
+            stamps += [stamp_of(lo), stamp_of(hi)]  # type: ignore[arg-type]
     if not stamps:
         return None, None
     return min(stamps), max(stamps)

@@ -9,6 +9,7 @@ from datetime import datetime, timedelta
 import polars as pl
 
 from omlx_logscan.events import Event, EventStream
+from omlx_logscan.timeutil import stamp_of
 
 _EPSILON = timedelta(microseconds=1)
 _SLICE_ROWS = 65_536
@@ -87,7 +88,7 @@ class RequestIndex:
         if hi == 0:
             return None
         last = self.times[hi - 1]
-        stamp = last.isoformat() if isinstance(last, datetime) else None
+        stamp = stamp_of(last) if isinstance(last, datetime) else None
         return stamp if stamp is None or start is None or stamp >= start else None
 
     def totals(self, edges: list[datetime]) -> tuple[list[int], list[int]]:

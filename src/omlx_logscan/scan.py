@@ -83,6 +83,24 @@ class _Block:
     data: bytes
     cut_tail: bool = False
     size: int = 0  # bytes of whole lines in ``data``
+    prev_timed: bool = False  # whether the line just before the block starts with a timestamp
+    next_timed: bool = False  # whether the line just after it does
+
+    def first_line(self) -> bytes:
+        end = self.data.find(b"\n", 0, self.size)
+        return self.data[: end if end >= 0 else self.size]
+
+    def last_line(self) -> bytes:
+        end = self.size - 1 if self.data[self.size - 1 : self.size] == b"\n" else self.size
+        return self.data[self.data.rfind(b"\n", 0, end) + 1 : end]
+
+
+_STAMP_AT_START = re.compile(_STAMP)
+
+
+def _timed(line: bytes) -> bool:
+    """The scan's timestamp test for one line, in Python: what the plan's ``ts`` gives that line."""
+    return _STAMP_AT_START.match(line[:160].decode("utf-8", errors="ignore")) is not None
 
 
 def _file_blocks(path: Path) -> Iterator[_Block]:
@@ -125,35 +143,50 @@ def _lines(block: _Block) -> pl.LazyFrame:
     return lines.filter(pl.col("n") < pl.len()) if block.cut_tail else lines
 
 
-def _plan(lines: pl.LazyFrame, keep_all: bool, keep_key: bool) -> pl.LazyFrame:
+def _plan(block: _Block, keep_all: bool, keep_key: bool) -> pl.LazyFrame:
     """The vectorised work on one block, as a lazy plan so that blocks run in parallel.
 
     A timed line is kept when an untimed line touches it (it heads or follows a multi-line
-    record, so the grammar can join records and date untimed lines from their neighbours), when
-    it could match the catalog, or when it is a block's first or last line (so records and
-    neighbour times carry across blocks). DEBUG records that no untimed line touches are
+    record, so the grammar can join records and date untimed lines from their neighbours) or
+    when it could match the catalog. The lines around the block count as its neighbours, so
+    where blocks begin and end changes nothing. DEBUG records that no untimed line touches are
     routine and only counted: they are most of a DEBUG log, so they are dropped before the
     request test runs on what is left. The plan's rows are the block's other lines, each marked
-    ``request`` or not, with the request columns computed; the first and last lines are always
-    among them, so ``total`` (the block's line count) always arrives.
+    ``request`` or not, with the request columns computed, and its last line, which carries
+    ``total`` (the block's line count) even when it is routine.
     """
     line = pl.col("line")
     ts = pl.col("ts")
     single = pl.col("single")  # a timed line no untimed line touches: a one-line record
-    marked = lines.with_columns(total=pl.len(), ts=line.str.contains(_STAMP).fill_null(False)).with_columns(
-        single=ts & ts.shift(-1).fill_null(False) & ts.shift(1).fill_null(False)
+    marked = (
+        _lines(block)
+        .with_columns(total=pl.len(), ts=line.str.contains(_STAMP).fill_null(False))
+        .with_columns(single=ts & ts.shift(-1).fill_null(block.next_timed) & ts.shift(1).fill_null(block.prev_timed))
     )
     if keep_all:
-        return marked.with_columns(single=pl.lit(False), request=pl.lit(False), any_debug=pl.lit(False))
+        return marked.with_columns(
+            single=pl.lit(False),
+            routine=pl.lit(False),
+            request=pl.lit(False),
+            any_debug=pl.lit(False),
+            time=pl.lit(None, pl.Datetime("ms")),
+            key=pl.lit(None, pl.UInt64),
+            tokens=pl.lit(0, pl.Int64),
+        )
     # " - DEBUG - " anywhere is cheap to find; a line that also names a higher level (a warning
     # quoting a DEBUG line) or carries a GPU error is never routine.
     debug = line.str.contains(" - DEBUG - ", literal=True).fill_null(False)
+    routine = pl.col("routine")
     return (
         marked.with_columns(debug=debug)
         .with_columns(any_debug=pl.col("debug").any())
-        .filter(~(single & pl.col("debug")) | line.str.contains(_NOT_ROUTINE).fill_null(False))
-        .with_columns(request=single & line.str.contains(_REQUEST).fill_null(False))
+        .with_columns(routine=single & pl.col("debug") & ~line.str.contains(_NOT_ROUTINE).fill_null(False))
+        .filter(~routine | (pl.col("n") == pl.col("total")))
         .with_columns(_request_columns(keep_key))
+        # A request whose time the fast parse cannot read (2026-13-45, no ",mmm") goes to the grammar.
+        .with_columns(
+            request=single & ~routine & line.str.contains(_REQUEST).fill_null(False) & pl.col("time").is_not_null()
+        )
     )
 
 
@@ -176,19 +209,6 @@ def _request_columns(keep_key: bool) -> list[pl.Expr]:
         key.alias("key"),
         pl.when(chat).then(tokens).otherwise(0).fill_null(0).alias("tokens"),
     ]
-
-
-def _outputs(rest: pl.DataFrame, known: set[str]) -> tuple[pl.DataFrame, pl.DataFrame, set[str]]:
-    """A planned block's rows Python must see, its finished-request rows, and the levels it shows."""
-    if rest.height and rest["any_debug"][0]:
-        known = known | {"DEBUG"}
-    request = pl.col("request")
-    others = rest.filter(~request)
-    kept = others.filter(~pl.col("single") | pl.col("line").str.contains(_INTERESTING).fill_null(False))
-    requests = rest.filter(request)
-    if requests.height:
-        known = known | {"INFO"}  # the request test is anchored on an INFO record's prefix
-    return kept.select("n", "line"), requests, _levels(others, known)
 
 
 def _levels(df: pl.DataFrame, known: set[str]) -> set[str]:
@@ -275,22 +295,42 @@ def _scan_group(
     dedup_keys: bool,
     progress: Callable[[int], None] | None,
 ) -> None:
-    plans = [_plan(_lines(block), keep_all, dedup_keys) for block in group]
-    for block, rest in zip(group, pl.collect_all(plans), strict=True):
-        _take(result, rest, keep_request_text)
+    plans = [plan for block in group for plan in _outputs(_plan(block, keep_all, dedup_keys), keep_request_text)]
+    frames = pl.collect_all(plans)  # the three outputs of a block share its plan: polars runs it once
+    for i, block in enumerate(group):
+        _take(result, *frames[3 * i : 3 * i + 3])
         if progress is not None:
             progress(block.size)
 
 
+def _outputs(plan: pl.LazyFrame, keep_request_text: bool) -> tuple[pl.LazyFrame, pl.LazyFrame, pl.LazyFrame]:
+    """A block's finished-request rows, the rows Python must look at, and its line count and levels."""
+    request = pl.col("request")
+    text = pl.col("line") if keep_request_text else pl.lit(None, dtype=pl.String)
+    requests = plan.filter(request).select("n", "time", "key", "tokens", text.alias("text"))
+    others = plan.filter(~request & ~pl.col("routine")).select("n", "line", "single")
+    summary = plan.select(pl.col("total").first(), pl.col("any_debug").first())
+    return requests, others, summary
+
+
 def _groups(blocks: Iterator[_Block]) -> Iterator[list[_Block]]:
-    """Blocks a few at a time, so that polars runs their plans on all cores at once."""
+    """Blocks a few at a time, so that polars runs their plans on all cores at once.
+
+    Each block learns whether the lines just before and after it are timed, so its first and
+    last lines are classified as if the block had no edges.
+    """
     group: list[_Block] = []
+    last: _Block | None = None
     try:
         for block in blocks:
-            group.append(block)
+            if last is not None:
+                block.prev_timed = _timed(last.last_line())
+                last.next_timed = _timed(block.first_line())
             if len(group) == GROUP_BLOCKS:
                 yield group
                 group = []
+            group.append(block)
+            last = block
     except InputError:  # a read that failed part-way (truncated gzip): scan what came before it
         if group:
             yield group
@@ -299,18 +339,14 @@ def _groups(blocks: Iterator[_Block]) -> Iterator[list[_Block]]:
         yield group
 
 
-def _take(result: SourceScan, rest: pl.DataFrame, keep_request_text: bool) -> None:
-    """File one planned block's rows: kept lines for the grammar, request rows, routine counts."""
-    if not rest.height:  # a block of no lines (an empty input)
+def _take(result: SourceScan, requests: pl.DataFrame, others: pl.DataFrame, summary: pl.DataFrame) -> None:
+    """File one block's outputs: kept lines for the grammar, request rows, routine counts."""
+    block_lines = summary["total"][0]
+    if not block_lines:  # a block of no lines (an empty input)
         return
     base = result.lines
-    kept_rows, requests, result.levels = _outputs(rest, result.levels)
+    kept = others.filter(~pl.col("single") | pl.col("line").str.contains(_INTERESTING).fill_null(False))
     if requests.height:
-        timeless = requests["time"].is_null()
-        if timeless.any():  # a date such as 2026-13-45: the grammar decides what the line is
-            kept_rows = pl.concat([kept_rows, requests.filter(timeless).select("n", "line")]).sort("n")
-            requests = requests.filter(~timeless)
-        text = pl.col("line") if keep_request_text else pl.lit(None, dtype=pl.String)
         result.requests.append(
             requests.select(
                 pl.lit(result.index, dtype=pl.UInt32).alias("source"),
@@ -318,10 +354,13 @@ def _take(result: SourceScan, rest: pl.DataFrame, keep_request_text: bool) -> No
                 "time",
                 "key",
                 "tokens",
-                text.alias("text"),
+                "text",
             )
         )
-    result.kept.extend(KeptLine(base + n, text or "") for n, text in kept_rows.iter_rows())
-    block_lines = int(rest["total"][0])
-    result.routine_records += block_lines - kept_rows.height - requests.height
+        result.levels = result.levels | {"INFO"}  # the request test is anchored on an INFO record's prefix
+    if summary["any_debug"][0]:
+        result.levels = result.levels | {"DEBUG"}
+    result.levels = _levels(others, result.levels)
+    result.kept.extend(KeptLine(base + n, text or "") for n, text in kept.select("n", "line").iter_rows())
+    result.routine_records += block_lines - kept.height - requests.height
     result.lines += block_lines

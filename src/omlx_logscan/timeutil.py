@@ -9,6 +9,12 @@ def parse(stamp: str) -> datetime:
     return datetime.fromisoformat(stamp)
 
 
+def stamp_of(moment: datetime) -> str:
+    """A time from a polars column in the stream's form: milliseconds, as oMLX writes them, so a
+    request time reads the same whether it came from the dense table or from the grammar."""
+    return moment.isoformat(timespec="milliseconds")
+
+
 def seconds(earlier: str | None, later: str | None) -> float | None:
     """Seconds from ``earlier`` to ``later``; None when either is unknown."""
     if not earlier or not later:

@@ -1,0 +1,110 @@
+"""The bulk scan's shortcuts change nothing: block sizes, block edges and the catalog's literals."""
+
+from __future__ import annotations
+
+import gzip
+import tempfile
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from conftest import EXAMPLE, GENERATED, REAL, stream_of
+from omlx_logscan import scan
+from omlx_logscan.analysis import analyze
+from omlx_logscan.catalog import CATALOG, Template
+from omlx_logscan.document import timeline_document
+
+WORKDIR = Path(tempfile.mkdtemp(prefix="logscan-scan-"))
+
+
+def document_of(path: Path) -> dict[str, object]:
+    stream = stream_of(path)
+    assert stream.accounting.lines == stream.accounting.accounted
+    document = timeline_document(analyze(stream))
+    document["accounting"] = vars(stream.accounting)
+    return document
+
+
+def with_block_bytes(monkeypatch: pytest.MonkeyPatch, size: int, path: Path) -> dict[str, object]:
+    monkeypatch.setattr(scan, "BLOCK_BYTES", size)
+    try:
+        return document_of(path)
+    finally:
+        monkeypatch.undo()
+
+
+def plain_copy(case: str) -> Path:
+    """A generated truth case as one plain file, so the positioned-read path reads it."""
+    target = WORKDIR / f"{case}.log"
+    if not target.exists():
+        parts = sorted((GENERATED / case).iterdir())
+        target.write_bytes(b"".join(gzip.decompress(p.read_bytes()) for p in parts))
+    return target
+
+
+@pytest.mark.parametrize("size", [2_000, 65_536])
+def test_small_blocks_give_the_same_timeline_as_one_block(monkeypatch: pytest.MonkeyPatch, size: int) -> None:
+    """Blocks cut records, tracebacks and request runs at every place; the answer must not move."""
+    path = plain_copy("s6-file-debug")
+    whole = document_of(path)
+    assert with_block_bytes(monkeypatch, size, path) == whole
+    assert whole["faults"] and whole["dead_windows"]  # the case has faults and a dead engine to get right
+
+
+def test_example_in_tiny_blocks(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert with_block_bytes(monkeypatch, 61, EXAMPLE) == document_of(EXAMPLE)
+
+
+def test_a_line_longer_than_many_blocks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A block with no line end grows until the line fits: nothing is split or dropped."""
+    head = "2026-09-15 20:19:38,123 - omlx.server - INFO - [-] - Engine started\n"
+    long = "2026-09-15 20:19:39,000 - omlx.scheduler - WARNING - [-] - " + "x" * 5000 + "\n"
+    tail = "2026-09-15 20:19:40,000 - omlx.server - INFO - [-] - Chat completion: 12 tokens in 0.50s\n"
+    path = WORKDIR / "long-line.log"
+    path.write_text(head + long + tail)
+    monkeypatch.setattr(scan, "BLOCK_BYTES", 128)
+    stream = stream_of(path)
+    assert stream.accounting.lines == 3 == stream.accounting.accounted
+    assert [ev.kind for ev in stream.events] == ["engine_start", "warning", "request_complete"]
+    assert stream.events[1].message.endswith("x" * 100)
+
+
+REAL_LINES = [line for path in sorted(REAL.glob("*.log")) for line in path.read_text(encoding="utf-8").splitlines()]
+REQUEST = "2026-09-15 20:{:02d}:{:02d},{:03d} - omlx.server - INFO - [-] - Chat completion: {} tokens in 1.20s"
+request_line = st.builds(
+    REQUEST.format,
+    st.integers(0, 59),
+    st.integers(0, 59),
+    st.integers(0, 999),
+    st.integers(0, 99_999),
+)
+
+
+@settings(deadline=None, max_examples=60, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.one_of(st.sampled_from(REAL_LINES), request_line), max_size=80), st.integers(16, 600))
+def test_any_block_size_agrees(lines: list[str], size: int) -> None:
+    path = WORKDIR / "mixed.log"
+    path.write_text("\n".join(lines) + ("\n" if lines else ""), encoding="utf-8")
+    try:
+        whole = document_of(path)
+    except Exception as exc:  # an empty file is an input error either way
+        whole = {"error": type(exc).__name__}
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(scan, "BLOCK_BYTES", size)
+        try:
+            cut = document_of(path)
+        except Exception as exc:
+            cut = {"error": type(exc).__name__}
+    assert cut == whole
+
+
+@pytest.mark.parametrize("template", CATALOG, ids=lambda t: t.pattern[:40])
+@settings(deadline=None, max_examples=40, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_every_match_contains_the_literal(template: Template, data: st.DataObject) -> None:
+    """The classifier skips a template whose literal is absent; that is only exact if this holds."""
+    text = data.draw(st.from_regex(template.regex))
+    assert template.regex.search(text)
+    assert template.literal in text
