@@ -10,7 +10,7 @@ from __future__ import annotations
 import heapq
 import re
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -30,8 +30,8 @@ from omlx_logscan.catalog import (
 )
 from omlx_logscan.errors import InputError
 from omlx_logscan.grammar import LEVEL_RANK, parse_line
-from omlx_logscan.records import Record, assemble
-from omlx_logscan.scan import REQUEST_SCHEMA, SourceScan, scan_source
+from omlx_logscan.records import Assembler, Assembly, Record
+from omlx_logscan.scan import REQUEST_SCHEMA, KeptLine, SourceScan, scan_source
 from omlx_logscan.sources import Source
 from omlx_logscan.timeutil import parse, seconds, stamp_of
 
@@ -345,6 +345,53 @@ def _drop_shared_requests(per_source: list[list[Event]], requests: pl.DataFrame)
     return kept, [sparse[i] for i in sorted(dropped_rows)]
 
 
+@dataclass
+class _SourceEvents:
+    """One source's records, classified as the scan hands its kept lines over: Python's share of
+    a big file then runs while polars scans the next blocks instead of after it."""
+
+    source: Source
+    index: int
+    keep_all: bool
+    seen: dict[tuple[Any, ...], int]  # record keys of all sources so far, to drop a copy's records
+    accounting: Accounting
+    assembler: Assembler = field(default_factory=Assembler)
+    events: list[Event] = field(default_factory=list)
+    levels: set[str] = field(default_factory=set)
+    first: str | None = None
+    last: str | None = None
+    classified: int = 0  # records done, from the start of the source
+
+    def feed(self, kept: Iterable[KeptLine]) -> None:
+        self.assembler.feed(kept)
+        self._classify(self.assembler.final)
+
+    def finish(self) -> Assembly:
+        self._classify(len(self.assembler.out.records))
+        return self.assembler.out
+
+    def _classify(self, upto: int) -> None:
+        accounting = self.accounting
+        for record in self.assembler.out.records[self.classified : upto]:
+            if record.head.level and record.head.form not in _LEVELLESS_FORMS:
+                self.levels.add(record.head.level)
+            if record.stamp is not None and record.head.date is not None:  # the span: earliest to latest
+                self.first = min(self.first or record.stamp, record.stamp)
+                self.last = max(self.last or record.stamp, record.stamp)
+            produced = classify(record, self.source.name, self.index)
+            keep = [ev for ev in produced if self.keep_all or ev.kind != "record"]
+            key = _dedup_key(produced[0])
+            if key is not None and self.seen.setdefault(key, self.index) != self.index:
+                accounting.duplicates += 1
+                accounting.record_lines += record.lines
+            elif keep:
+                accounting.event_lines += record.lines
+                self.events.extend(keep)
+            else:
+                accounting.record_lines += record.lines
+        self.classified = max(self.classified, upto)
+
+
 def read_events(
     sources: list[Source],
     *,
@@ -353,51 +400,34 @@ def read_events(
     progress: Callable[[int], None] | None = None,
 ) -> EventStream:
     """Scan, assemble, classify and merge. Raises InputError only when no source could be read."""
-    scans = [
-        scan_source(
-            src,
-            i,
-            keep_all=keep_all,
-            keep_request_text=keep_request_text,
-            dedup_keys=len(sources) > 1,
-            progress=progress,
+    accounting = Accounting()
+    seen: dict[tuple[Any, ...], int] = {}
+    scans: list[SourceScan] = []
+    readers: list[_SourceEvents] = []
+    for i, src in enumerate(sources):
+        reader = _SourceEvents(src, i, keep_all, seen, accounting)
+        scans.append(
+            scan_source(
+                src,
+                i,
+                keep_all=keep_all,
+                keep_request_text=keep_request_text,
+                dedup_keys=len(sources) > 1,
+                progress=progress,
+                on_kept=reader.feed,
+            )
         )
-        for i, src in enumerate(sources)
-    ]
+        readers.append(reader)
     if all(scan.problem and scan.lines == 0 for scan in scans):
         raise InputError("; ".join(scan.problem or "" for scan in scans))
-    accounting = Accounting()
     per_source: list[list[Event]] = []
     unparsed: list[tuple[str, int, str]] = []
     infos: list[SourceInfo] = []
     levels: set[str] = set()
-    seen: dict[tuple[Any, ...], int] = {}
     clock_jumps: list[dict[str, Any]] = []
-    for scan in scans:
-        assembly = assemble(scan.kept)
-        events: list[Event] = []
-        first = last = None
-        src_levels = set(scan.levels)
-        for record in assembly.records:
-            if record.head.level and record.head.form not in _LEVELLESS_FORMS:
-                src_levels.add(record.head.level)
-            if record.stamp is not None and record.head.date is not None:  # the span: earliest to latest
-                first = min(first or record.stamp, record.stamp)
-                last = max(last or record.stamp, record.stamp)
-            produced = classify(record, scan.source.name, scan.index)
-            keep = [ev for ev in produced if keep_all or ev.kind != "record"]
-            key = _dedup_key(produced[0])
-            if key is not None:
-                owner = seen.setdefault(key, scan.index)
-                if owner != scan.index:
-                    accounting.duplicates += 1
-                    accounting.record_lines += record.lines
-                    continue
-            if keep:
-                accounting.event_lines += record.lines
-                events.extend(keep)
-            else:
-                accounting.record_lines += record.lines
+    for scan, reader in zip(scans, readers, strict=True):
+        assembly = reader.finish()
+        src_levels = scan.levels | reader.levels
         accounting.lines += scan.lines
         accounting.records += len(assembly.records) + scan.routine_records
         accounting.record_lines += scan.routine_records
@@ -407,7 +437,7 @@ def read_events(
         n_requests = sum(frame.height for frame in scan.requests)
         accounting.event_lines += n_requests
         accounting.records += n_requests
-        first, last = _span_with_requests(first, last, scan)
+        first, last = _span_with_requests(reader.first, reader.last, scan)
         clock_jumps.extend(_clock_jumps(scan, assembly.records))
         levels |= src_levels
         infos.append(
@@ -420,7 +450,7 @@ def read_events(
                 scan.problem,
             )
         )
-        per_source.append(events)
+        per_source.append(reader.events)
     requests = _requests_frame(scans)
     if len(scans) > 1:
         requests, shared_events = _drop_shared_requests(per_source, requests)

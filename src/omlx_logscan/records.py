@@ -72,51 +72,75 @@ def _starts_catalog_message(text: str) -> bool:
 
 def assemble(kept: Iterable[KeptLine]) -> Assembly:
     """Records in file order; untimed records learn the nearest timestamps around them."""
-    out = Assembly()
-    current: Record | None = None
-    last_line = 0
-    last_stamp: str | None = None  # the last dated line: untimed records are placed after it
-    clock: str | None = None  # the last time known, dated or derived: time-only lines are dated from it
-    awaiting_next: list[Record] = []
-    for item in kept:
-        if len(item.text) > MAX_LINE_CHARS:  # a runaway line: parse its start, say how much was cut
-            cut = len(item.text) - MAX_LINE_CHARS
-            item = KeptLine(item.line, f"{item.text[:MAX_LINE_CHARS]} … [{cut} more characters]")
-        if item.line != last_line + 1:
-            current = None  # routine records the scanner dropped lie between
-        last_line = item.line
-        parsed = parse_line(item.text)
-        form = parsed.form
-        if form == "blank":
-            if current is not None:
-                current.lines += 1
-                current.extra.append("")
-            else:
-                out.blank += 1
-            continue
-        block = current.head.form if current is not None and current.head.form in BLOCK_FORMS else None
-        in_block = block is not None
-        opens = form != "text" and (not in_block or form in _BLOCK_ENDERS)
-        if form == block == "crash_report":
-            opens = False  # the second half of one crash report
-        if form == "text" and not in_block and _starts_catalog_message(parsed.message):
-            opens = True  # a bare catalog message pasted without its timestamp
-        if not opens:
-            if current is not None and not is_garbage(parsed.message):
-                current.lines += 1
-                current.extra.append(clean(item.text) if in_block else parsed.message)
-            else:
-                out.unparsed.append((item.line, item.text))
-            continue
-        current = _new_record(item.line, parsed, last_stamp, clock, out, awaiting_next)
-        clock = current.stamp or clock
+    assembler = Assembler()
+    assembler.feed(kept)
+    return assembler.out
+
+
+class Assembler:
+    """Joins kept lines into records as they arrive, a block of a big file at a time.
+
+    The records before ``final`` can no longer change: a record takes continuation lines until
+    the next one opens, and an untimed record learns its next timestamp when a dated one opens.
+    """
+
+    def __init__(self) -> None:
+        self.out = Assembly()
+        self.final = 0
+        self._current: Record | None = None
+        self._last_line = 0
+        self._last_stamp: str | None = None  # the last dated line: untimed records are placed after it
+        self._clock: str | None = None  # the last time known, dated or derived: time-only lines are dated from it
+        self._awaiting_next: list[Record] = []
+
+    def feed(self, kept: Iterable[KeptLine]) -> None:
+        out = self.out
+        for item in kept:
+            if len(item.text) > MAX_LINE_CHARS:  # a runaway line: parse its start, say how much was cut
+                cut = len(item.text) - MAX_LINE_CHARS
+                item = KeptLine(item.line, f"{item.text[:MAX_LINE_CHARS]} … [{cut} more characters]")
+            if item.line != self._last_line + 1:
+                self._current = None  # routine records the scanner dropped lie between
+            self._last_line = item.line
+            parsed = parse_line(item.text)
+            form = parsed.form
+            current = self._current
+            if form == "blank":
+                if current is not None:
+                    current.lines += 1
+                    current.extra.append("")
+                else:
+                    out.blank += 1
+                continue
+            block = current.head.form if current is not None and current.head.form in BLOCK_FORMS else None
+            in_block = block is not None
+            opens = form != "text" and (not in_block or form in _BLOCK_ENDERS)
+            if form == block == "crash_report":
+                opens = False  # the second half of one crash report
+            if form == "text" and not in_block and _starts_catalog_message(parsed.message):
+                opens = True  # a bare catalog message pasted without its timestamp
+            if not opens:
+                if current is not None and not is_garbage(parsed.message):
+                    current.lines += 1
+                    current.extra.append(clean(item.text) if in_block else parsed.message)
+                else:
+                    out.unparsed.append((item.line, item.text))
+                continue
+            self._open(item.line, parsed)
+
+    def _open(self, line: int, parsed: Line) -> None:
+        record = _new_record(line, parsed, self._last_stamp, self._clock, self.out, self._awaiting_next)
+        self._current = record
+        self._clock = record.stamp or self._clock
+        opened_at = len(self.out.records) - 1
         if parsed.date is not None:
-            stamp = current.stamp
-            for waiting in awaiting_next:
-                waiting.next_stamp = stamp
-            awaiting_next.clear()
-            last_stamp = stamp
-    return out
+            for waiting in self._awaiting_next:
+                waiting.next_stamp = record.stamp
+            self._awaiting_next.clear()
+            self._last_stamp = record.stamp
+            self.final = opened_at
+        elif len(self._awaiting_next) == 1:  # the first record since the last dated one waits
+            self.final = opened_at
 
 
 def _new_record(

@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,7 +22,7 @@ import polars as pl
 
 from omlx_logscan.catalog import GPU_LITERALS, PREFILTER_LITERALS
 from omlx_logscan.errors import InputError
-from omlx_logscan.sources import SNIFF_BYTES, Source, looks_binary, not_text, read_chunks, sniff_codec
+from omlx_logscan.sources import SNIFF_BYTES, Source, looks_binary, normalise, not_text, read_chunks, sniff_codec
 
 _STAMP = r"^\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d"
 # The file/console record prefix up to the level: level tests are anchored, so a message that
@@ -100,7 +101,8 @@ _STAMP_AT_START = re.compile(_STAMP)
 
 def _timed(line: bytes) -> bool:
     """The scan's timestamp test for one line, in Python: what the plan's ``ts`` gives that line."""
-    return _STAMP_AT_START.match(line[:160].decode("utf-8", errors="ignore")) is not None
+    # Undecodable bytes become U+FFFD, as they would become Windows-1252 letters: neither is a digit.
+    return _STAMP_AT_START.match(line[:160].decode("utf-8", errors="replace")) is not None
 
 
 def _file_blocks(path: Path) -> Iterator[_Block]:
@@ -248,22 +250,14 @@ def scan_source(
     keep_request_text: bool = False,
     dedup_keys: bool = False,
     progress: Callable[[int], None] | None = None,
+    on_kept: Callable[[list[KeptLine]], None] | None = None,
 ) -> SourceScan:
     """Scan one source block by block: what is held grows with the kept lines and request rows only."""
     try:
         native = _native(source)
     except InputError as exc:
         return SourceScan(source, index, problem=str(exc))
-    try:
-        return _scan(source, index, native, keep_all, keep_request_text, dedup_keys, progress)
-    except (pl.exceptions.PolarsError, OSError):
-        if not native:
-            return SourceScan(source, index, problem=f"{source.name}: unreadable text")
-    # Bytes polars' own reader rejects (bad UTF-8; data that looks compressed): Python decodes instead.
-    try:
-        return _scan(source, index, False, keep_all, keep_request_text, dedup_keys, progress)
-    except (pl.exceptions.PolarsError, OSError):
-        return SourceScan(source, index, problem=f"{source.name}: unreadable text")
+    return _scan(source, index, native, keep_all, keep_request_text, dedup_keys, progress, on_kept)
 
 
 def _scan(
@@ -274,12 +268,20 @@ def _scan(
     keep_request_text: bool,
     dedup_keys: bool,
     progress: Callable[[int], None] | None,
+    on_kept: Callable[[list[KeptLine]], None] | None,
 ) -> SourceScan:
     result = SourceScan(source, index)
     try:
-        for group in _groups(_blocks(source, native)):
-            _scan_group(result, group, keep_all, keep_request_text, dedup_keys, progress)
-            group.clear()  # free the blocks before the next read, so their memory is reused
+        groups = _groups(_blocks(source, native))
+        for sizes, frames in _collected(source.name, groups, keep_all, keep_request_text, dedup_keys):
+            for i, size in enumerate(sizes):
+                kept = _take(result, *frames[3 * i : 3 * i + 3])
+                if on_kept is not None:
+                    on_kept(kept)
+                else:
+                    result.kept.extend(kept)
+                if progress is not None:
+                    progress(size)
     except InputError as exc:
         result.problem = str(exc)
     if result.lines == 0 and result.problem is None:
@@ -287,20 +289,41 @@ def _scan(
     return result
 
 
-def _scan_group(
-    result: SourceScan,
-    group: list[_Block],
-    keep_all: bool,
-    keep_request_text: bool,
-    dedup_keys: bool,
-    progress: Callable[[int], None] | None,
-) -> None:
-    plans = [plan for block in group for plan in _outputs(_plan(block, keep_all, dedup_keys), keep_request_text)]
-    frames = pl.collect_all(plans)  # the three outputs of a block share its plan: polars runs it once
-    for i, block in enumerate(group):
-        _take(result, *frames[3 * i : 3 * i + 3])
-        if progress is not None:
-            progress(block.size)
+def _collected(
+    source_name: str, groups: Iterator[list[_Block]], keep_all: bool, keep_request_text: bool, dedup_keys: bool
+) -> Iterator[tuple[list[int], list[pl.DataFrame]]]:
+    """Each group's block sizes and output frames, the next group read and collected on a worker
+    thread while the caller files this one: reads and collects release the GIL, so Python's
+    share of the work overlaps polars' instead of waiting for it."""
+
+    def collect(group: list[_Block]) -> list[pl.DataFrame]:
+        plans = [plan for block in group for plan in _outputs(_plan(block, keep_all, dedup_keys), keep_request_text)]
+        return pl.collect_all(plans)  # a block's three outputs share its plan: polars runs it once
+
+    def collect_next() -> tuple[list[int], list[pl.DataFrame]] | None:
+        group = next(groups, None)
+        if group is None:
+            return None
+        sizes = [block.size for block in group]
+        try:
+            frames = collect(group)
+        # Not UTF-8 somewhere (or bytes polars takes for a compressed stream): Python re-reads the
+        # bad lines as Windows-1252 and polars tries again.
+        except (pl.exceptions.PolarsError, OSError):
+            for block in group:
+                block.data = normalise(block.data)
+            try:
+                frames = collect(group)
+            except (pl.exceptions.PolarsError, OSError):
+                raise InputError(f"{source_name}: unreadable text") from None
+        group.clear()  # free the blocks before the next read, so their memory is reused
+        return sizes, frames
+
+    with ThreadPoolExecutor(max_workers=1) as worker:
+        pending = worker.submit(collect_next)
+        while (done := pending.result()) is not None:
+            pending = worker.submit(collect_next)
+            yield done
 
 
 def _outputs(plan: pl.LazyFrame, keep_request_text: bool) -> tuple[pl.LazyFrame, pl.LazyFrame, pl.LazyFrame]:
@@ -339,11 +362,11 @@ def _groups(blocks: Iterator[_Block]) -> Iterator[list[_Block]]:
         yield group
 
 
-def _take(result: SourceScan, requests: pl.DataFrame, others: pl.DataFrame, summary: pl.DataFrame) -> None:
-    """File one block's outputs: kept lines for the grammar, request rows, routine counts."""
+def _take(result: SourceScan, requests: pl.DataFrame, others: pl.DataFrame, summary: pl.DataFrame) -> list[KeptLine]:
+    """File one block's outputs (request rows, routine counts); return its lines for the grammar."""
     block_lines = summary["total"][0]
     if not block_lines:  # a block of no lines (an empty input)
-        return
+        return []
     base = result.lines
     kept = others.filter(~pl.col("single") | pl.col("line").str.contains(_INTERESTING).fill_null(False))
     if requests.height:
@@ -361,6 +384,6 @@ def _take(result: SourceScan, requests: pl.DataFrame, others: pl.DataFrame, summ
     if summary["any_debug"][0]:
         result.levels = result.levels | {"DEBUG"}
     result.levels = _levels(others, result.levels)
-    result.kept.extend(KeptLine(base + n, text or "") for n, text in kept.select("n", "line").iter_rows())
     result.routine_records += block_lines - kept.height - requests.height
     result.lines += block_lines
+    return [KeptLine(base + n, text or "") for n, text in kept.select("n", "line").iter_rows()]
