@@ -12,7 +12,7 @@ from omlx_logscan.events import Event, EventStream
 from omlx_logscan.timeutil import stamp_of
 
 _EPSILON = timedelta(microseconds=1)
-_SLICE_ROWS = 65_536
+_STRIDE = 1024
 _EPOCH = datetime(1970, 1, 1)
 _MILLISECOND = timedelta(milliseconds=1)
 
@@ -44,12 +44,11 @@ class RequestIndex:
             frames.append(stream.requests.select(list(schema)))
         self.table = pl.concat(frames).drop_nulls("time").sort("time")
         self.times = self.table["time"]
-        # Plain ints (ms since the epoch of the naive local times) for bisect: a polars lookup per
-        # query costs far more than the query when a log has thousands of sessions.
-        epoch_ms = self.times.dt.epoch("ms")
-        self._ms = array("q")
-        for offset in range(0, len(epoch_ms), _SLICE_ROWS):  # no Python list of millions of ints at once
-            self._ms.extend(epoch_ms.slice(offset, _SLICE_ROWS).to_list())
+        # ms since the epoch of the naive local times. Every _STRIDE-th one is a Python int, for
+        # bisect; a query then searches one stride of the column. Converting all of a big log's
+        # times to Python ints would cost more than all its queries.
+        self._ms = self.times.dt.epoch("ms")
+        self._coarse = array("q", self._ms.gather_every(_STRIDE).to_list())
         self.token_sums = pl.concat([pl.Series([0], dtype=pl.Int64), self.table["tokens"].cum_sum()])
         self.names = [s.name for s in stream.sources]
 
@@ -61,7 +60,12 @@ class RequestIndex:
         if not stamp:
             return default
         moment = datetime.fromisoformat(stamp) - (_EPSILON if inclusive else timedelta(0))
-        return bisect.bisect_right(self._ms, (moment - _EPOCH) // _MILLISECOND)
+        ms = (moment - _EPOCH) // _MILLISECOND
+        stride = bisect.bisect_right(self._coarse, ms)  # strides whose first time is at or before ms
+        if stride == 0:
+            return 0
+        start = (stride - 1) * _STRIDE
+        return start + int(self._ms.slice(start, _STRIDE).search_sorted(ms, side="right"))
 
     def count(
         self, start: str | None, end: str | None, *, include_start: bool = False, after: Event | None = None
