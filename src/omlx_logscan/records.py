@@ -34,7 +34,6 @@ _BLOCK_ENDERS = frozenset(
         *BLOCK_FORMS,
     }
 )
-_PREFIXED = tuple(t.regex for t in CATALOG)
 
 
 @dataclass
@@ -67,7 +66,7 @@ class Assembly:
 def _starts_catalog_message(text: str) -> bool:
     if not text[:1].isalpha():  # traceback frames, carets and wrapped values: never a catalog message
         return False
-    return any(regex.match(text) for regex in _PREFIXED)
+    return any(t.regex.match(text) for t in CATALOG if t.literal in text)  # every match contains the literal
 
 
 def assemble(kept: Iterable[KeptLine]) -> Assembly:

@@ -133,14 +133,16 @@ def not_text(name: str, head: bytes) -> str:
     return f"{name}: not a text log (binary data)"
 
 
+_TEXT_BYTES = bytes(b for b in range(256) if b >= 32 or 9 <= b <= 13 or b == 27)
+
+
 def looks_binary(head: bytes) -> bool:
     """True for data that is no text log: many NULs or control bytes in the first block."""
     if not head:
         return False
     sample = head[:SNIFF_BYTES]
-    controls = sum(1 for b in sample if (b < 9 or 13 < b < 27 or 27 < b < 32) and b != 0)
-    nuls = sample.count(0)
-    return (nuls + controls) > 0.1 * len(sample)
+    suspicious = len(sample.translate(None, _TEXT_BYTES))  # NULs and control bytes other than \t \n \v \f \r ESC
+    return suspicious > 0.1 * len(sample)
 
 
 def _decode_lines_mixed(block: bytes) -> bytes:
