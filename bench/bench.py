@@ -9,12 +9,15 @@ Run on demand, never as a test:
 Logs come from the project's shared generator (``--generator``, default
 ``../shared/bench/gen_omlx_log.py``) and are cached in ``--cache`` between runs. Each round
 runs every tool once, alternating, so machine noise hits all of them alike; the table shows
-medians, the ratio to rg, and logscan's peak RSS.
+medians, the ratio to rg, and logscan's peak RSS. Fast is worth nothing if it is wrong: each
+big log's timeline is also checked against the generator's truth file (lines, event counts,
+faults and their outcomes, dead windows), and a mismatch fails the run.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import statistics
@@ -97,6 +100,26 @@ def compare(log: Path, rounds: int) -> dict[str, tuple[float, int]]:
     return {name: (statistics.median(values), rss[name]) for name, values in times.items()}
 
 
+def truth_mismatches(log: Path) -> list[str]:
+    """Where logscan's timeline of ``log`` differs from the generator's truth (empty: none)."""
+    argv = [sys.executable, "-m", "omlx_logscan", "timeline", "--format", "json", "--quiet", str(log)]
+    got = json.loads(subprocess.run(argv, check=True, capture_output=True, text=True).stdout)
+    want = json.loads(log.with_suffix(".truth.json").read_text())
+    pairs = {
+        "lines": (got["header"]["lines"], want["lines"]),
+        "event counts": ({k: got["header"]["events"].get(k, 0) for k in want["counts"]}, want["counts"]),
+        "faults": (
+            [(f["time"][:19], f["kind"], f["outcome"]) for f in got["faults"]],
+            [(f["time"], f["kind"], f["outcome"]) for f in want["faults"]],
+        ),
+        "dead windows": (
+            [(w["start"][:19], w["last_failure"][:19], w["repeats"], w["end_reason"]) for w in got["dead_windows"]],
+            [(w["start"], w["last_failure"], w["repeats"], w["end_reason"]) for w in want["dead_windows"]],
+        ),
+    }
+    return [f"{name}: got {mine!r}, truth {theirs!r}" for name, (mine, theirs) in pairs.items() if mine != theirs]
+
+
 def report(title: str, results: dict[str, tuple[float, int]], baseline: str) -> None:
     print(f"\n{title}")
     base = results.get(baseline, (0.0, 0))[0]
@@ -119,10 +142,13 @@ def startup(cache: Path, generator: Path, rounds: int) -> None:
         "logscan": [sys.executable, "-m", "omlx_logscan", "timeline", "--format", "json", "--quiet", str(small)],
     }
     times: dict[str, list[float]] = {name: [] for name in commands}
+    rss: dict[str, int] = dict.fromkeys(commands, 0)
     for _ in range(rounds):
         for name, argv in commands.items():
-            times[name].append(run_timed(argv)[0])
-    results = {name: (statistics.median(values), 0) for name, values in times.items()}
+            elapsed, peak = run_timed(argv)
+            times[name].append(elapsed)
+            rss[name] = max(rss[name], peak)
+    results = {name: (statistics.median(values), rss[name]) for name, values in times.items()}
     report("1 MB log, start-up cost", results, "imports")
 
 
@@ -136,6 +162,7 @@ def main() -> int:
     if not args.generator.exists():
         parser.error(f"generator not found: {args.generator} (pass --generator)")
     peaks: dict[int, int] = {}
+    wrong = False
     for size in (int(s) for s in args.sizes.split(",") if s):
         log = make_log(args.generator, args.cache, size)
         results = compare(log, args.rounds)
@@ -147,11 +174,16 @@ def main() -> int:
         peaks[size] = results["logscan"][1]
         if "lnav" in results:
             print(f"  lnav / logscan: {results['lnav'][0] / results['logscan'][0]:.1f}x")
+        mismatches = truth_mismatches(log)
+        print("  truth: " + ("lines, event counts, faults, outcomes and dead windows match" if not mismatches else ""))
+        for mismatch in mismatches:
+            print(f"    {mismatch}"[:300])
+        wrong |= bool(mismatches)
     if len(peaks) > 1:
         low, high = min(peaks), max(peaks)
         print(f"\npeak RSS growth {low} → {high} MiB: {peaks[high] / max(peaks[low], 1):.2f}x")
     startup(args.cache, args.generator, max(args.rounds, 5))
-    return 0
+    return 1 if wrong else 0
 
 
 if __name__ == "__main__":
