@@ -89,7 +89,11 @@ def tools(log: Path) -> dict[str, list[str]]:
 
 
 def compare(log: Path, rounds: int) -> dict[str, tuple[float, int]]:
-    commands = tools(log)
+    return measure(tools(log), rounds)
+
+
+def measure(commands: dict[str, list[str]], rounds: int) -> dict[str, tuple[float, int]]:
+    """Median wall time and peak RSS of each command, the commands alternating round by round."""
     times: dict[str, list[float]] = {name: [] for name in commands}
     rss: dict[str, int] = dict.fromkeys(commands, 0)
     for _ in range(rounds):
@@ -141,15 +145,7 @@ def startup(cache: Path, generator: Path, rounds: int) -> None:
         "imports": [sys.executable, "-c", "import polars, typer, rich"],
         "logscan": [sys.executable, "-m", "omlx_logscan", "timeline", "--format", "json", "--quiet", str(small)],
     }
-    times: dict[str, list[float]] = {name: [] for name in commands}
-    rss: dict[str, int] = dict.fromkeys(commands, 0)
-    for _ in range(rounds):
-        for name, argv in commands.items():
-            elapsed, peak = run_timed(argv)
-            times[name].append(elapsed)
-            rss[name] = max(rss[name], peak)
-    results = {name: (statistics.median(values), rss[name]) for name, values in times.items()}
-    report("1 MB log, start-up cost", results, "imports")
+    report("1 MB log, start-up cost", measure(commands, rounds), "imports")
 
 
 def main() -> int:
