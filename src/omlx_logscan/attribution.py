@@ -23,7 +23,7 @@ from omlx_logscan.analysis import Analysis, Incident, Session, call_site
 from omlx_logscan.events import Event
 from omlx_logscan.grammar import parse_line
 from omlx_logscan.overlay import Interval, Overlay, OverlayCorrelation, correlate, dead_intervals
-from omlx_logscan.timeutil import human_time, parse, seconds
+from omlx_logscan.timeutil import human_time, parse, seconds, stamp_of
 
 PRESSURE_WINDOW_S = 300.0  # pressure lines this long before a fault can have asked for its clear
 DEFERRED_WINDOW_S = 5.0  # the deferred clear runs 8 engine steps after a request ends: seconds at most
@@ -383,7 +383,7 @@ class _Attributor:
                     message = parse_line(text).message if text else f"Chat completion: {tokens} tokens"
                     found.append(
                         Evidence(
-                            moment.isoformat(),
+                            stamp_of(moment),
                             self.completions.names[source],
                             line,
                             message,

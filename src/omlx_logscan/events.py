@@ -618,6 +618,8 @@ def _span_with_requests(first: str | None, last: str | None, scan: SourceScan) -
 
 def iter_requests(stream: EventStream, sources: list[str]) -> Iterator[Event]:
     """The dense request rows as events (needs ``keep_request_text``), for the events command."""
+    if "text" not in stream.requests.columns:  # no request rows at all
+        return
     rows = stream.requests.sort("time", "source", "line").select("source", "line", "text")
     for source, line, text in rows.iter_rows():
         if text is None:

@@ -45,13 +45,14 @@ _NOT_ROUTINE = "|".join([" - WARNING - ", " - ERROR - ", " - CRITICAL - ", *(re.
 BLOCK_BYTES = 16 * 1024 * 1024
 GROUP_BLOCKS = 2
 
+# The dense request table. Two more columns come only when a run needs them, since a column of
+# nulls still costs 8 to 16 bytes a row: "key" (UInt64, to drop the requests two sources share)
+# and "text" (String, the line, for the events command).
 REQUEST_SCHEMA: dict[str, Any] = {
     "source": pl.UInt32,
     "line": pl.UInt32,
     "time": pl.Datetime("ms"),
-    "key": pl.UInt64,
     "tokens": pl.Int64,
-    "text": pl.String,
 }
 
 
@@ -172,8 +173,8 @@ def _plan(block: _Block, keep_all: bool, keep_key: bool) -> pl.LazyFrame:
             request=pl.lit(False),
             any_debug=pl.lit(False),
             time=pl.lit(None, pl.Datetime("ms")),
-            key=pl.lit(None, pl.UInt64),
             tokens=pl.lit(0, pl.Int64),
+            **({"key": pl.lit(None, pl.UInt64)} if keep_key else {}),
         )
     # " - DEBUG - " anywhere is cheap to find; a line that also names a higher level (a warning
     # quoting a DEBUG line) or carries a GPU error is never routine.
@@ -205,12 +206,10 @@ def _request_columns(keep_key: bool) -> list[pl.Expr]:
     tokens_at = line.str.find(" tokens in ", literal=True)
     tokens = line.str.slice(tokens_at - 12, 12).str.split(" ").list.last().cast(pl.Int64, strict=False)
     chat = line.str.contains("Chat completion: ", literal=True)
-    key = line.str.replace(" - [-] - ", " - ", literal=True).hash() if keep_key else pl.lit(None, pl.UInt64)
-    return [
-        time.alias("time"),
-        key.alias("key"),
-        pl.when(chat).then(tokens).otherwise(0).fill_null(0).alias("tokens"),
-    ]
+    columns = [time.alias("time"), pl.when(chat).then(tokens).otherwise(0).fill_null(0).alias("tokens")]
+    if keep_key:
+        columns.append(line.str.replace(" - [-] - ", " - ", literal=True).hash().alias("key"))
+    return columns
 
 
 def _levels(df: pl.DataFrame, known: set[str]) -> set[str]:
@@ -297,7 +296,9 @@ def _collected(
     share of the work overlaps polars' instead of waiting for it."""
 
     def collect(group: list[_Block]) -> list[pl.DataFrame]:
-        plans = [plan for block in group for plan in _outputs(_plan(block, keep_all, dedup_keys), keep_request_text)]
+        plans: list[pl.LazyFrame] = []
+        for block in group:
+            plans.extend(_outputs(_plan(block, keep_all, dedup_keys), dedup_keys, keep_request_text))
         return pl.collect_all(plans)  # a block's three outputs share its plan: polars runs it once
 
     def collect_next() -> tuple[list[int], list[pl.DataFrame]] | None:
@@ -326,11 +327,13 @@ def _collected(
             yield done
 
 
-def _outputs(plan: pl.LazyFrame, keep_request_text: bool) -> tuple[pl.LazyFrame, pl.LazyFrame, pl.LazyFrame]:
+def _outputs(
+    plan: pl.LazyFrame, keep_key: bool, keep_request_text: bool
+) -> tuple[pl.LazyFrame, pl.LazyFrame, pl.LazyFrame]:
     """A block's finished-request rows, the rows Python must look at, and its line count and levels."""
     request = pl.col("request")
-    text = pl.col("line") if keep_request_text else pl.lit(None, dtype=pl.String)
-    requests = plan.filter(request).select("n", "time", "key", "tokens", text.alias("text"))
+    extra = [c for c, wanted in (("key", keep_key), ("line", keep_request_text)) if wanted]
+    requests = plan.filter(request).select("n", "time", "tokens", *extra)
     others = plan.filter(~request & ~pl.col("routine")).select("n", "line", "single")
     summary = plan.select(pl.col("total").first(), pl.col("any_debug").first())
     return requests, others, summary
@@ -370,14 +373,16 @@ def _take(result: SourceScan, requests: pl.DataFrame, others: pl.DataFrame, summ
     base = result.lines
     kept = others.filter(~pl.col("single") | pl.col("line").str.contains(_INTERESTING).fill_null(False))
     if requests.height:
+        extra = [pl.col(c) for c in ("key",) if c in requests.columns]
+        if "line" in requests.columns:
+            extra.append(pl.col("line").alias("text"))
         result.requests.append(
             requests.select(
                 pl.lit(result.index, dtype=pl.UInt32).alias("source"),
                 (pl.col("n") + base).cast(pl.UInt32).alias("line"),
                 "time",
-                "key",
                 "tokens",
-                "text",
+                *extra,
             )
         )
         result.levels = result.levels | {"INFO"}  # the request test is anchored on an INFO record's prefix
