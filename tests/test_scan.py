@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import gzip
+import itertools
 import tempfile
+from datetime import datetime, timedelta
 from pathlib import Path
 
+import polars as pl
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -15,6 +18,10 @@ from omlx_logscan import scan
 from omlx_logscan.analysis import analyze
 from omlx_logscan.catalog import CATALOG, Template
 from omlx_logscan.document import timeline_document
+from omlx_logscan.events import CLOCK_JUMP_S, _clock_jumps
+from omlx_logscan.grammar import Line
+from omlx_logscan.records import Record
+from omlx_logscan.sources import Source
 
 WORKDIR = Path(tempfile.mkdtemp(prefix="logscan-scan-"))
 
@@ -108,3 +115,32 @@ def test_every_match_contains_the_literal(template: Template, data: st.DataObjec
     text = data.draw(st.from_regex(template.regex))
     assert template.regex.search(text)
     assert template.literal in text
+
+
+# (line, seconds after midnight) of timed lines: every third a record the grammar read, the rest
+# finished-request rows, which arrive cut into blocks.
+stamped_lines = st.lists(st.tuples(st.integers(1, 400), st.integers(0, 7_200)), max_size=120, unique_by=lambda x: x[0])
+DAY = datetime(2026, 9, 15)
+
+
+@settings(deadline=None, max_examples=80)
+@given(stamped_lines, st.lists(st.integers(1, 50), max_size=8))
+def test_clock_jumps_match_one_pass_over_all_stamps(stamps: list[tuple[int, int]], cuts: list[int]) -> None:
+    """Jumps found a block at a time equal those of one pass over records and requests merged."""
+    stamps.sort()
+    moments = [(line, DAY + timedelta(seconds=s)) for line, s in stamps]
+    records = [
+        Record(line, Line("log", "m", date="2026-09-15"), stamp=moment.isoformat()) for line, moment in moments[::3]
+    ]
+    rows = [(0, line, moment, 0) for i, (line, moment) in enumerate(moments) if i % 3]
+    edges = list(itertools.accumulate(cuts, initial=0))
+    pieces = [rows[a:b] for a, b in itertools.pairwise([*(e for e in edges if e < len(rows)), len(rows)])]
+    frames = [pl.DataFrame(piece, schema=scan.REQUEST_SCHEMA, orient="row") for piece in pieces if piece]
+    assert sum(f.height for f in frames) == len(rows)
+    expected = [
+        (line, (before - now).total_seconds())
+        for (_, before), (line, now) in itertools.pairwise(moments)
+        if (before - now).total_seconds() > CLOCK_JUMP_S
+    ]
+    found = _clock_jumps(scan.SourceScan(Source("server.log", None), 0, requests=frames), records)
+    assert [(jump["line"], jump["back_s"]) for jump in found] == expected

@@ -7,11 +7,13 @@ records, classifies each record with the catalog, removes records that two sourc
 
 from __future__ import annotations
 
+import bisect
 import heapq
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
+from datetime import datetime
 from typing import Any
 
 import polars as pl
@@ -488,20 +490,36 @@ def _clock_jumps(scan: SourceScan, records: list[Record]) -> list[dict[str, Any]
 
     DST ends, clock fixes and two machines' logs pasted together all look like this. Only the
     records the scan kept and the finished-request rows are checked, so the line given is the
-    first such record after the jump.
+    first such record after the jump. Both are in file order already: each block's request rows
+    are merged with the records among them, a block at a time, so a big log's million rows
+    are never copied at once.
     """
     stamped = [(r.line, r.stamp) for r in records if r.stamp is not None and r.head.date is not None]
-    frame = pl.DataFrame(
-        {"line": [line for line, _ in stamped], "time": [stamp for _, stamp in stamped]},
-        schema={"line": pl.UInt32(), "time": pl.String()},
-    ).with_columns(pl.col("time").str.to_datetime(strict=False, time_unit="ms"))
-    table = frame.drop_nulls()
-    if scan.requests:  # both are in file order already: a merge, not a sort of a million rows
-        requests = pl.concat([f.select("line", "time") for f in scan.requests]).set_sorted("line")
-        table = table.set_sorted("line").merge_sorted(requests, key="line")
-    jumps = table.with_columns(before=pl.col("time").shift(1)).filter(
-        (pl.col("before") - pl.col("time")).dt.total_milliseconds() > CLOCK_JUMP_S * 1000
+    timed = (
+        pl.DataFrame(
+            {"line": [line for line, _ in stamped], "time": [stamp for _, stamp in stamped]},
+            schema={"line": pl.UInt32(), "time": pl.String()},
+        )
+        .with_columns(pl.col("time").str.to_datetime(strict=False, time_unit="ms"))
+        .drop_nulls()
+        .set_sorted("line")
     )
+    record_lines = timed["line"].to_list()
+    jumps: list[tuple[int, datetime, datetime]] = []
+    done = 0  # records merged so far
+    last = timed.clear()  # the row before the next piece, so a jump across pieces is seen
+    for block in [*(f.select("line", "time").set_sorted("line") for f in scan.requests), None]:
+        upto = len(record_lines) if block is None else bisect.bisect_right(record_lines, block["line"][-1])
+        piece = timed.slice(done, upto - done)
+        done = upto
+        if block is not None:
+            piece = piece.merge_sorted(block, key="line")
+        piece = pl.concat([last, piece])
+        found = piece.with_columns(before=pl.col("time").shift(1)).filter(
+            (pl.col("before") - pl.col("time")).dt.total_milliseconds() > CLOCK_JUMP_S * 1000
+        )
+        jumps.extend(found.iter_rows())
+        last = piece.tail(1)
     return [
         {
             "source": scan.source.name,
@@ -510,7 +528,7 @@ def _clock_jumps(scan: SourceScan, records: list[Record]) -> list[dict[str, Any]
             "to": stamp_of(time),
             "back_s": (before - time).total_seconds(),
         }
-        for line, time, before in jumps.iter_rows()
+        for line, time, before in jumps
     ]
 
 

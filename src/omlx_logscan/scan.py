@@ -383,7 +383,7 @@ def _take(result: SourceScan, requests: pl.DataFrame, others: pl.DataFrame, summ
                 "time",
                 "tokens",
                 *extra,
-            )
+            ).rechunk()  # one buffer per column, not the plan's dozens of slivers: less to keep, less to fragment
         )
         result.levels = result.levels | {"INFO"}  # the request test is anchored on an INFO record's prefix
     if summary["any_debug"][0]:
