@@ -429,10 +429,11 @@ def sessions(
             sessions_table(analysis, console(out))
 
 
-# polars' allocator keeps one arena per thread and holds on to what each arena used at its
-# peak; one shared arena keeps a gigabyte scan a hundred megabytes smaller at the same speed.
-# Set before polars loads (commands import it lazily); a user's own setting wins.
-ALLOCATOR_SETTINGS = ("_RJEM_MALLOC_CONF", "narenas:1")
+# polars' allocator keeps one arena per thread and holds on to freed memory for seconds; one
+# shared arena that hands freed pages back within a quarter second keeps a gigabyte scan about
+# 150 MB smaller at the same speed, and its peak nearly flat in the size of the log. Set before
+# polars loads (commands import it lazily); a user's own setting wins.
+ALLOCATOR_SETTINGS = ("_RJEM_MALLOC_CONF", "narenas:1,dirty_decay_ms:250,muzzy_decay_ms:0")
 
 
 def main() -> None:
