@@ -366,7 +366,6 @@ def timeline(
 
     With --overlay, the faults are tested against other activity (another GPU process, say).
     """
-    from omlx_logscan.bounds import bounds_document, bounds_markdown, bounds_table
     from omlx_logscan.document import timeline_document
     from omlx_logscan.render import console, timeline_markdown, timeline_text, write_json
 
@@ -383,6 +382,8 @@ def timeline(
         overlay_gap=overlay_gap,
     )
     analysis, why, versions, bounds = found.analysis, found.why, found.os_versions, found.bounds
+    if bounds is not None:  # loaded only with --os-history or --os
+        from omlx_logscan.bounds import bounds_document, bounds_markdown, bounds_table
     with open_output(output) as out:
         if fmt is ReportFormat.json:
             document = timeline_document(analysis, versions, why)

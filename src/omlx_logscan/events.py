@@ -198,6 +198,8 @@ def _catalog_match(message: str) -> tuple[str, str, dict[str, Any]] | None:
 
 
 def _number(value: str) -> Any:
+    if value.isdecimal():  # most numbers in oMLX messages; an exception per float costs more than this test
+        return int(value)
     try:
         return int(value)
     except ValueError:
