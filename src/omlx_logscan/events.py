@@ -364,24 +364,27 @@ class _SourceEvents:
     levels: set[str] = field(default_factory=set)
     first: str | None = None
     last: str | None = None
-    classified: int = 0  # records done, from the start of the source
+    records: int = 0  # records classified so far
+    stamped: list[tuple[int, str]] = field(default_factory=list)  # (line, time) of dated records, for clock jumps
 
     def feed(self, kept: Iterable[KeptLine]) -> None:
         self.assembler.feed(kept)
-        self._classify(self.assembler.final)
+        self._classify(self.assembler.take_final())
 
     def finish(self) -> Assembly:
-        self._classify(len(self.assembler.out.records))
+        self._classify(self.assembler.take_final(everything=True))
         return self.assembler.out
 
-    def _classify(self, upto: int) -> None:
+    def _classify(self, records: list[Record]) -> None:
         accounting = self.accounting
-        for record in self.assembler.out.records[self.classified : upto]:
+        self.records += len(records)
+        for record in records:
             if record.head.level and record.head.form not in _LEVELLESS_FORMS:
                 self.levels.add(record.head.level)
             if record.stamp is not None and record.head.date is not None:  # the span: earliest to latest
                 self.first = min(self.first or record.stamp, record.stamp)
                 self.last = max(self.last or record.stamp, record.stamp)
+                self.stamped.append((record.line, record.stamp))
             produced = classify(record, self.source.name, self.index)
             keep = [ev for ev in produced if self.keep_all or ev.kind != "record"]
             key = _dedup_key(produced[0])
@@ -393,7 +396,6 @@ class _SourceEvents:
                 self.events.extend(keep)
             else:
                 accounting.record_lines += record.lines
-        self.classified = max(self.classified, upto)
 
 
 def read_events(
@@ -433,7 +435,7 @@ def read_events(
         assembly = reader.finish()
         src_levels = scan.levels | reader.levels
         accounting.lines += scan.lines
-        accounting.records += len(assembly.records) + scan.routine_records
+        accounting.records += reader.records + scan.routine_records
         accounting.record_lines += scan.routine_records
         accounting.blank += assembly.blank
         accounting.unparsed += len(assembly.unparsed)
@@ -442,7 +444,7 @@ def read_events(
         accounting.event_lines += n_requests
         accounting.records += n_requests
         first, last = _span_with_requests(reader.first, reader.last, scan)
-        clock_jumps.extend(_clock_jumps(scan, assembly.records))
+        clock_jumps.extend(_clock_jumps(scan, reader.stamped))
         levels |= src_levels
         infos.append(
             SourceInfo(
@@ -487,16 +489,15 @@ def read_events(
 CLOCK_JUMP_S = 60.0  # a timestamp this far before the one above it is reported, not silently reordered
 
 
-def _clock_jumps(scan: SourceScan, records: list[Record]) -> list[dict[str, Any]]:
+def _clock_jumps(scan: SourceScan, stamped: list[tuple[int, str]]) -> list[dict[str, Any]]:
     """Places where a source's timestamps go backwards by more than a minute, in file order.
 
     DST ends, clock fixes and two machines' logs pasted together all look like this. Only the
-    records the scan kept and the finished-request rows are checked, so the line given is the
-    first such record after the jump. Both are in file order already: each block's request rows
-    are merged with the records among them, a block at a time, so a big log's million rows
-    are never copied at once.
+    dated records the scan kept (``stamped``: line and time) and the finished-request rows are
+    checked, so the line given is the first such record after the jump. Both are in file order
+    already: each block's request rows are merged with the records among them, a block at a
+    time, so a big log's million rows are never copied at once.
     """
-    stamped = [(r.line, r.stamp) for r in records if r.stamp is not None and r.head.date is not None]
     timed = (
         pl.DataFrame(
             {"line": [line for line, _ in stamped], "time": [stamp for _, stamp in stamped]},

@@ -92,6 +92,14 @@ class Assembler:
         self._clock: str | None = None  # the last time known, dated or derived: time-only lines are dated from it
         self._awaiting_next: list[Record] = []
 
+    def take_final(self, everything: bool = False) -> list[Record]:
+        """The records that can no longer change (with ``everything``, all: the input has ended),
+        handed over once and no longer held here, so a big file's records are not all kept."""
+        upto = len(self.out.records) if everything else self.final
+        done, self.out.records = self.out.records[:upto], self.out.records[upto:]
+        self.final -= upto
+        return done
+
     def feed(self, kept: Iterable[KeptLine]) -> None:
         out = self.out
         for item in kept:

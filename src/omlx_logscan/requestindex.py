@@ -38,7 +38,7 @@ class _Sorted:
         # log's times to Python ints would cost more than all its queries.
         self._ms = self.times.to_physical()
         self._coarse = array("q", self._ms.gather_every(_STRIDE).to_list())
-        self._token_sums = self.table["tokens"].cum_sum()  # [i]: tokens of rows 0..i
+        self._token_sums = self.table["tokens"].cast(pl.Int64).cum_sum()  # [i]: tokens of rows 0..i
 
     def __len__(self) -> int:
         return self.table.height
@@ -109,7 +109,10 @@ class RequestIndex:
             )
             for ev in sparse
         ]
-        tables = [pl.DataFrame(rows, schema=REQUEST_SCHEMA, orient="row"), stream.requests.select(list(REQUEST_SCHEMA))]
+        events = pl.DataFrame(rows, schema={**REQUEST_SCHEMA, "tokens": pl.Int64}, orient="row").with_columns(
+            pl.col("tokens").cast(REQUEST_SCHEMA["tokens"], strict=False).fill_null(0)  # as the dense rows read them
+        )
+        tables = [events, stream.requests.select(list(REQUEST_SCHEMA))]
         self._parts = [_Sorted(table) for table in tables if table.height]
         self.names = [s.name for s in stream.sources]
 

@@ -52,7 +52,7 @@ REQUEST_SCHEMA: dict[str, Any] = {
     "source": pl.UInt32,
     "line": pl.UInt32,
     "time": pl.Datetime("ms"),
-    "tokens": pl.Int64,
+    "tokens": pl.Int32,
 }
 
 
@@ -173,7 +173,7 @@ def _plan(block: _Block, keep_all: bool, keep_key: bool) -> pl.LazyFrame:
             request=pl.lit(False),
             any_debug=pl.lit(False),
             time=pl.lit(None, pl.Datetime("ms")),
-            tokens=pl.lit(0, pl.Int64),
+            tokens=pl.lit(0, pl.Int32),
             **({"key": pl.lit(None, pl.UInt64)} if keep_key else {}),
         )
     # " - DEBUG - " anywhere is cheap to find; a line that also names a higher level (a warning
@@ -204,7 +204,7 @@ def _request_columns(keep_key: bool) -> list[pl.Expr]:
     line = pl.col("line")
     time = line.str.head(23).str.to_datetime("%Y-%m-%d %H:%M:%S,%3f", strict=False, time_unit="ms", cache=False)
     tokens_at = line.str.find(" tokens in ", literal=True)
-    tokens = line.str.slice(tokens_at - 12, 12).str.split(" ").list.last().cast(pl.Int64, strict=False)
+    tokens = line.str.slice(tokens_at - 12, 12).str.split(" ").list.last().cast(pl.Int32, strict=False)
     chat = line.str.contains("Chat completion: ", literal=True)
     columns = [time.alias("time"), pl.when(chat).then(tokens).otherwise(0).fill_null(0).alias("tokens")]
     if keep_key:
