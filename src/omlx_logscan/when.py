@@ -6,9 +6,6 @@ import re
 from datetime import datetime, timedelta, tzinfo
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from dateutil import parser as date_parser
-from dateutil.relativedelta import relativedelta
-
 from omlx_logscan.errors import LogscanError
 
 # Months and years have no fixed length: "3 months ago" goes back by the calendar.
@@ -32,6 +29,9 @@ def now_in(tz: tzinfo | None) -> datetime:
 
 def parse_when(text: str, tz: tzinfo | None, option: str = "--since") -> str:
     """An absolute or relative time (``2026-09-15 20:00``, ``2 days ago``, ``3h``, ``yesterday``) as ISO."""
+    from dateutil import parser as date_parser  # only runs with --since/--until: keeps start-up short
+    from dateutil.relativedelta import relativedelta
+
     raw = text.strip().lower()
     now = now_in(tz)
     if raw == "now":
