@@ -140,3 +140,16 @@ def test_clock_jumps_match_one_pass_over_all_stamps(stamps: list[tuple[int, int]
     ]
     found = _clock_jumps(scan.SourceScan(Source("server.log", None), 0, requests=frames), records)
     assert [(jump["line"], jump["back_s"]) for jump in found] == expected
+
+
+def test_blocks_cut_inside_a_character_stay_on_the_fast_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Valid UTF-8 whose blocks end inside a multi-byte character is never re-read as Windows-1252."""
+    line = "2026-09-15 20:00:{:02d},000 - omlx.engine - DEBUG - [-] - prompt: 你好世界，这是一个测试 {}\n"
+    path = WORKDIR / "cjk.log"
+    path.write_text("".join(line.format(i % 60, i) for i in range(20_000)), encoding="utf-8")
+    rereads: list[int] = []
+    monkeypatch.setattr(scan, "normalise", lambda data: rereads.append(len(data)) or data)
+    monkeypatch.setattr(scan, "BLOCK_BYTES", 65_536)  # blocks this large are checked whole by polars
+    stream = stream_of(path)
+    assert rereads == []
+    assert stream.accounting.lines == 20_000 == stream.accounting.accounted

@@ -121,11 +121,24 @@ def _file_blocks(path: Path) -> Iterator[_Block]:
             if cut == 0:  # one line longer than the block: read a larger block
                 size *= 2
                 continue
+            if not _whole_characters(data[cut:]):  # polars would reject the block for its unfinished line
+                data = data[:cut]
             yield _Block(data, cut_tail=cut < len(data), size=cut)
             offset += cut
             size = BLOCK_BYTES
     finally:
         os.close(fd)
+
+
+def _whole_characters(tail: bytes) -> bool:
+    """Whether an unfinished last line is valid UTF-8, or was cut inside a character."""
+    if tail.isascii():
+        return True
+    try:
+        tail.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def _blocks(source: Source, native: bool) -> Iterator[_Block]:
