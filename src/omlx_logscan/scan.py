@@ -24,7 +24,9 @@ from omlx_logscan.catalog import GPU_LITERALS, PREFILTER_LITERALS
 from omlx_logscan.errors import InputError
 from omlx_logscan.sources import SNIFF_BYTES, Source, looks_binary, normalise, not_text, read_chunks, sniff_codec
 
-_STAMP = r"^\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d"
+# ASCII digits: Python's re and polars' regex engine agree on them (not on every Unicode digit),
+# and block edges are tested with the one, the block's other lines with the other.
+_STAMP = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}[ T][0-9]{2}:[0-9]{2}:[0-9]{2}"
 # The file/console record prefix up to the level: level tests are anchored, so a message that
 # merely mentions " - DEBUG - " is never taken for a DEBUG record.
 _RECORD_PREFIX = r"^\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d[,.]\d+ - [\w.]+ - "
@@ -154,9 +156,17 @@ def _blocks(source: Source, native: bool) -> Iterator[_Block]:
 
 
 def _lines(block: _Block) -> pl.LazyFrame:
-    """A block's lines, numbered from 1 within the block, without the unfinished last one."""
-    lines = pl.scan_lines(block.data, name="line").with_row_index("n", offset=1)
-    return lines.filter(pl.col("n") < pl.len()) if block.cut_tail else lines
+    """A block's lines, numbered from 1 within the block, without the unfinished last one.
+
+    polars takes bytes that begin like a zlib stream ("x^", "x\\x01") for compressed data: such a
+    block is handed over behind an empty line, which is numbered 0 and dropped.
+    """
+    shielded = block.data[:1] == b"x"
+    data = b"\n" + block.data if shielded else block.data
+    lines = pl.scan_lines(data, name="line").with_row_index("n", offset=0 if shielded else 1)
+    if block.cut_tail:
+        lines = lines.filter(pl.col("n") < pl.len() - (1 if shielded else 0))
+    return lines.filter(pl.col("n") > 0) if shielded else lines
 
 
 def _plan(block: _Block, keep_all: bool, keep_key: bool) -> pl.LazyFrame:
@@ -319,17 +329,15 @@ def _collected(
         if group is None:
             return None
         sizes = [block.size for block in group]
+        # polars must not fail part-way through a group (a plan that fails beside a running one
+        # can crash its threads), so bytes that are not UTF-8 are mended first: Python reads
+        # those lines as Windows-1252. ASCII blocks, nearly all, cost one quick check.
+        for block in group:
+            block.data = normalise(block.data)
         try:
             frames = collect(group)
-        # Not UTF-8 somewhere (or bytes polars takes for a compressed stream): Python re-reads the
-        # bad lines as Windows-1252 and polars tries again.
-        except (pl.exceptions.PolarsError, OSError):
-            for block in group:
-                block.data = normalise(block.data)
-            try:
-                frames = collect(group)
-            except (pl.exceptions.PolarsError, OSError):
-                raise InputError(f"{source_name}: unreadable text") from None
+        except (pl.exceptions.PolarsError, pl.exceptions.PanicException, OSError):
+            raise InputError(f"{source_name}: unreadable text") from None
         group.clear()  # free the blocks before the next read, so their memory is reused
         return sizes, frames
 

@@ -158,13 +158,13 @@ def _decode_lines_mixed(block: bytes) -> bytes:
 
 
 def normalise(block: bytes) -> bytes:
-    """Valid UTF-8 with no byte the scanner's field separator could be confused with."""
+    """Valid UTF-8: lines that are not are read as Windows-1252."""
+    if block.isascii():
+        return block
     try:
         block.decode("utf-8")
     except UnicodeDecodeError:
         block = _decode_lines_mixed(block)
-    if b"\x1f" in block:
-        block = block.replace(b"\x1f", "\u241f".encode())
     return block
 
 
