@@ -22,7 +22,16 @@ import polars as pl
 
 from omlx_logscan.catalog import GPU_LITERALS, PREFILTER_LITERALS
 from omlx_logscan.errors import InputError
-from omlx_logscan.sources import SNIFF_BYTES, Source, looks_binary, normalise, not_text, read_chunks, sniff_codec
+from omlx_logscan.sources import (
+    SNIFF_BYTES,
+    Source,
+    is_utf8,
+    looks_binary,
+    normalise,
+    not_text,
+    read_chunks,
+    sniff_codec,
+)
 
 # ASCII digits: Python's re and polars' regex engine agree on them (not on every Unicode digit),
 # and block edges are tested with the one, the block's other lines with the other.
@@ -123,24 +132,13 @@ def _file_blocks(path: Path) -> Iterator[_Block]:
             if cut == 0:  # one line longer than the block: read a larger block
                 size *= 2
                 continue
-            if not _whole_characters(data[cut:]):  # polars would reject the block for its unfinished line
+            if not is_utf8(data[cut:]):  # the unfinished line was cut inside a character: polars would reject it
                 data = data[:cut]
             yield _Block(data, cut_tail=cut < len(data), size=cut)
             offset += cut
             size = BLOCK_BYTES
     finally:
         os.close(fd)
-
-
-def _whole_characters(tail: bytes) -> bool:
-    """Whether an unfinished last line is valid UTF-8, or was cut inside a character."""
-    if tail.isascii():
-        return True
-    try:
-        tail.decode("utf-8")
-    except UnicodeDecodeError:
-        return False
-    return True
 
 
 def _blocks(source: Source, native: bool) -> Iterator[_Block]:

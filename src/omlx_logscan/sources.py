@@ -157,15 +157,20 @@ def _decode_lines_mixed(block: bytes) -> bytes:
     return b"\n".join(out)
 
 
+def is_utf8(data: bytes) -> bool:
+    """Whether ``data`` is valid UTF-8 (ASCII, nearly every log, is found out at once)."""
+    if data.isascii():
+        return True
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
 def normalise(block: bytes) -> bytes:
     """Valid UTF-8: lines that are not are read as Windows-1252."""
-    if block.isascii():
-        return block
-    try:
-        block.decode("utf-8")
-    except UnicodeDecodeError:
-        block = _decode_lines_mixed(block)
-    return block
+    return block if is_utf8(block) else _decode_lines_mixed(block)
 
 
 class _Readable(Protocol):
