@@ -84,7 +84,6 @@ class SourceScan:
     lines: int = 0
     routine_records: int = 0  # single-line INFO/DEBUG records of no kind, counted only
     levels: set[str] = field(default_factory=set)  # TRACE/DEBUG/INFO seen in the bulk scan
-    kept: list[KeptLine] = field(default_factory=list)
     requests: list[pl.DataFrame] = field(default_factory=list)
     problem: str | None = None  # why reading stopped early, if it did
 
@@ -270,9 +269,10 @@ def scan_source(
     keep_request_text: bool = False,
     dedup_keys: bool = False,
     progress: Callable[[int], None] | None = None,
-    on_kept: Callable[[list[KeptLine]], None] | None = None,
+    on_kept: Callable[[list[KeptLine]], None],
 ) -> SourceScan:
-    """Scan one source block by block: what is held grows with the kept lines and request rows only."""
+    """Scan one source block by block, handing each block's lines for the grammar to ``on_kept``
+    as they come: what is held grows with the request rows only."""
     try:
         native = _native(source)
     except InputError as exc:
@@ -288,18 +288,14 @@ def _scan(
     keep_request_text: bool,
     dedup_keys: bool,
     progress: Callable[[int], None] | None,
-    on_kept: Callable[[list[KeptLine]], None] | None,
+    on_kept: Callable[[list[KeptLine]], None],
 ) -> SourceScan:
     result = SourceScan(source, index)
     try:
         groups = _groups(_blocks(source, native))
         for sizes, frames in _collected(source.name, groups, keep_all, keep_request_text, dedup_keys):
             for i, size in enumerate(sizes):
-                kept = _take(result, *frames[3 * i : 3 * i + 3])
-                if on_kept is not None:
-                    on_kept(kept)
-                else:
-                    result.kept.extend(kept)
+                on_kept(_take(result, *frames[3 * i : 3 * i + 3]))
                 if progress is not None:
                     progress(size)
     except InputError as exc:
