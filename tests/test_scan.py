@@ -183,3 +183,21 @@ def test_digits_only_other_engines_know_do_not_move_block_edges(monkeypatch: pyt
         encoding="utf-8",
     )
     assert with_block_bytes(monkeypatch, len(head), path) == document_of(path)  # an edge before the odd line
+
+
+def test_embedding_requests_count_but_their_tokens_do_not() -> None:
+    """Embedding lines are left to the grammar; the request index counts them, without tokens."""
+    from omlx_logscan.requestindex import RequestIndex
+
+    info = "2026-09-15 20:00:0{} - omlx.server - INFO - [-] - {}\n"
+    path = WORKDIR / "embedding.log"
+    path.write_text(
+        info.format("0,000", "Engine started")
+        + info.format("1,000", "Embedding: 3 texts, 768 dims, 120 tokens in 0.10s")
+        + info.format("2,000", "Chat completion: model=m, 5 tokens in 0.10s")
+        + info.format("3,000", "Chat completion: model=m, 7 tokens in 0.10s")
+    )
+    stream = stream_of(path)
+    assert stream.kind_counts["request_complete"] == 3
+    index = RequestIndex(stream)
+    assert index.totals([datetime(2026, 9, 15, 20), datetime(2026, 9, 15, 20, 1)]) == ([3], [12])

@@ -40,9 +40,10 @@ _STAMP = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}[ T][0-9]{2}:[0-9]{2}:[0-9]{2}"
 # merely mentions " - DEBUG - " is never taken for a DEBUG record.
 _RECORD_PREFIX = r"^\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d[,.]\d+ - [\w.]+ - "
 _LEVEL_RECORD = {level: f"{_RECORD_PREFIX}{level} - " for level in ("TRACE", "DEBUG", "INFO")}
-# A finished request, in ASCII classes (the regex engine runs them faster than Unicode ones). It
-# only routes lines: one it rejects that the grammar would read as a request still reaches the
-# grammar through the catalog literal "Chat completion: ".
+# A finished chat completion, in ASCII classes (the regex engine runs them faster than Unicode
+# ones). It only routes lines: one it rejects that the grammar would read as a request still
+# reaches the grammar through the catalog literal "Chat completion: ", and so do the rare
+# embedding requests ("Embedding: "), whose tokens the analysis does not count.
 _REQUEST = (
     r"^[0-9]{4}-[0-9]{2}-[0-9]{2}[ T][0-9]{2}:[0-9]{2}:[0-9]{2}[,.][0-9]+ - [A-Za-z0-9_.]+ - INFO - "
     r"(?:\[[^\]]*\] - )?(?:Chat completion: (?:model=[^,]*, )?[0-9]+ tokens in |Embedding: [0-9])"
