@@ -94,8 +94,8 @@ class _Block:
     """Bytes read at once; with ``cut_tail`` the last line is unfinished and is read again next."""
 
     data: bytes
-    cut_tail: bool = False
-    size: int = 0  # bytes of whole lines in ``data``
+    cut_tail: bool = False  # stored, not size < len(data): mending bad bytes changes the length
+    size: int = 0  # bytes of whole lines as read from the source (for progress)
     prev_timed: bool = False  # whether the line just before the block starts with a timestamp
     next_timed: bool = False  # whether the line just after it does
 
