@@ -18,7 +18,7 @@ from omlx_logscan import scan, sources
 from omlx_logscan.analysis import analyze
 from omlx_logscan.catalog import CATALOG, Template
 from omlx_logscan.document import timeline_document
-from omlx_logscan.events import CLOCK_JUMP_S, _clock_jumps
+from omlx_logscan.events import CLOCK_JUMP_S, _clock_jumps, read_events
 from omlx_logscan.sources import Source
 
 WORKDIR = Path(tempfile.mkdtemp(prefix="logscan-scan-"))
@@ -201,3 +201,83 @@ def test_embedding_requests_count_but_their_tokens_do_not() -> None:
     assert stream.kind_counts["request_complete"] == 3
     index = RequestIndex(stream)
     assert index.totals([datetime(2026, 9, 15, 20), datetime(2026, 9, 15, 20, 1)]) == ([3], [12])
+
+
+def _requests_seen(stream: object) -> list[tuple[str, int]]:
+    """Every finished chat completion a stream holds, dense row or event, as (time, tokens)."""
+    from omlx_logscan.events import EventStream
+
+    assert isinstance(stream, EventStream)
+    rows = [
+        (time.isoformat(timespec="milliseconds"), tokens)
+        for time, tokens in stream.requests.select("time", "tokens").iter_rows()
+    ]
+    events = [
+        (ev.time or "", ev.fields["tokens"])
+        for ev in stream.events
+        if ev.kind == "request_complete" and ev.fields.get("type") == "chat"
+    ]
+    return sorted(rows + events)
+
+
+_NEAR_STAMPS = st.sampled_from(
+    [
+        "2026-09-15 20:00:01,250",
+        "2026-09-15 20:00:60,250",  # a leap second: the grammar gives no time
+        "2026-02-30 20:00:01,250",
+        "1969-12-31 23:59:59,999",
+        "2200-01-01 00:00:00,000",
+        "2026-09-15T20:00:01,250",
+        "2026-09-15 20:00:01.250",
+        "2026-09-15 20:00:01,2500",
+        "2026-09-15 20:00:01",
+    ]
+)
+_NEAR_HEADS = st.sampled_from(
+    [
+        " - omlx.server - INFO - [-] - ",
+        " - omlx.server - INFO - ",
+        " - omlx.server - INFO - [7] - ",
+        " - omlx.other - INFO - [-] - ",
+        " - omlx.server - WARNING - [-] - ",
+        " - omlx.server - INFO -  ",
+    ]
+)
+_NEAR_MODELS = st.sampled_from(["", "model=m, ", "model=Qwen3 8B-4bit, ", "model=, ", "model=a,b, ", "model=x,, "])
+_NEAR_TOKENS = st.sampled_from(["0", "17", "0042", "+5", "4294967296", "", "1 2", "٣"])
+_NEAR_TAILS = st.sampled_from(
+    [" tokens in 1.60s (10.0 tok/s), prompt: 5", " tokens in .5s", " tokens in s", " tokens in 1.6", " tokens"]
+)
+
+
+@settings(deadline=None, max_examples=150, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(_NEAR_STAMPS, _NEAR_HEADS, _NEAR_MODELS, _NEAR_TOKENS, _NEAR_TAILS), min_size=1, max_size=6))
+def test_the_dense_request_test_agrees_with_the_grammar(parts: list[tuple[str, str, str, str, str]]) -> None:
+    """Lines near oMLX's request shape: where the scan files a dense row, the grammar reads the
+    same request, and a line it refuses reaches the grammar, so the two paths give the same."""
+    around = "2026-09-15 19:59:59,000 - omlx.engine - INFO - [-] - routine\n"
+    body = "".join(
+        f"{stamp}{head}Chat completion: {model}{tokens}{tail}\n" for stamp, head, model, tokens, tail in parts
+    )
+    path = WORKDIR / "near-requests.log"
+    path.write_text(around + body.replace("\n", "\n" + around, len(parts) - 1) + around, encoding="utf-8")
+    dense = stream_of(path)
+    grammar = read_events(sources.resolve([str(path)]), keep_all=True)
+    assert grammar.requests.height == 0  # with every line kept, the grammar reads them all
+    assert _requests_seen(dense) == _requests_seen(grammar)
+
+
+def test_requests_in_oMLX_shape_take_the_dense_path() -> None:
+    """The shapes real logs show, with and without the request id field and ``model=``."""
+    info = "2026-09-15 20:00:0{} - omlx.server - INFO - {}\n"
+    path = WORKDIR / "shapes.log"
+    path.write_text(
+        info.format("0,000", "[-] - Engine started")
+        + info.format("1,000", "[-] - Chat completion: model=m, 5 tokens in 0.10s (50.0 tok/s), prompt: 3")
+        + info.format("2,000", "Chat completion: 7 tokens in 0.10s")
+        + info.format("3,000", "[-] - Chat completion: 11 tokens in 1.00s")
+        + info.format("4,000", "[-] - Engine stopped")
+    )
+    stream = stream_of(path)
+    assert stream.requests["tokens"].to_list() == [5, 7, 11]
+    assert stream.kind_counts["request_complete"] == 3

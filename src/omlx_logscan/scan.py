@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import os
 import re
+import threading
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +24,7 @@ import polars as pl
 
 from omlx_logscan.catalog import GPU_LITERALS, PREFILTER_LITERALS
 from omlx_logscan.errors import InputError
+from omlx_logscan.grammar import PLAUSIBLE_YEARS
 from omlx_logscan.sources import (
     SNIFF_BYTES,
     Source,
@@ -40,22 +43,31 @@ _STAMP = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}[ T][0-9]{2}:[0-9]{2}:[0-9]{2}"
 # merely mentions " - DEBUG - " is never taken for a DEBUG record.
 _RECORD_PREFIX = r"^\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d[,.]\d+ - [\w.]+ - "
 _LEVEL_RECORD = {level: f"{_RECORD_PREFIX}{level} - " for level in ("TRACE", "DEBUG", "INFO")}
-# A finished chat completion, in ASCII classes (the regex engine runs them faster than Unicode
-# ones). It only routes lines: one it rejects that the grammar would read as a request still
-# reaches the grammar through the catalog literal "Chat completion: ", and so do the rare
-# embedding requests ("Embedding: "), whose tokens the analysis does not count.
-_REQUEST = (
-    r"^[0-9]{4}-[0-9]{2}-[0-9]{2}[ T][0-9]{2}:[0-9]{2}:[0-9]{2}[,.][0-9]+ - [A-Za-z0-9_.]+ - INFO - "
-    r"(?:\[[^\]]*\] - )?(?:Chat completion: (?:model=[^,]*, )?[0-9]+ tokens in |Embedding: [0-9])"
-)
+# A finished chat completion in the shape oMLX writes it, tested piece by piece because a regex
+# over the whole line costs a few nanoseconds a byte: the stamp by the time parse, the fixed head
+# by comparing slices, the rest by a short anchored regex that also captures the tokens. The test
+# only routes lines: one it rejects still reaches the grammar through the catalog literal
+# "Chat completion: ", and so do the rare embedding requests, whose tokens the analysis does not count.
+_STAMP_FORMAT = "%Y-%m-%d %H:%M:%S,%3f"
+_STAMP_LEN = 23
+_REQUEST_HEAD = " - omlx.server - INFO - "
+_REQUEST_ID = "[-] - "  # the request id field, absent in some builds
+_CHAT = "Chat completion: "
+_CHAT_TAIL = r"^(?:model=[^,]+, )?([0-9]+) tokens in [0-9.]+s"
+# The grammar's own limits on a time: years it finds plausible, and no leap second (which the
+# time parse would roll over into the next minute).
+_FIRST_TIME = datetime(PLAUSIBLE_YEARS.start, 1, 1)
+_END_TIME = datetime(PLAUSIBLE_YEARS.stop, 1, 1)
 _INTERESTING = "|".join(
     [r"WARN|ERROR|CRITICAL|FATAL"] + [re.escape(lit) for lit in (*PREFILTER_LITERALS, *GPU_LITERALS)]
 )
 _NOT_ROUTINE = "|".join([" - WARNING - ", " - ERROR - ", " - CRITICAL - ", *(re.escape(lit) for lit in GPU_LITERALS)])
-# Reads stay under glibc's largest mmap threshold (32 MiB), so their buffers are reused rather
-# than mapped afresh; two blocks in flight keep both cores busy and memory flat.
-BLOCK_BYTES = 16 * 1024 * 1024
-GROUP_BLOCKS = 2
+# A block's plan runs mostly on one core and touches its bytes several times: 8 MiB blocks stay
+# in the caches better than larger ones and cost less per block in Python than smaller ones.
+# One block more in flight than there are cores keeps them all busy while the next is read; the
+# cap keeps memory flat on many-core machines.
+BLOCK_BYTES = 8 * 1024 * 1024
+IN_FLIGHT = min((os.cpu_count() or 2) + 1, 4)
 
 # The dense request table. Two more columns come only when a run needs them, since a column of
 # nulls still costs 8 to 16 bytes a row: "key" (UInt64, to drop the requests two sources share)
@@ -87,6 +99,17 @@ class SourceScan:
     levels: set[str] = field(default_factory=set)  # TRACE/DEBUG/INFO seen in the bulk scan
     requests: list[pl.DataFrame] = field(default_factory=list)
     problem: str | None = None  # why reading stopped early, if it did
+
+
+@dataclass(slots=True)
+class _BlockOutput:
+    """What one block's plan found; its line numbers ``n`` count from the block's first line."""
+
+    size: int  # bytes read from the source, for progress
+    lines: int
+    requests: pl.DataFrame  # n, time, tokens, and key/line when asked for
+    kept: list[tuple[int, str]]  # (n, text) of the lines for the grammar
+    levels: set[str]
 
 
 @dataclass(slots=True)
@@ -207,27 +230,35 @@ def _plan(block: _Block, keep_all: bool, keep_key: bool) -> pl.LazyFrame:
         .with_columns(routine=single & pl.col("debug") & ~line.str.contains(_NOT_ROUTINE).fill_null(False))
         .filter(~routine | (pl.col("n") == pl.col("total")))
         .with_columns(_request_columns(keep_key))
-        # A request whose time the fast parse cannot read (2026-13-45, no ",mmm") goes to the grammar.
-        .with_columns(
-            request=single & ~routine & line.str.contains(_REQUEST).fill_null(False) & pl.col("time").is_not_null()
-        )
+        .with_columns(request=single & ~routine & pl.col("tokens").is_not_null())
     )
 
 
 def _request_columns(keep_key: bool) -> list[pl.Expr]:
-    """Time, tokens and de-duplication key of a finished request, for the dense table.
+    """Time, tokens and de-duplication key of a finished chat completion, for the dense table.
 
-    These run on every line the request test looked at, millions in a big log, so each is the
-    cheapest that is exact for the line shape ``_REQUEST`` selects; only the rows that passed
-    are read. A time with another fraction than ",mmm" comes out null, and the grammar reads
-    that line instead. No cache: request times are nearly all distinct.
+    These run on every line the request test looks at, millions in a big log, so each is the
+    cheapest that is exact. "tokens" is null on any line that is no finished chat completion in
+    oMLX's own shape (a time with another fraction than ",mmm", another logger, 2026-13-45): the
+    grammar reads those. No cache for the time parse: request times are nearly all distinct.
     """
     line = pl.col("line")
-    time = line.str.head(23).str.to_datetime("%Y-%m-%d %H:%M:%S,%3f", strict=False, time_unit="ms", cache=False)
-    tokens_at = line.str.find(" tokens in ", literal=True)
-    tokens = line.str.slice(tokens_at - 12, 12).str.split(" ").list.last().cast(pl.Int32, strict=False)
-    chat = line.str.contains("Chat completion: ", literal=True)
-    columns = [time.alias("time"), pl.when(chat).then(tokens).otherwise(0).fill_null(0).alias("tokens")]
+    time = line.str.head(_STAMP_LEN).str.to_datetime(_STAMP_FORMAT, strict=False, time_unit="ms", cache=False)
+    head_end = _STAMP_LEN + len(_REQUEST_HEAD)
+    with_id, without_id = head_end + len(_REQUEST_ID + _CHAT), head_end + len(_CHAT)
+    tokens = (
+        pl.when(line.str.slice(head_end, len(_REQUEST_ID + _CHAT)) == _REQUEST_ID + _CHAT)
+        .then(line.str.slice(with_id).str.extract(_CHAT_TAIL, 1))
+        .when(line.str.slice(head_end, len(_CHAT)) == _CHAT)
+        .then(line.str.slice(without_id).str.extract(_CHAT_TAIL, 1))
+        .cast(pl.Int32, strict=False)  # more digits than fit: the grammar reads the line
+    )
+    shaped = (
+        (line.str.slice(_STAMP_LEN, len(_REQUEST_HEAD)) == _REQUEST_HEAD)
+        & time.is_between(_FIRST_TIME, _END_TIME, closed="left")
+        & (line.str.slice(17, 2) != "60")  # the seconds
+    )
+    columns = [time.alias("time"), pl.when(shaped).then(tokens).alias("tokens")]
     if keep_key:
         columns.append(line.str.replace(" - [-] - ", " - ", literal=True).hash().alias("key"))
     return columns
@@ -292,13 +323,15 @@ def _scan(
     on_kept: Callable[[list[KeptLine]], None],
 ) -> SourceScan:
     result = SourceScan(source, index)
+
+    def run(block: _Block) -> _BlockOutput:
+        return _run(block, source.name, keep_all, dedup_keys, keep_request_text)
+
     try:
-        groups = _groups(_blocks(source, native))
-        for sizes, frames in _collected(source.name, groups, keep_all, keep_request_text, dedup_keys):
-            for i, size in enumerate(sizes):
-                on_kept(_take(result, *frames[3 * i : 3 * i + 3]))
-                if progress is not None:
-                    progress(size)
+        for output in _in_order(run, _linked(_blocks(source, native))):
+            on_kept(_take(result, output))
+            if progress is not None:
+                progress(output.size)
     except InputError as exc:
         result.problem = str(exc)
     if result.lines == 0 and result.problem is None:
@@ -306,41 +339,85 @@ def _scan(
     return result
 
 
-def _collected(
-    source_name: str, groups: Iterator[list[_Block]], keep_all: bool, keep_request_text: bool, dedup_keys: bool
-) -> Iterator[tuple[list[int], list[pl.DataFrame]]]:
-    """Each group's block sizes and output frames, the next group read and collected on a worker
-    thread while the caller files this one: reads and collects release the GIL, so Python's
-    share of the work overlaps polars' instead of waiting for it."""
+def _in_order(run: Callable[[_Block], _BlockOutput], blocks: Iterator[_Block]) -> Iterator[_BlockOutput]:
+    """Each block's output, in the blocks' order, with up to ``IN_FLIGHT`` blocks read and run at
+    once on worker threads. Reads and collects release the GIL, so the caller's Python work on
+    one block overlaps the reading and polars' work on the next ones. A read or a block that
+    fails ends the output there: what the blocks before it found comes first, then the error."""
+    lock = threading.Lock()
+    handed_out = 0
 
-    def collect(group: list[_Block]) -> list[pl.DataFrame]:
-        plans: list[pl.LazyFrame] = []
-        for block in group:
-            plans.extend(_outputs(_plan(block, keep_all, dedup_keys), dedup_keys, keep_request_text))
-        return pl.collect_all(plans)  # a block's three outputs share its plan: polars runs it once
-
-    def collect_next() -> tuple[list[int], list[pl.DataFrame]] | None:
-        group = next(groups, None)
-        if group is None:
-            return None
-        sizes = [block.size for block in group]
-        # polars must not fail part-way through a group (a plan that fails beside a running one
-        # can crash its threads), so bytes that are not UTF-8 are mended first: Python reads
-        # those lines as Windows-1252. ASCII blocks, nearly all, cost one quick check.
-        for block in group:
-            block.data = normalise(block.data)
+    def task() -> tuple[int, _BlockOutput | InputError | None]:
+        nonlocal handed_out
+        with lock:  # blocks are read in order, one at a time, and numbered as they are read
+            seq = handed_out
+            try:
+                block = next(blocks, None)
+            except InputError as exc:
+                return seq, exc
+            if block is None:
+                return seq, None
+            handed_out += 1
         try:
-            frames = collect(group)
-        except (pl.exceptions.PolarsError, pl.exceptions.PanicException, OSError):
-            raise InputError(f"{source_name}: unreadable text") from None
-        group.clear()  # free the blocks before the next read, so their memory is reused
-        return sizes, frames
+            return seq, run(block)
+        except InputError as exc:
+            return seq, exc
 
-    with ThreadPoolExecutor(max_workers=1) as worker:
-        pending = worker.submit(collect_next)
-        while (done := pending.result()) is not None:
-            pending = worker.submit(collect_next)
-            yield done
+    pool = ThreadPoolExecutor(max_workers=IN_FLIGHT)
+    running: set[Future[tuple[int, _BlockOutput | InputError | None]]] = set()
+    ready: dict[int, _BlockOutput] = {}
+    end: int | None = None  # the number of the first block that is not there (or failed)
+    failure: InputError | None = None
+    following = 0
+
+    def start() -> None:  # keep IN_FLIGHT blocks read, running or waiting for the caller
+        while end is None and len(running) + len(ready) < IN_FLIGHT:
+            running.add(pool.submit(task))
+
+    try:
+        start()
+        while running:
+            finished, running = wait(running, return_when=FIRST_COMPLETED)
+            for future in finished:
+                seq, output = future.result()
+                if isinstance(output, _BlockOutput):
+                    ready[seq] = output
+                elif end is None or seq < end or (seq == end and failure is None):
+                    end, failure = seq, output  # a failed read outranks "no more blocks" at its place
+            while following in ready and (end is None or following < end):
+                output = ready.pop(following)
+                following += 1
+                start()
+                yield output
+            start()
+    finally:  # a consumer that stopped early: no more blocks are started
+        pool.shutdown(cancel_futures=True)
+    if failure is not None:
+        raise failure
+
+
+def _run(block: _Block, source_name: str, keep_all: bool, keep_key: bool, keep_request_text: bool) -> _BlockOutput:
+    """One block's plan, collected on a worker thread, and the small frames it gives filed."""
+    size = block.size
+    # polars must not fail while another plan runs (a failing plan can crash its threads), so
+    # bytes that are not UTF-8 are mended first: Python reads those lines as Windows-1252. ASCII
+    # blocks, nearly all, cost one quick check.
+    block.data = normalise(block.data)
+    try:
+        requests, others, summary = pl.collect_all(
+            _outputs(_plan(block, keep_all, keep_key), keep_key, keep_request_text),
+            engine="in-memory",  # a block is small: the streaming engine's threads only cost here
+        )
+    except (pl.exceptions.PolarsError, pl.exceptions.PanicException, OSError):
+        raise InputError(f"{source_name}: unreadable text") from None
+    block.data = b""  # free the bytes now, not when the last reference to the block goes
+    lines = summary["total"][0] or 0
+    kept = others.filter(~pl.col("single") | pl.col("line").str.contains(_INTERESTING).fill_null(False))
+    levels = _levels(others, {"DEBUG"} if summary["any_debug"][0] else set())
+    if requests.height:
+        levels.add("INFO")  # the request test is anchored on an INFO record's prefix
+    rows = [(n, text or "") for n, text in kept.select("n", "line").iter_rows()]
+    return _BlockOutput(size, lines, requests.rechunk(), rows, levels)
 
 
 def _outputs(
@@ -355,39 +432,32 @@ def _outputs(
     return requests, others, summary
 
 
-def _groups(blocks: Iterator[_Block]) -> Iterator[list[_Block]]:
-    """Blocks a few at a time, so that polars runs their plans on all cores at once.
-
-    Each block learns whether the lines just before and after it are timed, so its first and
-    last lines are classified as if the block had no edges.
-    """
-    group: list[_Block] = []
+def _linked(blocks: Iterator[_Block]) -> Iterator[_Block]:
+    """Blocks that know whether the lines just before and after them are timed, so that their
+    first and last lines are classified as if the block had no edges. A block is handed on once
+    the next one is read; a read that fails part-way hands on the last good block, then raises."""
     last: _Block | None = None
     try:
         for block in blocks:
             if last is not None:
                 block.prev_timed = _timed(last.last_line())
                 last.next_timed = _timed(block.first_line())
-            if len(group) == GROUP_BLOCKS:
-                yield group
-                group = []
-            group.append(block)
+                yield last
             last = block
-    except InputError:  # a read that failed part-way (truncated gzip): scan what came before it
-        if group:
-            yield group
+    except InputError:
+        if last is not None:
+            yield last
         raise
-    if group:
-        yield group
+    if last is not None:
+        yield last
 
 
-def _take(result: SourceScan, requests: pl.DataFrame, others: pl.DataFrame, summary: pl.DataFrame) -> list[KeptLine]:
-    """File one block's outputs (request rows, routine counts); return its lines for the grammar."""
-    block_lines = summary["total"][0]
-    if not block_lines:  # a block of no lines (an empty input)
+def _take(result: SourceScan, output: _BlockOutput) -> list[KeptLine]:
+    """File one block's output under the source's line numbers; return its lines for the grammar."""
+    if not output.lines:  # a block of no lines (an empty input)
         return []
     base = result.lines
-    kept = others.filter(~pl.col("single") | pl.col("line").str.contains(_INTERESTING).fill_null(False))
+    requests = output.requests
     if requests.height:
         extra = [pl.col(c) for c in ("key",) if c in requests.columns]
         if "line" in requests.columns:
@@ -399,12 +469,9 @@ def _take(result: SourceScan, requests: pl.DataFrame, others: pl.DataFrame, summ
                 "time",
                 "tokens",
                 *extra,
-            ).rechunk()  # one buffer per column, not the plan's dozens of slivers: less to keep, less to fragment
+            )
         )
-        result.levels = result.levels | {"INFO"}  # the request test is anchored on an INFO record's prefix
-    if summary["any_debug"][0]:
-        result.levels = result.levels | {"DEBUG"}
-    result.levels = _levels(others, result.levels)
-    result.routine_records += block_lines - kept.height - requests.height
-    result.lines += block_lines
-    return [KeptLine(base + n, text or "") for n, text in kept.select("n", "line").iter_rows()]
+    result.levels |= output.levels
+    result.routine_records += output.lines - len(output.kept) - requests.height
+    result.lines += output.lines
+    return [KeptLine(base + n, text) for n, text in output.kept]
