@@ -216,6 +216,29 @@ def test_real_subprocess_module_entry_point(tmp_path: Path) -> None:
     assert missing.stderr.startswith("logscan: error:") and "Traceback" not in missing.stderr
 
 
+def test_the_process_exits_with_every_line_written_and_its_code() -> None:
+    """The entry point leaves without tearing the interpreter down: nothing buffered may be lost,
+    and a failed check still exits 1."""
+    events = subprocess.run(
+        [sys.executable, "-m", "omlx_logscan", "events", str(EXAMPLE), "-f", "ndjson", "--all", "-q"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert events.returncode == 0, events.stderr
+    expected = runner.invoke(app, ["events", str(EXAMPLE), "-f", "ndjson", "--all", "-q"]).stdout
+    assert events.stdout == expected and len(expected) > 256 * 1024  # far more than a pipe holds
+    check = subprocess.run(
+        [sys.executable, "-m", "omlx_logscan", "check", str(EXAMPLE), "-q"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert check.returncode == 1 and check.stdout.strip()
+
+
 def test_timeline_with_os_history_names_versions_and_adds_bounds() -> None:
     history = EXAMPLE.parent / "os-history.txt"
     result = runner.invoke(app, ["timeline", str(EXAMPLE), "--os-history", str(history), "-f", "json", "-q"])

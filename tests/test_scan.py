@@ -128,17 +128,29 @@ def test_clock_jumps_match_one_pass_over_all_stamps(stamps: list[tuple[int, int]
     stamps.sort()
     moments = [(line, DAY + timedelta(seconds=s)) for line, s in stamps]
     records = [(line, moment.isoformat()) for line, moment in moments[::3]]
-    rows = [(0, line, moment, 0) for i, (line, moment) in enumerate(moments) if i % 3]
+    rows = [(line, moment, 0) for i, (line, moment) in enumerate(moments) if i % 3]
     edges = list(itertools.accumulate(cuts, initial=0))
     pieces = [rows[a:b] for a, b in itertools.pairwise([*(e for e in edges if e < len(rows)), len(rows)])]
-    frames = [pl.DataFrame(piece, schema=scan.REQUEST_SCHEMA, orient="row") for piece in pieces if piece]
-    assert sum(f.height for f in frames) == len(rows)
+    # Each block's rows count their lines from the block's start, as the scan files them.
+    blocks = [
+        (
+            piece[0][0] - 1,
+            pl.DataFrame(
+                [(line - piece[0][0] + 1, *rest) for line, *rest in piece],
+                orient="row",
+                schema={"n": pl.UInt32, "time": pl.Datetime("ms"), "tokens": pl.Int32},
+            ),
+        )
+        for piece in pieces
+        if piece
+    ]
+    assert sum(f.height for _, f in blocks) == len(rows)
     expected = [
         (line, (before - now).total_seconds())
         for (_, before), (line, now) in itertools.pairwise(moments)
         if (before - now).total_seconds() > CLOCK_JUMP_S
     ]
-    found = _clock_jumps(scan.SourceScan(Source("server.log", None), 0, requests=frames), records)
+    found = _clock_jumps(scan.SourceScan(Source("server.log", None), 0, request_blocks=blocks), records)
     assert [(jump["line"], jump["back_s"]) for jump in found] == expected
 
 

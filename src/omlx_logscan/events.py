@@ -7,13 +7,13 @@ records, classifies each record with the catalog, removes records that two sourc
 
 from __future__ import annotations
 
-import bisect
+import gc
 import heapq
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from datetime import datetime
 from typing import Any
 
 import polars as pl
@@ -303,13 +303,13 @@ def _dedup_key(event: Event) -> tuple[Any, ...] | None:
 
 
 def _requests_frame(scans: list[SourceScan]) -> pl.DataFrame:
-    frames = [frame for scan in scans for frame in scan.requests]
+    frames = [scan.requests() for scan in scans if scan.request_blocks]
     if not frames:
         return pl.DataFrame(schema=REQUEST_SCHEMA)
     table = pl.concat(frames)
     if len(scans) > 1:  # one record in two sources: keep the copy of the first source that has it
         table = table.filter(pl.col("source") == pl.col("source").min().over("time", "key"))
-    return table
+    return table.collect()
 
 
 def _log_line(event: Event) -> str:
@@ -398,6 +398,19 @@ class _SourceEvents:
                 accounting.record_lines += record.lines
 
 
+@contextmanager
+def _without_cycle_collection() -> Iterator[None]:
+    """The scan makes many small objects and no reference cycles; Python's cycle collector would
+    walk them hundreds of times, holding the lock the scan's worker threads need."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def read_events(
     sources: list[Source],
     *,
@@ -410,20 +423,21 @@ def read_events(
     seen: dict[tuple[Any, ...], int] = {}
     scans: list[SourceScan] = []
     readers: list[_SourceEvents] = []
-    for i, src in enumerate(sources):
-        reader = _SourceEvents(src, i, keep_all, seen, accounting)
-        scans.append(
-            scan_source(
-                src,
-                i,
-                keep_all=keep_all,
-                keep_request_text=keep_request_text,
-                dedup_keys=len(sources) > 1,
-                progress=progress,
-                on_kept=reader.feed,
+    with _without_cycle_collection():
+        for i, src in enumerate(sources):
+            reader = _SourceEvents(src, i, keep_all, seen, accounting)
+            scans.append(
+                scan_source(
+                    src,
+                    i,
+                    keep_all=keep_all,
+                    keep_request_text=keep_request_text,
+                    dedup_keys=len(sources) > 1,
+                    progress=progress,
+                    on_kept=reader.feed,
+                )
             )
-        )
-        readers.append(reader)
+            readers.append(reader)
     if all(scan.problem and scan.lines == 0 for scan in scans):
         raise InputError("; ".join(scan.problem or "" for scan in scans))
     per_source: list[list[Event]] = []
@@ -440,7 +454,7 @@ def read_events(
         accounting.blank += assembly.blank
         accounting.unparsed += len(assembly.unparsed)
         unparsed.extend((scan.source.name, n, text) for n, text in assembly.unparsed)
-        n_requests = sum(frame.height for frame in scan.requests)
+        n_requests = scan.request_count
         accounting.event_lines += n_requests
         accounting.records += n_requests
         first, last = _span_with_requests(reader.first, reader.last, scan)
@@ -466,7 +480,7 @@ def read_events(
         accounting.duplicates += len(shared_events)
         accounting.event_lines -= moved
         accounting.record_lines += moved
-    dropped = sum(frame.height for scan in scans for frame in scan.requests) - requests.height
+    dropped = sum(scan.request_count for scan in scans) - requests.height
     accounting.duplicates += dropped
     accounting.event_lines -= dropped
     accounting.record_lines += dropped
@@ -495,11 +509,10 @@ def _clock_jumps(scan: SourceScan, stamped: list[tuple[int, str]]) -> list[dict[
     DST ends, clock fixes and two machines' logs pasted together all look like this. Only the
     dated records the scan kept (``stamped``: line and time) and the finished-request rows are
     checked, so the line given is the first such record after the jump. Both are in file order
-    already: each block's request rows are merged with the records among them, a block at a
-    time, so a big log's million rows are never copied at once.
+    already, so one merge puts them together.
     """
-    timed = (
-        pl.DataFrame(
+    records = (
+        pl.LazyFrame(
             {"line": [line for line, _ in stamped], "time": [stamp for _, stamp in stamped]},
             schema={"line": pl.UInt32(), "time": pl.String()},
         )
@@ -507,22 +520,13 @@ def _clock_jumps(scan: SourceScan, stamped: list[tuple[int, str]]) -> list[dict[
         .drop_nulls()
         .set_sorted("line")
     )
-    record_lines = timed["line"].to_list()
-    jumps: list[tuple[int, datetime, datetime]] = []
-    done = 0  # records merged so far
-    last = timed.clear()  # the row before the next piece, so a jump across pieces is seen
-    for block in [*(f.select("line", "time").set_sorted("line") for f in scan.requests), None]:
-        upto = len(record_lines) if block is None else bisect.bisect_right(record_lines, block["line"][-1])
-        piece = timed.slice(done, upto - done)
-        done = upto
-        if block is not None:
-            piece = piece.merge_sorted(block, key="line")
-        piece = pl.concat([last, piece])
-        found = piece.with_columns(before=pl.col("time").shift(1)).filter(
-            (pl.col("before") - pl.col("time")).dt.total_milliseconds() > CLOCK_JUMP_S * 1000
-        )
-        jumps.extend(found.iter_rows())
-        last = piece.tail(1)
+    requests = scan.requests().select("line", "time").set_sorted("line")
+    jumps = (
+        records.merge_sorted(requests, key="line")
+        .with_columns(before=pl.col("time").shift(1))
+        .filter((pl.col("before") - pl.col("time")).dt.total_milliseconds() > CLOCK_JUMP_S * 1000)
+        .collect()
+    )
     return [
         {
             "source": scan.source.name,
@@ -531,7 +535,7 @@ def _clock_jumps(scan: SourceScan, stamped: list[tuple[int, str]]) -> list[dict[
             "to": stamp_of(time),
             "back_s": (before - time).total_seconds(),
         }
-        for line, time, before in jumps
+        for line, time, before in jumps.iter_rows()
     ]
 
 
@@ -628,10 +632,9 @@ def _span_with_requests(first: str | None, last: str | None, scan: SourceScan) -
     event depending on where the scan's blocks fell, and the span must not depend on that.
     """
     stamps = [s for s in (first, last) if s]
-    for frame in scan.requests:
-        if frame.height:
-            lo, hi = frame["time"].min(), frame["time"].max()
-            stamps += [stamp_of(lo), stamp_of(hi)]  # type: ignore[arg-type]
+    if scan.request_blocks:
+        lo, hi = scan.requests().select(lo=pl.col("time").min(), hi=pl.col("time").max()).collect().row(0)
+        stamps += [stamp_of(lo), stamp_of(hi)]
     if not stamps:
         return None, None
     return min(stamps), max(stamps)

@@ -97,8 +97,30 @@ class SourceScan:
     lines: int = 0
     routine_records: int = 0  # single-line INFO/DEBUG records of no kind, counted only
     levels: set[str] = field(default_factory=set)  # TRACE/DEBUG/INFO seen in the bulk scan
-    requests: list[pl.DataFrame] = field(default_factory=list)
+    # Finished-request rows as the blocks gave them: (lines before the block, rows whose "n"
+    # counts from the block's first line). They are numbered as lines of the source only when
+    # read, so that filing a block costs the scan's caller no polars work.
+    request_blocks: list[tuple[int, pl.DataFrame]] = field(default_factory=list)
     problem: str | None = None  # why reading stopped early, if it did
+
+    @property
+    def request_count(self) -> int:
+        return sum(frame.height for _, frame in self.request_blocks)
+
+    def requests(self) -> pl.LazyFrame:
+        """The finished-request rows (``REQUEST_SCHEMA``, then "key" and "text" when the scan kept them)."""
+        if not self.request_blocks:
+            return pl.LazyFrame(schema=REQUEST_SCHEMA)
+        extra = [c for c in ("key", "text") if c in self.request_blocks[0][1].columns]
+        source = pl.lit(self.index, dtype=pl.UInt32).alias("source")
+        return pl.concat(
+            [
+                frame.lazy().select(
+                    source, (pl.col("n") + base).cast(pl.UInt32).alias("line"), "time", "tokens", *extra
+                )
+                for base, frame in self.request_blocks
+            ]
+        )
 
 
 @dataclass(slots=True)
@@ -425,7 +447,9 @@ def _outputs(
 ) -> tuple[pl.LazyFrame, pl.LazyFrame, pl.LazyFrame]:
     """A block's finished-request rows, the rows Python must look at, and its line count and levels."""
     request = pl.col("request")
-    extra = [c for c, wanted in (("key", keep_key), ("line", keep_request_text)) if wanted]
+    extra = [pl.col("key")] if keep_key else []
+    if keep_request_text:
+        extra.append(pl.col("line").alias("text"))
     requests = plan.filter(request).select("n", "time", "tokens", *extra)
     others = plan.filter(~request & ~pl.col("routine")).select("n", "line", "single")
     summary = plan.select(pl.col("total").first(), pl.col("any_debug").first())
@@ -457,21 +481,9 @@ def _take(result: SourceScan, output: _BlockOutput) -> list[KeptLine]:
     if not output.lines:  # a block of no lines (an empty input)
         return []
     base = result.lines
-    requests = output.requests
-    if requests.height:
-        extra = [pl.col(c) for c in ("key",) if c in requests.columns]
-        if "line" in requests.columns:
-            extra.append(pl.col("line").alias("text"))
-        result.requests.append(
-            requests.select(
-                pl.lit(result.index, dtype=pl.UInt32).alias("source"),
-                (pl.col("n") + base).cast(pl.UInt32).alias("line"),
-                "time",
-                "tokens",
-                *extra,
-            )
-        )
+    if output.requests.height:
+        result.request_blocks.append((base, output.requests))
     result.levels |= output.levels
-    result.routine_records += output.lines - len(output.kept) - requests.height
+    result.routine_records += output.lines - len(output.kept) - output.requests.height
     result.lines += output.lines
     return [KeptLine(base + n, text) for n, text in output.kept]
