@@ -124,7 +124,7 @@ DAY = datetime(2026, 9, 15)
 @settings(deadline=None, max_examples=80)
 @given(stamped_lines, st.lists(st.integers(1, 50), max_size=8))
 def test_clock_jumps_match_one_pass_over_all_stamps(stamps: list[tuple[int, int]], cuts: list[int]) -> None:
-    """Jumps found a block at a time equal those of one pass over records and requests merged."""
+    """Jumps over request rows filed a block at a time equal those of one pass over all stamps."""
     stamps.sort()
     moments = [(line, DAY + timedelta(seconds=s)) for line, s in stamps]
     records = [(line, moment.isoformat()) for line, moment in moments[::3]]
@@ -150,7 +150,7 @@ def test_clock_jumps_match_one_pass_over_all_stamps(stamps: list[tuple[int, int]
         for (_, before), (line, now) in itertools.pairwise(moments)
         if (before - now).total_seconds() > CLOCK_JUMP_S
     ]
-    found = _clock_jumps(scan.SourceScan(Source("server.log", None), 0, request_blocks=blocks), records)
+    found = _clock_jumps(scan.SourceScan(Source("server.log", None), 0, requests=scan._numbered(0, blocks)), records)
     assert [(jump["line"], jump["back_s"]) for jump in found] == expected
 
 

@@ -303,13 +303,13 @@ def _dedup_key(event: Event) -> tuple[Any, ...] | None:
 
 
 def _requests_frame(scans: list[SourceScan]) -> pl.DataFrame:
-    frames = [scan.requests() for scan in scans if scan.request_blocks]
+    frames = [scan.requests for scan in scans if scan.requests.height]
     if not frames:
         return pl.DataFrame(schema=REQUEST_SCHEMA)
-    table = pl.concat(frames)
-    if len(scans) > 1:  # one record in two sources: keep the copy of the first source that has it
-        table = table.filter(pl.col("source") == pl.col("source").min().over("time", "key"))
-    return table.collect()
+    if len(frames) == 1:
+        return frames[0]
+    table = pl.concat(frames)  # one record in two sources: keep the copy of the first source that has it
+    return table.filter(pl.col("source") == pl.col("source").min().over("time", "key"))
 
 
 def _log_line(event: Event) -> str:
@@ -454,7 +454,7 @@ def read_events(
         accounting.blank += assembly.blank
         accounting.unparsed += len(assembly.unparsed)
         unparsed.extend((scan.source.name, n, text) for n, text in assembly.unparsed)
-        n_requests = scan.request_count
+        n_requests = scan.requests.height
         accounting.event_lines += n_requests
         accounting.records += n_requests
         first, last = _span_with_requests(reader.first, reader.last, scan)
@@ -480,7 +480,7 @@ def read_events(
         accounting.duplicates += len(shared_events)
         accounting.event_lines -= moved
         accounting.record_lines += moved
-    dropped = sum(scan.request_count for scan in scans) - requests.height
+    dropped = sum(scan.requests.height for scan in scans) - requests.height
     accounting.duplicates += dropped
     accounting.event_lines -= dropped
     accounting.record_lines += dropped
@@ -520,7 +520,7 @@ def _clock_jumps(scan: SourceScan, stamped: list[tuple[int, str]]) -> list[dict[
         .drop_nulls()
         .set_sorted("line")
     )
-    requests = scan.requests().select("line", "time").set_sorted("line")
+    requests = scan.requests.lazy().select("line", "time").set_sorted("line")
     jumps = (
         records.merge_sorted(requests, key="line")
         .with_columns(before=pl.col("time").shift(1))
@@ -632,8 +632,8 @@ def _span_with_requests(first: str | None, last: str | None, scan: SourceScan) -
     event depending on where the scan's blocks fell, and the span must not depend on that.
     """
     stamps = [s for s in (first, last) if s]
-    if scan.request_blocks:
-        lo, hi = scan.requests().select(lo=pl.col("time").min(), hi=pl.col("time").max()).collect().row(0)
+    if scan.requests.height:
+        lo, hi = scan.requests.select(lo=pl.col("time").min(), hi=pl.col("time").max()).row(0)
         stamps += [stamp_of(lo), stamp_of(hi)]
     if not stamps:
         return None, None

@@ -97,30 +97,24 @@ class SourceScan:
     lines: int = 0
     routine_records: int = 0  # single-line INFO/DEBUG records of no kind, counted only
     levels: set[str] = field(default_factory=set)  # TRACE/DEBUG/INFO seen in the bulk scan
-    # Finished-request rows as the blocks gave them: (lines before the block, rows whose "n"
-    # counts from the block's first line). They are numbered as lines of the source only when
-    # read, so that filing a block costs the scan's caller no polars work.
-    request_blocks: list[tuple[int, pl.DataFrame]] = field(default_factory=list)
+    # Finished-request rows (REQUEST_SCHEMA, then "key" and "text" when asked for), in file order.
+    requests: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=REQUEST_SCHEMA))
     problem: str | None = None  # why reading stopped early, if it did
 
-    @property
-    def request_count(self) -> int:
-        return sum(frame.height for _, frame in self.request_blocks)
 
-    def requests(self) -> pl.LazyFrame:
-        """The finished-request rows (``REQUEST_SCHEMA``, then "key" and "text" when the scan kept them)."""
-        if not self.request_blocks:
-            return pl.LazyFrame(schema=REQUEST_SCHEMA)
-        extra = [c for c in ("key", "text") if c in self.request_blocks[0][1].columns]
-        source = pl.lit(self.index, dtype=pl.UInt32).alias("source")
-        return pl.concat(
-            [
-                frame.lazy().select(
-                    source, (pl.col("n") + base).cast(pl.UInt32).alias("line"), "time", "tokens", *extra
-                )
-                for base, frame in self.request_blocks
-            ]
-        )
+def _numbered(index: int, blocks: list[tuple[int, pl.DataFrame]]) -> pl.DataFrame:
+    """Blocks' request rows as lines of the source, in one table: (lines before the block, rows
+    whose "n" counts from the block's first line) each. Numbering them once, at the end, costs
+    the scan's caller no polars work per block."""
+    if not blocks:
+        return pl.DataFrame(schema=REQUEST_SCHEMA)
+    extra = [c for c in ("key", "text") if c in blocks[0][1].columns]
+    source = pl.lit(index, dtype=pl.UInt32).alias("source")
+    numbered = [
+        frame.lazy().select(source, (pl.col("n") + base).cast(pl.UInt32).alias("line"), "time", "tokens", *extra)
+        for base, frame in blocks
+    ]
+    return pl.concat(numbered).collect()
 
 
 @dataclass(slots=True)
@@ -345,17 +339,19 @@ def _scan(
     on_kept: Callable[[list[KeptLine]], None],
 ) -> SourceScan:
     result = SourceScan(source, index)
+    request_blocks: list[tuple[int, pl.DataFrame]] = []
 
     def run(block: _Block) -> _BlockOutput:
         return _run(block, source.name, keep_all, dedup_keys, keep_request_text)
 
     try:
         for output in _in_order(run, _linked(_blocks(source, native))):
-            on_kept(_take(result, output))
+            on_kept(_take(result, output, request_blocks))
             if progress is not None:
                 progress(output.size)
     except InputError as exc:
         result.problem = str(exc)
+    result.requests = _numbered(index, request_blocks)
     if result.lines == 0 and result.problem is None:
         result.problem = f"{source.name}: empty file"
     return result
@@ -476,13 +472,13 @@ def _linked(blocks: Iterator[_Block]) -> Iterator[_Block]:
         yield last
 
 
-def _take(result: SourceScan, output: _BlockOutput) -> list[KeptLine]:
+def _take(result: SourceScan, output: _BlockOutput, request_blocks: list[tuple[int, pl.DataFrame]]) -> list[KeptLine]:
     """File one block's output under the source's line numbers; return its lines for the grammar."""
     if not output.lines:  # a block of no lines (an empty input)
         return []
     base = result.lines
     if output.requests.height:
-        result.request_blocks.append((base, output.requests))
+        request_blocks.append((base, output.requests))
     result.levels |= output.levels
     result.routine_records += output.lines - len(output.kept) - output.requests.height
     result.lines += output.lines
