@@ -239,6 +239,22 @@ def test_the_process_exits_with_every_line_written_and_its_code() -> None:
     assert check.returncode == 1 and check.stdout.strip()
 
 
+def test_machine_formats_do_not_load_the_terminal_renderer() -> None:
+    """rich's console and tables are for terminals; a JSON run in CI starts faster without them."""
+    result = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "omlx_logscan", "timeline", str(EXAMPLE), "-f", "json", "-q"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0 and json.loads(result.stdout)["faults"]
+    imported = {
+        line.rsplit("|", 1)[-1].strip() for line in result.stderr.splitlines() if line.startswith("import time")
+    }
+    assert "polars" in imported and not imported & {"rich.console", "rich.table", "rich.text"}
+
+
 def test_timeline_with_os_history_names_versions_and_adds_bounds() -> None:
     history = EXAMPLE.parent / "os-history.txt"
     result = runner.invoke(app, ["timeline", str(EXAMPLE), "--os-history", str(history), "-f", "json", "-q"])

@@ -14,16 +14,16 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import Any
-
-from rich.console import Console
-from rich.text import Text
+from typing import TYPE_CHECKING, Any
 
 from omlx_logscan.analysis import Analysis, Incident, Session, call_site
 from omlx_logscan.events import Event
 from omlx_logscan.grammar import parse_line
 from omlx_logscan.overlay import Interval, Overlay, OverlayCorrelation, correlate, dead_intervals
 from omlx_logscan.timeutil import human_time, parse, seconds, stamp_of
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 PRESSURE_WINDOW_S = 300.0  # pressure lines this long before a fault can have asked for its clear
 DEFERRED_WINDOW_S = 5.0  # the deferred clear runs 8 engine steps after a request ends: seconds at most
@@ -253,6 +253,8 @@ class WhyFaulted:
         return out
 
     def write_text(self, con: Console, *, full: bool) -> None:
+        from rich.text import Text
+
         """The section on a terminal; log text stays data (no markup)."""
         con.print(Text("Why it faulted", style="bold"))
         for line in self.fault_lines(full=full) + self.overlay_lines(full=full):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import gc
 import heapq
 import os
 import sys
@@ -440,6 +441,9 @@ ALLOCATOR_SETTINGS = ("_RJEM_MALLOC_CONF", "narenas:1,dirty_decay_ms:250,muzzy_d
 def main() -> None:
     """Console-script entry point."""
     os.environ.setdefault(*ALLOCATOR_SETTINGS)
+    # A one-shot run makes few reference cycles and exits within seconds: Python's cycle collector
+    # would only walk the objects of polars' import and of the analysis again and again.
+    gc.disable()
     try:
         app()
     except SystemExit as exc:

@@ -6,7 +6,6 @@ import sys
 from typing import Annotated
 
 import typer
-from rich.text import Text
 
 from omlx_logscan.cli import (
     Debug,
@@ -64,6 +63,8 @@ def bounds(
             "(on macOS the system's InstallHistory.plist is read by default)"
         )
     if history is not None and history.from_system and not quiet:
+        from rich.text import Text
+
         console(sys.stderr).print(
             Text(f"OS history: {history.sources[0]} (no --os-history or --os given)", style="dim")
         )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import math
 import signal
 import sys
@@ -12,7 +13,6 @@ from enum import StrEnum
 from typing import IO, TYPE_CHECKING, Annotated
 
 import typer
-from rich.text import Text
 
 from omlx_logscan.cli import Debug, app, checked_kinds, guarded
 from omlx_logscan.errors import LogscanError
@@ -48,8 +48,11 @@ class TableSink:
     """One line per event (the columns of ``events``), alerts and hook results between them."""
 
     def __init__(self, out: IO[str], quiet: bool) -> None:
+        from rich.text import Text
+
         from omlx_logscan import render  # the core is imported when the command runs
 
+        self._text = Text
         self._render = render
         self._out = out
         self._con = render.console(out)
@@ -60,19 +63,19 @@ class TableSink:
         cells = self._render.event_cells(event)
         for cell, width in zip(cells, _COLUMN_WIDTHS, strict=False):
             cell.pad_right(max(0, width - cell.cell_len))
-        self._con.print(Text(" ").join(cells), soft_wrap=True)
+        self._con.print(self._text(" ").join(cells), soft_wrap=True)
         self._out.flush()
 
     def notice(self, notice: Notice) -> None:
         style = _NOTICE_STYLE.get(notice.kind, "")
-        self._con.print(Text(self._render.printable(f"» {notice.message}"), style=style), soft_wrap=True)
+        self._con.print(self._text(self._render.printable(f"» {notice.message}"), style=style), soft_wrap=True)
         for detail in notice.detail:  # a hook's output: it may echo log lines, or colour its own
-            self._con.print(Text(self._render.printable(f"    {detail}")), soft_wrap=True)
+            self._con.print(self._text(self._render.printable(f"    {detail}")), soft_wrap=True)
         self._out.flush()
 
     def info(self, message: str) -> None:
         if not self._quiet:
-            self._err.print(Text(self._render.printable(message), style="dim"), soft_wrap=True)
+            self._err.print(self._text(self._render.printable(message), style="dim"), soft_wrap=True)
 
 
 class NdjsonSink:
@@ -161,6 +164,7 @@ def watch(
     """Follow a live log like tail -F; alert (and run --on-dead) when the engine enters the penalty box."""
     from omlx_logscan.watch import Watcher, WatchOptions, log_path
 
+    gc.enable()  # a watch runs for days: it needs the cycle collector the one-shot commands go without
     kinds = checked_kinds(kind)
     interval = checked_seconds("--interval", interval, 0.01, MAX_INTERVAL_S)
     command_timeout = checked_seconds("--command-timeout", command_timeout, 0.1)

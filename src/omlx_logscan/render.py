@@ -7,11 +7,8 @@ import json
 import os
 import sys
 from collections.abc import Iterable
-from typing import IO, Any
-
-from rich.console import Console
-from rich.table import Table
-from rich.text import Text
+from functools import cache
+from typing import IO, TYPE_CHECKING, Any
 
 from omlx_logscan.analysis import Analysis
 from omlx_logscan.attribution import WhyFaulted
@@ -31,14 +28,27 @@ from omlx_logscan.document import (
 from omlx_logscan.events import Event, EventStream
 from omlx_logscan.timeutil import human_duration, human_time, to_second
 
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.text import Text
 
-class _LogConsole(Console):
-    """rich's Console, except that a closed pipe (``logscan … | head``) ends the run quietly with 0."""
+# rich is imported where text for a terminal is made, not with this module: machine formats
+# (JSON, NDJSON, CSV) never need it, and loading it costs a run on a small log about 12 ms.
 
-    def on_broken_pipe(self) -> None:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        raise SystemExit(0)
+
+@cache
+def _console_class() -> type[Console]:
+    from rich.console import Console
+
+    class LogConsole(Console):
+        """rich's Console, except that a closed pipe (``logscan … | head``) ends the run quietly with 0."""
+
+        def on_broken_pipe(self) -> None:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            raise SystemExit(0)
+
+    return LogConsole
 
 
 def console(file: IO[str] | None = None, *, stderr: bool = False) -> Console:
@@ -48,7 +58,7 @@ def console(file: IO[str] | None = None, *, stderr: bool = False) -> Console:
     folded to 80 columns.
     """
     target = file if file is not None else (sys.stderr if stderr else sys.stdout)
-    return _LogConsole(
+    return _console_class()(
         file=file,
         stderr=stderr,
         markup=False,
@@ -70,6 +80,8 @@ def printable(text: str) -> str:
 
 
 def event_cells(event: Event) -> list[Text]:
+    from rich.text import Text
+
     """The columns ``events`` prints for one event: time, kind, level, where, message."""
     return [
         Text(to_second(event.time) or "·" + (to_second(event.prev_time) or "")),
@@ -123,6 +135,8 @@ KIND_STYLE = {
 
 
 def events_table(events: Iterable[Event], con: Console) -> None:
+    from rich.table import Table
+
     table = Table(show_edge=False, pad_edge=False, expand=False)
     for name in ("time", "kind", "level", "where", "message"):
         table.add_column(name, overflow="fold" if name == "message" else "ellipsis", no_wrap=name != "message")
@@ -158,6 +172,8 @@ CLOCK_JUMPS_SHOWN = 5
 def print_accounting(stream: EventStream, *, quiet: bool) -> None:
     if quiet:
         return
+    from rich.text import Text
+
     err = console(sys.stderr)
     for line in accounting_lines(stream):
         err.print(Text(line, style="dim"), soft_wrap=True)
@@ -191,6 +207,8 @@ def timeline_text(
     analysis: Analysis, con: Console, os_versions: dict[int, str] | None = None, why: WhyFaulted | None = None
 ) -> None:
     """The terminal timeline: header, escalation, dead windows, signatures, summary."""
+    from rich.text import Text
+
     head = header(analysis.stream)
     files = ", ".join(os.path.basename(f["name"]) for f in head["files"])
     con.print(Text("oMLX log timeline", style="bold"))
@@ -305,6 +323,9 @@ def timeline_markdown(
 
 
 def sessions_table(analysis: Analysis, con: Console) -> None:
+    from rich.table import Table
+    from rich.text import Text
+
     table = Table(show_edge=False, pad_edge=False)
     for name in ("#", "start", "end", "end reason", "oMLX", "engine starts", "requests", "faults"):
         table.add_column(name)
