@@ -134,6 +134,33 @@ CATALOG: tuple[Template, ...] = (
     Template("request_error", r"^Error during chat streaming:", "Error during chat streaming", "chat_stream"),
 )
 
+
+def _first_character(pattern: str) -> str | None:
+    """The character every match of an anchored pattern begins with, when the pattern fixes one."""
+    if len(pattern) > 2 and pattern[0] == "^" and pattern[1] not in ".^$*+?{}[]()|\\" and pattern[2] not in "*?{":
+        return pattern[1]
+    return None
+
+
+def _by_first_character() -> tuple[dict[str, tuple[Template, ...]], tuple[Template, ...]]:
+    firsts = [_first_character(t.pattern) for t in CATALOG]
+    open_start = tuple(t for t, first in zip(CATALOG, firsts, strict=True) if first is None)
+    index = {
+        char: tuple(t for t, first in zip(CATALOG, firsts, strict=True) if first in (char, None))
+        for char in {first for first in firsts if first is not None}
+    }
+    return index, open_start
+
+
+_BY_FIRST, _OPEN_START = _by_first_character()
+
+
+def candidates(message: str) -> tuple[Template, ...]:
+    """The templates that can match ``message``, in catalog order: an anchored pattern whose
+    first character is fixed matches no message that begins otherwise, so most are skipped."""
+    return _BY_FIRST.get(message[:1], _OPEN_START)
+
+
 # Named groups that hold numbers (others, like request ids and model names, stay text).
 NUMERIC_FIELDS = frozenset(
     {

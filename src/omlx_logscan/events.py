@@ -21,7 +21,6 @@ import polars as pl
 from omlx_logscan.catalog import (
     ABORT,
     BANNER_VERSION,
-    CATALOG,
     CELLAR_VERSION,
     FATAL_EXIT,
     GPU_CODE,
@@ -29,6 +28,7 @@ from omlx_logscan.catalog import (
     GPU_CONTEXTS,
     GPU_RESOURCE_LIMIT,
     NUMERIC_FIELDS,
+    candidates,
 )
 from omlx_logscan.errors import InputError
 from omlx_logscan.grammar import LEVEL_RANK, parse_line
@@ -185,7 +185,7 @@ def _gpu_fields(record: Record, text: str) -> dict[str, Any] | None:
 
 
 def _catalog_match(message: str) -> tuple[str, str, dict[str, Any]] | None:
-    for template in CATALOG:
+    for template in candidates(message):
         if template.literal not in message:  # every match contains it, and ``in`` is far cheaper than a search
             continue
         match = template.regex.search(message)
@@ -198,13 +198,20 @@ def _catalog_match(message: str) -> tuple[str, str, dict[str, Any]] | None:
 
 
 def _number(value: str) -> Any:
-    if value.isdecimal():  # most numbers in oMLX messages; an exception per float costs more than this test
+    # Tested before converting: an exception per value costs more than the tests, and a memory
+    # pressure line alone carries four decimal numbers.
+    if value.isdecimal():
         return int(value)
+    if "." in value:
+        try:
+            return float(value)
+        except ValueError:
+            return value
     try:
         return int(value)
     except ValueError:
         try:
-            return float(value)
+            return float(value)  # "1e3", "inf"
         except ValueError:
             return value
 
@@ -357,7 +364,9 @@ class _SourceEvents:
     source: Source
     index: int
     keep_all: bool
-    seen: dict[tuple[Any, ...], int]  # record keys of all sources so far, to drop a copy's records
+    seen: (
+        dict[tuple[Any, ...], int] | None
+    )  # record keys of all sources so far, to drop a copy's records (None: one source)
     accounting: Accounting
     assembler: Assembler = field(default_factory=Assembler)
     events: list[Event] = field(default_factory=list)
@@ -387,8 +396,8 @@ class _SourceEvents:
                 self.stamped.append((record.line, record.stamp))
             produced = classify(record, self.source.name, self.index)
             keep = [ev for ev in produced if self.keep_all or ev.kind != "record"]
-            key = _dedup_key(produced[0])
-            if key is not None and self.seen.setdefault(key, self.index) != self.index:
+            key = _dedup_key(produced[0]) if self.seen is not None else None
+            if key is not None and self.seen is not None and self.seen.setdefault(key, self.index) != self.index:
                 accounting.duplicates += 1
                 accounting.record_lines += record.lines
             elif keep:
@@ -425,7 +434,7 @@ def read_events(
     readers: list[_SourceEvents] = []
     with _without_cycle_collection():
         for i, src in enumerate(sources):
-            reader = _SourceEvents(src, i, keep_all, seen, accounting)
+            reader = _SourceEvents(src, i, keep_all, seen if len(sources) > 1 else None, accounting)
             scans.append(
                 scan_source(
                     src,

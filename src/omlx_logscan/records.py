@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 
-from omlx_logscan.catalog import CATALOG
+from omlx_logscan.catalog import candidates
 from omlx_logscan.grammar import BLOCK_FORMS, Line, clean, is_garbage, parse_line
 from omlx_logscan.scan import KeptLine
 
@@ -66,7 +66,7 @@ class Assembly:
 def _starts_catalog_message(text: str) -> bool:
     if not text[:1].isalpha():  # traceback frames, carets and wrapped values: never a catalog message
         return False
-    return any(t.regex.match(text) for t in CATALOG if t.literal in text)  # every match contains the literal
+    return any(t.regex.match(text) for t in candidates(text) if t.literal in text)  # every match contains the literal
 
 
 def assemble(kept: Iterable[KeptLine]) -> Assembly:
