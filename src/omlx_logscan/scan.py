@@ -14,7 +14,6 @@ import os
 import re
 import threading
 from collections.abc import Callable, Iterator
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -68,6 +67,7 @@ _NOT_ROUTINE = "|".join([" - WARNING - ", " - ERROR - ", " - CRITICAL - ", *(re.
 # cap keeps memory flat on many-core machines.
 BLOCK_BYTES = 8 * 1024 * 1024
 IN_FLIGHT = min((os.cpu_count() or 2) + 1, 4)
+AHEAD = 4 * IN_FLIGHT  # outputs (small: request rows and the lines for the grammar) read ahead of the caller
 
 # The dense request table. Two more columns come only when a run needs them, since a column of
 # nulls still costs 8 to 16 bytes a row: "key" (UInt64, to drop the requests two sources share)
@@ -358,58 +358,74 @@ def _scan(
 
 
 def _in_order(run: Callable[[_Block], _BlockOutput], blocks: Iterator[_Block]) -> Iterator[_BlockOutput]:
-    """Each block's output, in the blocks' order, with up to ``IN_FLIGHT`` blocks read and run at
-    once on worker threads. Reads and collects release the GIL, so the caller's Python work on
-    one block overlaps the reading and polars' work on the next ones. A read or a block that
+    """Each block's output, in the blocks' order, the blocks read and run by ``IN_FLIGHT`` worker
+    threads. Reads and collects release the GIL, so the caller's Python work on one block
+    overlaps the reading and polars' work on the next ones; the workers go on to the next
+    blocks while the caller is busy, up to ``AHEAD`` outputs ahead of it. A read or a block that
     fails ends the output there: what the blocks before it found comes first, then the error."""
-    lock = threading.Lock()
-    handed_out = 0
-
-    def task() -> tuple[int, _BlockOutput | InputError | None]:
-        nonlocal handed_out
-        with lock:  # blocks are read in order, one at a time, and numbered as they are read
-            seq = handed_out
-            try:
-                block = next(blocks, None)
-            except InputError as exc:
-                return seq, exc
-            if block is None:
-                return seq, None
-            handed_out += 1
-        try:
-            return seq, run(block)
-        except InputError as exc:
-            return seq, exc
-
-    pool = ThreadPoolExecutor(max_workers=IN_FLIGHT)
-    running: set[Future[tuple[int, _BlockOutput | InputError | None]]] = set()
+    changed = threading.Condition()  # guards everything below; signalled when any of it changes
+    reading = threading.Lock()  # blocks are read in order, one at a time, and numbered as read
     ready: dict[int, _BlockOutput] = {}
-    end: int | None = None  # the number of the first block that is not there (or failed)
-    failure: InputError | None = None
-    following = 0
+    read = taken = 0  # blocks read by the workers; outputs handed to the caller
+    end: int | None = None  # the number of the first block that is not there, or failed
+    failure: BaseException | None = None
+    stopping = False
 
-    def start() -> None:  # keep IN_FLIGHT blocks read, running or waiting for the caller
-        while end is None and len(running) + len(ready) < IN_FLIGHT:
-            running.add(pool.submit(task))
+    def finish(seq: int, problem: BaseException | None) -> None:
+        nonlocal end, failure
+        with changed:
+            if end is None or seq < end or (seq == end and failure is None):
+                end, failure = seq, problem  # a failed read outranks "no more blocks" at its place
+            changed.notify_all()
 
+    def work() -> None:
+        nonlocal read
+        while True:
+            with changed:
+                while not stopping and end is None and read - taken >= AHEAD:
+                    changed.wait()
+                if stopping or end is not None:
+                    return
+            with reading:
+                seq = read
+                try:
+                    block = next(blocks, None)
+                except InputError as exc:
+                    finish(seq, exc)
+                    return
+                if block is None:
+                    finish(seq, None)
+                    return
+                read += 1
+            try:
+                output = run(block)
+            except BaseException as exc:  # handed to the caller: an unreadable block, or a bug
+                finish(seq, exc)
+                return
+            with changed:
+                ready[seq] = output
+                changed.notify_all()
+
+    workers = [threading.Thread(target=work, name="logscan-scan", daemon=True) for _ in range(IN_FLIGHT)]
+    for worker in workers:
+        worker.start()
     try:
-        start()
-        while running:
-            finished, running = wait(running, return_when=FIRST_COMPLETED)
-            for future in finished:
-                seq, output = future.result()
-                if isinstance(output, _BlockOutput):
-                    ready[seq] = output
-                elif end is None or seq < end or (seq == end and failure is None):
-                    end, failure = seq, output  # a failed read outranks "no more blocks" at its place
-            while following in ready and (end is None or following < end):
-                output = ready.pop(following)
-                following += 1
-                start()
-                yield output
-            start()
-    finally:  # a consumer that stopped early: no more blocks are started
-        pool.shutdown(cancel_futures=True)
+        while True:
+            with changed:
+                while taken not in ready and (end is None or taken < end):
+                    changed.wait()
+                if end is not None and taken >= end:
+                    break
+                output = ready.pop(taken)
+                taken += 1
+                changed.notify_all()
+            yield output
+    finally:  # the end, or a consumer that stopped early: the workers finish their block and stop
+        with changed:
+            stopping = True
+            changed.notify_all()
+        for worker in workers:
+            worker.join()
     if failure is not None:
         raise failure
 
