@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import gzip
 import itertools
+import random
 import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -18,6 +22,7 @@ from omlx_logscan import scan, sources
 from omlx_logscan.analysis import analyze
 from omlx_logscan.catalog import CATALOG, Template
 from omlx_logscan.document import timeline_document
+from omlx_logscan.errors import InputError
 from omlx_logscan.events import CLOCK_JUMP_S, _clock_jumps, read_events
 from omlx_logscan.sources import Source
 
@@ -293,3 +298,54 @@ def test_requests_in_oMLX_shape_take_the_dense_path() -> None:
     stream = stream_of(path)
     assert stream.requests["tokens"].to_list() == [5, 7, 11]
     assert stream.kind_counts["request_complete"] == 3
+
+
+def _fake_blocks(count: int, fail_read_at: int | None = None) -> Iterator[scan._Block]:
+    for seq in range(count):
+        if seq == fail_read_at:
+            raise InputError("server.log.gz: compressed data is truncated or corrupt")
+        yield scan._Block(str(seq).encode(), size=seq)
+
+
+def _fake_run(fail_at: int | None = None, bug_at: int | None = None) -> Callable[[scan._Block], scan._BlockOutput]:
+    """A block's "plan": sleeps a random while, so that later blocks often finish first."""
+    rng = random.Random(7)
+    delays = [rng.random() / 500 for _ in range(200)]
+
+    def run(block: scan._Block) -> scan._BlockOutput:
+        seq = block.size
+        time.sleep(delays[seq % len(delays)])
+        if seq == fail_at:
+            raise InputError("server.log: unreadable text")
+        if seq == bug_at:
+            raise ZeroDivisionError("a bug")
+        return scan._BlockOutput(seq, 1, pl.DataFrame(), [], set())
+
+    return run
+
+
+@settings(deadline=None, max_examples=25)
+@given(st.integers(0, 60), st.one_of(st.none(), st.integers(0, 60)), st.sampled_from(["run", "read", "bug"]))
+def test_blocks_come_back_in_order_up_to_the_first_failure(count: int, failing: int | None, how: str) -> None:
+    """Workers finish blocks in any order; the caller gets them in file order, and a block that
+    fails (unreadable text, a failed read, a bug) ends the output after all blocks before it."""
+    run = _fake_run(fail_at=failing if how == "run" else None, bug_at=failing if how == "bug" else None)
+    blocks = _fake_blocks(count, fail_read_at=failing if how == "read" else None)
+    got: list[int] = []
+    expected_error = {"run": InputError, "read": InputError, "bug": ZeroDivisionError}[how]
+    try:
+        for output in scan._in_order(run, blocks):
+            got.append(output.size)
+        raised: type[BaseException] | None = None
+    except (InputError, ZeroDivisionError) as exc:
+        raised = type(exc)
+    stop = count if failing is None or failing >= count else failing
+    assert got == list(range(stop))
+    assert raised is (expected_error if stop < count else None)
+
+
+def test_a_consumer_that_stops_early_leaves_no_worker_running() -> None:
+    outputs = scan._in_order(_fake_run(), _fake_blocks(500))
+    assert [next(outputs).size for _ in range(3)] == [0, 1, 2]
+    outputs.close()
+    assert not [t for t in threading.enumerate() if t.name == "logscan-scan"]
