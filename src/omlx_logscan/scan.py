@@ -1,11 +1,12 @@
 """The bulk scan: find the lines that matter without running Python on every line.
 
-A source is read in blocks of whole lines; polars splits each block into lines and classifies
-them with vectorised tests, two blocks at a time so both cores work. polars rejects text that
-is not UTF-8; the Python reader, which decodes line by line, takes over then. Routine
-single-line records (DEBUG records, and INFO records no catalog literal occurs in) are only
-counted. Finished-request lines, the one dense kind, stay in a polars table. Everything else, a
-small fraction of a big log, goes to the Python line grammar as ``KeptLine`` rows.
+A source is read in blocks of whole lines by worker threads, one more than there are cores;
+polars splits each block into lines and classifies them with vectorised tests, and the results
+come back in file order. Bytes that are not UTF-8 are first mended the way the Python grammar
+reads them (as Windows-1252), since polars accepts UTF-8 only. Routine single-line records
+(DEBUG records, and INFO records no catalog literal occurs in) are only counted. Finished-request
+lines, the one dense kind, stay in a polars table. Everything else, a small fraction of a big
+log, goes to the Python line grammar as ``KeptLine`` rows.
 """
 
 from __future__ import annotations
