@@ -448,9 +448,9 @@ def _run(block: _Block, source_name: str, keep_all: bool, keep_key: bool, keep_r
     block.data = b""  # free the bytes now, not when the last reference to the block goes
     lines = summary["total"][0] or 0
     kept = others.filter(~pl.col("single") | pl.col("line").str.contains(_INTERESTING).fill_null(False))
-    levels = _levels(others, {"DEBUG"} if summary["any_debug"][0] else set())
-    if requests.height:
-        levels.add("INFO")  # the request test is anchored on an INFO record's prefix
+    # Request rows are INFO records (the request test fixes the level): that leaves less to look for.
+    known = {level for level, seen in (("DEBUG", summary["any_debug"][0]), ("INFO", requests.height)) if seen}
+    levels = _levels(others, known)
     rows = [(n, text or "") for n, text in kept.select("n", "line").iter_rows()]
     return _BlockOutput(size, lines, requests.rechunk(), rows, levels)
 
