@@ -45,6 +45,16 @@ def with_block_bytes(monkeypatch: pytest.MonkeyPatch, size: int, path: Path) -> 
         monkeypatch.undo()
 
 
+def info_log(name: str, *messages: str) -> Path:
+    """A log of omlx.server INFO records a second apart, one per message (the text after the level)."""
+    path = WORKDIR / name
+    path.write_text(
+        "".join(f"2026-09-15 20:00:{i:02d},000 - omlx.server - INFO - {m}\n" for i, m in enumerate(messages)),
+        encoding="utf-8",
+    )
+    return path
+
+
 def plain_copy(case: str) -> Path:
     """A generated truth case as one plain file, so the positioned-read path reads it."""
     target = WORKDIR / f"{case}.log"
@@ -206,13 +216,12 @@ def test_embedding_requests_count_but_their_tokens_do_not() -> None:
     """Embedding lines are left to the grammar; the request index counts them, without tokens."""
     from omlx_logscan.requestindex import RequestIndex
 
-    info = "2026-09-15 20:00:0{} - omlx.server - INFO - [-] - {}\n"
-    path = WORKDIR / "embedding.log"
-    path.write_text(
-        info.format("0,000", "Engine started")
-        + info.format("1,000", "Embedding: 3 texts, 768 dims, 120 tokens in 0.10s")
-        + info.format("2,000", "Chat completion: model=m, 5 tokens in 0.10s")
-        + info.format("3,000", "Chat completion: model=m, 7 tokens in 0.10s")
+    path = info_log(
+        "embedding.log",
+        "[-] - Engine started",
+        "[-] - Embedding: 3 texts, 768 dims, 120 tokens in 0.10s",
+        "[-] - Chat completion: model=m, 5 tokens in 0.10s",
+        "[-] - Chat completion: model=m, 7 tokens in 0.10s",
     )
     stream = stream_of(path)
     assert stream.kind_counts["request_complete"] == 3
@@ -286,14 +295,13 @@ def test_the_dense_request_test_agrees_with_the_grammar(parts: list[tuple[str, s
 
 def test_requests_in_oMLX_shape_take_the_dense_path() -> None:
     """The shapes real logs show, with and without the request id field and ``model=``."""
-    info = "2026-09-15 20:00:0{} - omlx.server - INFO - {}\n"
-    path = WORKDIR / "shapes.log"
-    path.write_text(
-        info.format("0,000", "[-] - Engine started")
-        + info.format("1,000", "[-] - Chat completion: model=m, 5 tokens in 0.10s (50.0 tok/s), prompt: 3")
-        + info.format("2,000", "Chat completion: 7 tokens in 0.10s")
-        + info.format("3,000", "[-] - Chat completion: 11 tokens in 1.00s")
-        + info.format("4,000", "[-] - Engine stopped")
+    path = info_log(
+        "shapes.log",
+        "[-] - Engine started",
+        "[-] - Chat completion: model=m, 5 tokens in 0.10s (50.0 tok/s), prompt: 3",
+        "Chat completion: 7 tokens in 0.10s",
+        "[-] - Chat completion: 11 tokens in 1.00s",
+        "[-] - Engine stopped",
     )
     stream = stream_of(path)
     assert stream.requests["tokens"].to_list() == [5, 7, 11]
