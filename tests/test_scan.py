@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from conftest import EXAMPLE, GENERATED, REAL, stream_of
 from omlx_logscan import scan, sources
 from omlx_logscan.analysis import analyze
-from omlx_logscan.catalog import CATALOG, Template
+from omlx_logscan.catalog import CATALOG, Template, _first_character, candidates
 from omlx_logscan.document import timeline_document
 from omlx_logscan.errors import InputError
 from omlx_logscan.events import CLOCK_JUMP_S, _clock_jumps, read_events
@@ -128,6 +128,17 @@ def test_every_match_contains_the_literal(template: Template, data: st.DataObjec
     text = data.draw(st.from_regex(template.regex))
     assert template.regex.search(text)
     assert template.literal in text
+    assert template in candidates(text)  # the first-character index never hides a template that matches
+
+
+def test_a_pattern_with_alternatives_at_the_top_fixes_no_first_character() -> None:
+    assert [_first_character(p) for p in ("^Engine", "^A|B", "^(?:A|B)c", r"^A\|b", "^A[|]b")] == [
+        "E",
+        None,
+        None,
+        "A",
+        "A",
+    ]
 
 
 # (line, seconds after midnight) of timed lines: every third a record the grammar read, the rest
@@ -269,28 +280,96 @@ _NEAR_HEADS = st.sampled_from(
         " - omlx.server - INFO -  ",
     ]
 )
-_NEAR_MODELS = st.sampled_from(["", "model=m, ", "model=Qwen3 8B-4bit, ", "model=, ", "model=a,b, ", "model=x,, "])
+_NEAR_MODELS = st.sampled_from(
+    ["", "model=m, ", "model=Qwen3 8B-4bit, ", "model=, ", "model=a,b, ", "model=x,, ", "model=\x1b[0m, "]
+)
 _NEAR_TOKENS = st.sampled_from(["0", "17", "0042", "+5", "4294967296", "", "1 2", "٣"])
 _NEAR_TAILS = st.sampled_from(
-    [" tokens in 1.60s (10.0 tok/s), prompt: 5", " tokens in .5s", " tokens in s", " tokens in 1.6", " tokens"]
+    [
+        " tokens in 1.60s (10.0 tok/s), prompt: 5",
+        " tokens in .5s",
+        " tokens in s",
+        " tokens in 1.6",
+        " tokens",
+        " tokens in 1.0s (00000008:kIOGPUCommandBufferCallbackErrorOutOfMemory)",
+        " tokens in 1.0s [metal::malloc] Resource limit (3) exceeded",
+    ]
+)
+# What follows a request line: a record, or lines the grammar joins to it as a continuation.
+_NEAR_NEXT = st.sampled_from(
+    [
+        "2026-09-15 20:00:02,000 - omlx.engine - INFO - [-] - routine",
+        "2026-09-15 20:00:02(00000008:kIOGPUCommandBufferCallbackErrorTimeout)",
+        "2026-09-15 20:00:02,1234567 - omlx.engine - INFO - [-] - routine",
+        "2026-09-15 20:00:02",
+        "    at a traceback frame",
+    ]
 )
 
 
 @settings(deadline=None, max_examples=150, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(st.tuples(_NEAR_STAMPS, _NEAR_HEADS, _NEAR_MODELS, _NEAR_TOKENS, _NEAR_TAILS), min_size=1, max_size=6))
-def test_the_dense_request_test_agrees_with_the_grammar(parts: list[tuple[str, str, str, str, str]]) -> None:
+@given(
+    st.lists(
+        st.tuples(_NEAR_STAMPS, _NEAR_HEADS, _NEAR_MODELS, _NEAR_TOKENS, _NEAR_TAILS, _NEAR_NEXT),
+        min_size=1,
+        max_size=6,
+    )
+)
+def test_the_dense_request_test_agrees_with_the_grammar(parts: list[tuple[str, str, str, str, str, str]]) -> None:
     """Lines near oMLX's request shape: where the scan files a dense row, the grammar reads the
     same request, and a line it refuses reaches the grammar, so the two paths give the same."""
     around = "2026-09-15 19:59:59,000 - omlx.engine - INFO - [-] - routine\n"
     body = "".join(
-        f"{stamp}{head}Chat completion: {model}{tokens}{tail}\n" for stamp, head, model, tokens, tail in parts
+        f"{around}{stamp}{head}Chat completion: {model}{tokens}{tail}\n{following}\n"
+        for stamp, head, model, tokens, tail, following in parts
     )
     path = WORKDIR / "near-requests.log"
-    path.write_text(around + body.replace("\n", "\n" + around, len(parts) - 1) + around, encoding="utf-8")
+    path.write_text(body + around, encoding="utf-8")
     dense = stream_of(path)
     grammar = read_events(sources.resolve([str(path)]), keep_all=True)
     assert grammar.requests.height == 0  # with every line kept, the grammar reads them all
     assert _requests_seen(dense) == _requests_seen(grammar)
+    assert {k: n for k, n in dense.kind_counts.items() if k != "record"} == {
+        k: n for k, n in grammar.kind_counts.items() if k != "record"
+    }
+
+
+_REQUEST_LINE = "2026-09-15 20:00:01,250 - omlx.server - INFO - [-] - Chat completion: {}5 tokens in 1.0s{}"
+_ROUTINE_LINE = "2026-09-15 20:00:02,000 - omlx.engine - INFO - [-] - routine"
+
+
+@pytest.mark.parametrize(
+    ("request_line", "following"),
+    [
+        (_REQUEST_LINE.format("", " (00000008:kIOGPUCommandBufferCallbackErrorOutOfMemory)"), _ROUTINE_LINE),
+        (_REQUEST_LINE.format("", " [metal::malloc] Resource limit (3) exceeded"), _ROUTINE_LINE),
+        (_REQUEST_LINE.format("model=\x1b[0m, ", ""), _ROUTINE_LINE),
+        (_REQUEST_LINE.format("model=" + "m" * 70_000 + ", ", ""), _ROUTINE_LINE),
+        (_REQUEST_LINE.format("", ""), "2026-09-15 20:00:02(00000008:kIOGPUCommandBufferCallbackErrorTimeout)"),
+        (_REQUEST_LINE.format("", ""), "2026-09-15 20:00:02,1234567 - omlx.engine - INFO - [-] - routine"),
+        (_REQUEST_LINE.format("", ""), "2026-09-15 20:00:02"),
+    ],
+    ids=[
+        "gpu-code",
+        "metal-malloc",
+        "colour-code",
+        "runaway-line",
+        "gpu-next",
+        "long-fraction-next",
+        "bare-stamp-next",
+    ],
+)
+def test_request_lines_the_grammar_reads_otherwise_are_left_to_it(request_line: str, following: str) -> None:
+    """A GPU error in the line or joined to it, colour codes, a cut line: the grammar decides."""
+    path = WORKDIR / "odd-request.log"
+    path.write_text(f"{_ROUTINE_LINE}\n{request_line}\n{following}\n{_ROUTINE_LINE}\n", encoding="utf-8")
+    dense = stream_of(path)
+    grammar = read_events(sources.resolve([str(path)]), keep_all=True)
+    assert dense.requests.height == 0  # none of these is filed as a dense row
+    assert _requests_seen(dense) == _requests_seen(grammar)
+    assert {k: n for k, n in dense.kind_counts.items() if k != "record"} == {
+        k: n for k, n in grammar.kind_counts.items() if k != "record"
+    }
 
 
 def test_requests_in_oMLX_shape_take_the_dense_path() -> None:
@@ -308,9 +387,11 @@ def test_requests_in_oMLX_shape_take_the_dense_path() -> None:
     assert stream.kind_counts["request_complete"] == 3
 
 
-def _fake_blocks(count: int, fail_read_at: int | None = None) -> Iterator[scan._Block]:
+def _fake_blocks(count: int, fail_read_at: int | None = None, bug: bool = False) -> Iterator[scan._Block]:
     for seq in range(count):
         if seq == fail_read_at:
+            if bug:
+                raise ZeroDivisionError("a bug in the reader")
             raise InputError("server.log.gz: compressed data is truncated or corrupt")
         yield scan._Block(str(seq).encode(), size=seq)
 
@@ -333,14 +414,18 @@ def _fake_run(fail_at: int | None = None, bug_at: int | None = None) -> Callable
 
 
 @settings(deadline=None, max_examples=25)
-@given(st.integers(0, 60), st.one_of(st.none(), st.integers(0, 60)), st.sampled_from(["run", "read", "bug"]))
+@given(
+    st.integers(0, 60), st.one_of(st.none(), st.integers(0, 60)), st.sampled_from(["run", "read", "bug", "read-bug"])
+)
 def test_blocks_come_back_in_order_up_to_the_first_failure(count: int, failing: int | None, how: str) -> None:
     """Workers finish blocks in any order; the caller gets them in file order, and a block that
     fails (unreadable text, a failed read, a bug) ends the output after all blocks before it."""
     run = _fake_run(fail_at=failing if how == "run" else None, bug_at=failing if how == "bug" else None)
-    blocks = _fake_blocks(count, fail_read_at=failing if how == "read" else None)
+    blocks = _fake_blocks(count, fail_read_at=failing if how.startswith("read") else None, bug=how == "read-bug")
     got: list[int] = []
-    expected_error = {"run": InputError, "read": InputError, "bug": ZeroDivisionError}[how]
+    expected_error = {"run": InputError, "read": InputError, "bug": ZeroDivisionError, "read-bug": ZeroDivisionError}[
+        how
+    ]
     try:
         for output in scan._in_order(run, blocks):
             got.append(output.size)

@@ -253,9 +253,9 @@ class WhyFaulted:
         return out
 
     def write_text(self, con: Console, *, full: bool) -> None:
+        """The section on a terminal; log text stays data (no markup)."""
         from rich.text import Text
 
-        """The section on a terminal; log text stays data (no markup)."""
         con.print(Text("Why it faulted", style="bold"))
         for line in self.fault_lines(full=full) + self.overlay_lines(full=full):
             con.print(Text(f"  {line}"), soft_wrap=True)

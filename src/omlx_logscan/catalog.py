@@ -137,9 +137,27 @@ CATALOG: tuple[Template, ...] = (
 
 def _first_character(pattern: str) -> str | None:
     """The character every match of an anchored pattern begins with, when the pattern fixes one."""
-    if len(pattern) > 2 and pattern[0] == "^" and pattern[1] not in ".^$*+?{}[]()|\\" and pattern[2] not in "*?{":
-        return pattern[1]
-    return None
+    fixed = len(pattern) > 2 and pattern[0] == "^" and pattern[1] not in ".^$*+?{}[]()|\\" and pattern[2] not in "*?{"
+    return pattern[1] if fixed and not _alternatives_at_top(pattern) else None
+
+
+def _alternatives_at_top(pattern: str) -> bool:
+    """Whether a ``|`` outside any group splits the pattern ("^A|B" may begin with B)."""
+    depth, in_class, escaped = 0, False, False
+    for char in pattern:
+        if escaped:
+            escaped = False
+        elif char == "\\":
+            escaped = True
+        elif in_class:
+            in_class = char != "]"
+        elif char == "[":
+            in_class = True
+        elif char in "()":
+            depth += 1 if char == "(" else -1
+        elif char == "|" and depth == 0:
+            return True
+    return False
 
 
 def _by_first_character() -> tuple[dict[str, tuple[Template, ...]], tuple[Template, ...]]:

@@ -129,6 +129,7 @@ def parse_line(raw: str) -> Line:
     return Line("text", text.rstrip())
 
 
+MAX_LINE_CHARS = 64 * 1024  # a longer line is parsed from its start, with a note of how much was cut
 PLAUSIBLE_YEARS = range(1970, 2200)  # outside this a "timestamp" is corrupt data, and date arithmetic overflows
 
 

@@ -13,10 +13,8 @@ from dataclasses import dataclass, field
 from datetime import date, timedelta
 
 from omlx_logscan.catalog import candidates
-from omlx_logscan.grammar import BLOCK_FORMS, Line, clean, is_garbage, parse_line
+from omlx_logscan.grammar import BLOCK_FORMS, MAX_LINE_CHARS, Line, clean, is_garbage, parse_line
 from omlx_logscan.scan import KeptLine
-
-MAX_LINE_CHARS = 64 * 1024
 
 # Head forms that end a block (a log line after a panic report is the log again).
 _BLOCK_ENDERS = frozenset(

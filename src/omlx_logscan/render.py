@@ -80,9 +80,9 @@ def printable(text: str) -> str:
 
 
 def event_cells(event: Event) -> list[Text]:
+    """The columns ``events`` prints for one event: time, kind, level, where, message."""
     from rich.text import Text
 
-    """The columns ``events`` prints for one event: time, kind, level, where, message."""
     return [
         Text(to_second(event.time) or "·" + (to_second(event.prev_time) or "")),
         Text(event.kind, style=KIND_STYLE.get(event.kind, "")),

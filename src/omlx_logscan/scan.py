@@ -24,7 +24,7 @@ import polars as pl
 
 from omlx_logscan.catalog import GPU_LITERALS, PREFILTER_LITERALS
 from omlx_logscan.errors import InputError
-from omlx_logscan.grammar import PLAUSIBLE_YEARS
+from omlx_logscan.grammar import MAX_LINE_CHARS, PLAUSIBLE_YEARS
 from omlx_logscan.sources import (
     SNIFF_BYTES,
     Source,
@@ -36,9 +36,11 @@ from omlx_logscan.sources import (
     sniff_codec,
 )
 
-# ASCII digits: Python's re and polars' regex engine agree on them (not on every Unicode digit),
-# and block edges are tested with the one, the block's other lines with the other.
-_STAMP = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}[ T][0-9]{2}:[0-9]{2}:[0-9]{2}"
+# A line the grammar reads as a dated record, not as the continuation of the one before: a date
+# and time (with up to six digits of fraction) and a separator after them. In ASCII digits and
+# blanks, on which Python's re and polars' regex engine agree (not on every Unicode digit or
+# space): block edges are tested with the one, the block's other lines with the other.
+_STAMP = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}[ T][0-9]{2}:[0-9]{2}:[0-9]{2}(?:[,.][0-9]{1,6})?(?:[ \t]*[-—][ \t]*|[ \t]+)"
 # The file/console record prefix up to the level: level tests are anchored, so a message that
 # merely mentions " - DEBUG - " is never taken for a DEBUG record.
 _RECORD_PREFIX = r"^\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d[,.]\d+ - [\w.]+ - "
@@ -54,6 +56,9 @@ _REQUEST_HEAD = " - omlx.server - INFO - "
 _REQUEST_ID = "[-] - "  # the request id field, absent in some builds
 _CHAT = "Chat completion: "
 _CHAT_TAIL = r"^(?:model=[^,]+, )?([0-9]+) tokens in [0-9.]+s"
+# Text the grammar reads otherwise: a GPU error anywhere in the record makes it a gpu_error, and
+# colour codes are removed before the message is matched.
+_NOT_DENSE = r"kIO|metal::malloc|\x1b"
 # The grammar's own limits on a time: years it finds plausible, and no leap second (which the
 # time parse would roll over into the next minute).
 _FIRST_TIME = datetime(PLAUSIBLE_YEARS.start, 1, 1)
@@ -274,6 +279,8 @@ def _request_columns(keep_key: bool) -> list[pl.Expr]:
         (line.str.slice(_STAMP_LEN, len(_REQUEST_HEAD)) == _REQUEST_HEAD)
         & time.is_between(_FIRST_TIME, _END_TIME, closed="left")
         & (line.str.slice(17, 2) != "60")  # the seconds
+        & (line.str.len_bytes() <= MAX_LINE_CHARS)  # the grammar would read a cut line
+        & ~line.str.contains(_NOT_DENSE)
     )
     columns = [time.alias("time"), pl.when(shaped).then(tokens).alias("tokens")]
     if keep_key:
@@ -381,31 +388,27 @@ def _in_order(run: Callable[[_Block], _BlockOutput], blocks: Iterator[_Block]) -
 
     def work() -> None:
         nonlocal read
-        while True:
-            with changed:
-                while not stopping and end is None and read - taken >= AHEAD:
-                    changed.wait()
-                if stopping or end is not None:
-                    return
-            with reading:
-                seq = read
-                try:
+        seq = 0
+        try:
+            while True:
+                with changed:
+                    while not stopping and end is None and read - taken >= AHEAD:
+                        changed.wait()
+                    if stopping or end is not None:
+                        return
+                with reading:
+                    seq = read
                     block = next(blocks, None)
-                except InputError as exc:
-                    finish(seq, exc)
-                    return
-                if block is None:
-                    finish(seq, None)
-                    return
-                read += 1
-            try:
+                    if block is None:
+                        finish(seq, None)
+                        return
+                    read += 1
                 output = run(block)
-            except BaseException as exc:  # handed to the caller: an unreadable block, or a bug
-                finish(seq, exc)
-                return
-            with changed:
-                ready[seq] = output
-                changed.notify_all()
+                with changed:
+                    ready[seq] = output
+                    changed.notify_all()
+        except BaseException as exc:  # a failed read, an unreadable block, or a bug: the caller raises it
+            finish(seq, exc)
 
     workers = [threading.Thread(target=work, name="logscan-scan", daemon=True) for _ in range(IN_FLIGHT)]
     for worker in workers:
