@@ -226,6 +226,8 @@ GPU_CODE = re.compile(
 )
 GPU_RESOURCE_LIMIT = re.compile(r"\[metal::malloc\] Resource limit \((\d+)\) exceeded")
 GPU_LITERALS: tuple[str, ...] = ("CommandBufferCallbackError", "[metal::malloc]")
+# Text that sends a record to the GPU-error test (a match of either pattern above contains one).
+GPU_MARKERS: tuple[str, ...] = ("kIO", "metal::malloc")
 
 # Short names for the codes the fact sheet documents; others keep the name as written.
 GPU_CODE_NAMES = {

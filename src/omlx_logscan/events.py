@@ -26,6 +26,7 @@ from omlx_logscan.catalog import (
     GPU_CODE,
     GPU_CODE_NAMES,
     GPU_CONTEXTS,
+    GPU_MARKERS,
     GPU_RESOURCE_LIMIT,
     NUMERIC_FIELDS,
     candidates,
@@ -255,7 +256,7 @@ def classify(record: Record, source: str, index: int) -> list[Event]:
         ]
     text = record.text
     events: list[Event] = []
-    gpu = _gpu_fields(record, text) if ("kIO" in text or "metal::malloc" in text) else None
+    gpu = _gpu_fields(record, text) if any(marker in text for marker in GPU_MARKERS) else None
     level = head.level or ("CRITICAL" if head.form == "abort" else None)
     if gpu is not None:
         events.append(make("gpu_error", gpu, level or "ERROR"))

@@ -22,7 +22,7 @@ from typing import Any
 
 import polars as pl
 
-from omlx_logscan.catalog import GPU_LITERALS, PREFILTER_LITERALS
+from omlx_logscan.catalog import GPU_LITERALS, GPU_MARKERS, PREFILTER_LITERALS
 from omlx_logscan.errors import InputError
 from omlx_logscan.grammar import MAX_LINE_CHARS, PLAUSIBLE_YEARS
 from omlx_logscan.sources import (
@@ -58,7 +58,7 @@ _CHAT = "Chat completion: "
 _CHAT_TAIL = r"^(?:model=[^,]+, )?([0-9]+) tokens in [0-9.]+s"
 # Text the grammar reads otherwise: a GPU error anywhere in the record makes it a gpu_error, and
 # colour codes are removed before the message is matched.
-_NOT_DENSE = r"kIO|metal::malloc|\x1b"
+_NOT_DENSE = "|".join([*(re.escape(marker) for marker in GPU_MARKERS), r"\x1b"])
 # The grammar's own limits on a time: years it finds plausible, and no leap second (which the
 # time parse would roll over into the next minute).
 _FIRST_TIME = datetime(PLAUSIBLE_YEARS.start, 1, 1)
