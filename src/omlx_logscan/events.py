@@ -365,9 +365,8 @@ class _SourceEvents:
     source: Source
     index: int
     keep_all: bool
-    seen: (
-        dict[tuple[Any, ...], int] | None
-    )  # record keys of all sources so far, to drop a copy's records (None: one source)
+    # Record keys of all sources so far, to drop a copy's records; None when there is one source.
+    seen: dict[tuple[Any, ...], int] | None
     accounting: Accounting
     assembler: Assembler = field(default_factory=Assembler)
     events: list[Event] = field(default_factory=list)
@@ -397,8 +396,9 @@ class _SourceEvents:
                 self.stamped.append((record.line, record.stamp))
             produced = classify(record, self.source.name, self.index)
             keep = [ev for ev in produced if self.keep_all or ev.kind != "record"]
-            key = _dedup_key(produced[0]) if self.seen is not None else None
-            if key is not None and self.seen is not None and self.seen.setdefault(key, self.index) != self.index:
+            seen = self.seen
+            key = _dedup_key(produced[0]) if seen is not None else None
+            if seen is not None and key is not None and seen.setdefault(key, self.index) != self.index:
                 accounting.duplicates += 1
                 accounting.record_lines += record.lines
             elif keep:
