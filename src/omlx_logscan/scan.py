@@ -17,6 +17,7 @@ import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -256,7 +257,8 @@ def _plan(block: _Block, keep_all: bool, keep_key: bool) -> pl.LazyFrame:
     )
 
 
-def _request_columns(keep_key: bool) -> list[pl.Expr]:
+@cache  # built once: a block's plan is made on a worker thread while holding the GIL
+def _request_columns(keep_key: bool) -> tuple[pl.Expr, ...]:
     """Time, tokens and de-duplication key of a finished chat completion, for the dense table.
 
     These run on every line the request test looks at, millions in a big log, so each is the
@@ -285,7 +287,7 @@ def _request_columns(keep_key: bool) -> list[pl.Expr]:
     columns = [time.alias("time"), pl.when(shaped).then(tokens).alias("tokens")]
     if keep_key:
         columns.append(line.str.replace(" - [-] - ", " - ", literal=True).hash().alias("key"))
-    return columns
+    return tuple(columns)
 
 
 def _levels(df: pl.DataFrame, known: set[str]) -> set[str]:
