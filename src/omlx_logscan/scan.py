@@ -118,10 +118,12 @@ def _numbered(index: int, blocks: list[tuple[int, pl.DataFrame]]) -> pl.DataFram
     extra = [c for c in ("key", "text") if c in blocks[0][1].columns]
     source = pl.lit(index, dtype=pl.UInt32).alias("source")
     numbered = [
-        frame.lazy().select(source, (pl.col("n") + base).cast(pl.UInt32).alias("line"), "time", "tokens", *extra)
+        frame.select(source, (pl.col("n") + base).cast(pl.UInt32).alias("line"), "time", "tokens", *extra)
         for base, frame in blocks
     ]
-    return pl.concat(numbered).collect()
+    # The blocks' time and tokens are used as they are, not copied into one buffer: a big log's
+    # request table then costs no second copy of itself at its peak.
+    return pl.concat(numbered, rechunk=False)
 
 
 @dataclass(slots=True)
