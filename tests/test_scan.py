@@ -23,7 +23,7 @@ from omlx_logscan.analysis import analyze
 from omlx_logscan.catalog import CATALOG, Template, _first_character, candidates
 from omlx_logscan.document import timeline_document
 from omlx_logscan.errors import InputError
-from omlx_logscan.events import CLOCK_JUMP_S, _clock_jumps, read_events
+from omlx_logscan.events import CLOCK_JUMP_S, EventStream, _clock_jumps, read_events
 from omlx_logscan.sources import Source
 
 WORKDIR = Path(tempfile.mkdtemp(prefix="logscan-scan-"))
@@ -240,11 +240,8 @@ def test_embedding_requests_count_but_their_tokens_do_not() -> None:
     assert index.totals([datetime(2026, 9, 15, 20), datetime(2026, 9, 15, 20, 1)]) == ([3], [12])
 
 
-def _requests_seen(stream: object) -> list[tuple[str, int]]:
+def _requests_seen(stream: EventStream) -> list[tuple[str, int]]:
     """Every finished chat completion a stream holds, dense row or event, as (time, tokens)."""
-    from omlx_logscan.events import EventStream
-
-    assert isinstance(stream, EventStream)
     rows = [
         (time.isoformat(timespec="milliseconds"), tokens)
         for time, tokens in stream.requests.select("time", "tokens").iter_rows()
@@ -325,6 +322,12 @@ def test_the_dense_request_test_agrees_with_the_grammar(parts: list[tuple[str, s
     )
     path = WORKDIR / "near-requests.log"
     path.write_text(body + around, encoding="utf-8")
+    read_as_by_the_grammar(path)
+
+
+def read_as_by_the_grammar(path: Path) -> EventStream:
+    """The log's stream from the bulk scan, checked to hold the same requests and events as the
+    grammar reading every line finds."""
     dense = stream_of(path)
     grammar = read_events(sources.resolve([str(path)]), keep_all=True)
     assert grammar.requests.height == 0  # with every line kept, the grammar reads them all
@@ -332,6 +335,7 @@ def test_the_dense_request_test_agrees_with_the_grammar(parts: list[tuple[str, s
     assert {k: n for k, n in dense.kind_counts.items() if k != "record"} == {
         k: n for k, n in grammar.kind_counts.items() if k != "record"
     }
+    return dense
 
 
 _REQUEST_LINE = "2026-09-15 20:00:01,250 - omlx.server - INFO - [-] - Chat completion: {}5 tokens in 1.0s{}"
@@ -363,13 +367,7 @@ def test_request_lines_the_grammar_reads_otherwise_are_left_to_it(request_line: 
     """A GPU error in the line or joined to it, colour codes, a cut line: the grammar decides."""
     path = WORKDIR / "odd-request.log"
     path.write_text(f"{_ROUTINE_LINE}\n{request_line}\n{following}\n{_ROUTINE_LINE}\n", encoding="utf-8")
-    dense = stream_of(path)
-    grammar = read_events(sources.resolve([str(path)]), keep_all=True)
-    assert dense.requests.height == 0  # none of these is filed as a dense row
-    assert _requests_seen(dense) == _requests_seen(grammar)
-    assert {k: n for k, n in dense.kind_counts.items() if k != "record"} == {
-        k: n for k, n in grammar.kind_counts.items() if k != "record"
-    }
+    assert read_as_by_the_grammar(path).requests.height == 0  # none of these is filed as a dense row
 
 
 def test_requests_in_oMLX_shape_take_the_dense_path() -> None:
