@@ -132,7 +132,7 @@ class _BlockOutput:
 
     size: int  # bytes read from the source, for progress
     lines: int
-    requests: pl.DataFrame  # n, time, tokens, and key/line when asked for
+    requests: pl.DataFrame  # n, time, tokens, and key/text when asked for
     kept: list[tuple[int, str]]  # (n, text) of the lines for the grammar
     levels: set[str]
 
@@ -144,8 +144,8 @@ class _Block:
     data: bytes
     cut_tail: bool = False  # stored, not size < len(data): mending bad bytes changes the length
     size: int = 0  # bytes of whole lines as read from the source (for progress)
-    prev_timed: bool = False  # whether the line just before the block starts with a timestamp
-    next_timed: bool = False  # whether the line just after it does
+    prev_timed: bool = False  # whether the line just before the block is timed (``_STAMP``)
+    next_timed: bool = False  # whether the line just after it is
 
     def first_line(self) -> bytes:
         end = self.data.find(b"\n", 0, self.size)
@@ -309,7 +309,7 @@ def _levels(df: pl.DataFrame, known: set[str]) -> set[str]:
 
 
 def _native(source: Source) -> bool:
-    """Plain UTF-8/ASCII files are read by polars itself (multi-threaded, no copies through Python)."""
+    """Plain files are read in blocks by positioned reads; compressed ones and streams go through Python's decoders."""
     path = source.path
     if path is None or path.suffix in (".gz", ".bz2", ".xz") or not path.is_file():
         return False
