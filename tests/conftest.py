@@ -9,9 +9,11 @@ from typing import Any
 
 import pytest
 
-from omlx_logscan.analysis import Analysis, analyze
-from omlx_logscan.events import EventStream, read_events
-from omlx_logscan.sources import resolve
+from omlx_logscan.analysis.lifetimes import analyze
+from omlx_logscan.analysis.model import Analysis
+from omlx_logscan.inputs.sources import resolve
+from omlx_logscan.stream.model import EventStream
+from omlx_logscan.stream.read import read_events
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "fixtures"

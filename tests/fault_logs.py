@@ -5,9 +5,10 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from omlx_logscan.analysis import Analysis, analyze
-from omlx_logscan.events import read_events
-from omlx_logscan.sources import resolve
+from omlx_logscan.analysis.lifetimes import analyze
+from omlx_logscan.analysis.model import Analysis
+from omlx_logscan.inputs.sources import resolve
+from omlx_logscan.stream.read import read_events
 
 FAULT_AT = datetime(2026, 9, 15, 20, 19, 38, 663000)
 _PACKAGES = "/opt/homebrew/Cellar/omlx/0.5.7/libexec/lib/python3.11/site-packages/omlx"

@@ -19,11 +19,11 @@ from fault_logs import (
     info_start,
     record,
 )
-from omlx_logscan.analysis import Analysis
-from omlx_logscan.attribution import WhyFaulted, explain
-from omlx_logscan.document import timeline_document
-from omlx_logscan.overlay import parse_overlays
-from omlx_logscan.render import console
+from omlx_logscan.analysis.attribution import WhyFaulted, explain
+from omlx_logscan.analysis.model import Analysis
+from omlx_logscan.inputs.overlays import parse_overlays
+from omlx_logscan.output.documents import timeline_document
+from omlx_logscan.output.text import console
 
 
 def only(why: WhyFaulted) -> dict[str, object]:

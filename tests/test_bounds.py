@@ -12,20 +12,20 @@ import pytest
 from typer.testing import CliRunner
 
 from conftest import EXAMPLE, FIXTURES, ROOT, analysis_of
-from omlx_logscan import oshistory
-from omlx_logscan.analysis import Analysis
-from omlx_logscan.bounds import (
+from omlx_logscan.analysis.bounds import (
     Grouping,
     TimeBounds,
-    bounds_markdown,
     build_bounds,
     poisson_cdf,
     poisson_upper,
     session_os_versions,
 )
-from omlx_logscan.cli import app
+from omlx_logscan.analysis.model import Analysis
+from omlx_logscan.cli.app import app
 from omlx_logscan.errors import LogscanError
-from omlx_logscan.oshistory import OsHistory, load_history, parse_history, parse_os_flag
+from omlx_logscan.inputs import oshistory
+from omlx_logscan.inputs.oshistory import OsHistory, load_history, parse_history, parse_os_flag
+from omlx_logscan.output.markdown import bounds_markdown
 from omlx_logscan.when import zone
 
 runner = CliRunner()

@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from conftest import EXAMPLE, REAL
-from omlx_logscan.cli import app
+from omlx_logscan.cli.app import app
 
 runner = CliRunner()
 

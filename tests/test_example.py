@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from omlx_logscan.analysis import Analysis
-from omlx_logscan.document import escalation_rows, summary
+from omlx_logscan.analysis.model import Analysis
+from omlx_logscan.output.phrases import escalation_rows, summary
 
 
 def test_six_timeouts_with_the_reports_outcomes(example_analysis: Analysis) -> None:

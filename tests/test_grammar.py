@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from omlx_logscan.grammar import parse_line
+from omlx_logscan.parsing.grammar import parse_line
 
 
 @pytest.mark.parametrize(

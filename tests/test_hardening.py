@@ -13,7 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from conftest import EXAMPLE, REAL, stream_of
-from omlx_logscan.cli import app
+from omlx_logscan.cli.app import app
 from omlx_logscan.errors import InputError
 
 runner = CliRunner()
@@ -73,7 +73,7 @@ def test_symlink_loop(tmp_path: Path) -> None:
 def test_unreadable_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     log = tmp_path / "server.log"
     log.write_text(WARN.format(1, 1))
-    monkeypatch.setattr("omlx_logscan.sources.os.access", lambda *_args: False)  # tests run as root
+    monkeypatch.setattr("omlx_logscan.inputs.sources.os.access", lambda *_args: False)  # tests run as root
     one_line_error(["events", str(log)], "permission denied")
 
 
@@ -219,7 +219,7 @@ def test_internal_error_points_to_debug(monkeypatch: pytest.MonkeyPatch) -> None
     def broken(*_args: object, **_kwargs: object) -> None:
         raise RuntimeError("boom")
 
-    monkeypatch.setattr("omlx_logscan.investigation.analyze", broken)
+    monkeypatch.setattr("omlx_logscan.analysis.investigation.analyze", broken)
     result = runner.invoke(app, ["timeline", str(REAL / "omlx-issue-3683.log")])
     assert result.exit_code == 70
     assert "internal error" in result.stderr and "--debug" in result.stderr
@@ -230,7 +230,7 @@ def test_debug_lets_the_traceback_through(monkeypatch: pytest.MonkeyPatch) -> No
     def broken(*_args: object, **_kwargs: object) -> None:
         raise RuntimeError("boom")
 
-    monkeypatch.setattr("omlx_logscan.investigation.analyze", broken)
+    monkeypatch.setattr("omlx_logscan.analysis.investigation.analyze", broken)
     result = runner.invoke(app, ["timeline", "--debug", str(REAL / "omlx-issue-3683.log")])
     assert isinstance(result.exception, RuntimeError) and str(result.exception) == "boom"
 

@@ -10,10 +10,11 @@ import pytest
 
 from conftest import EXAMPLE
 from fault_logs import analysis_from, completion, fault, record
-from omlx_logscan.analysis import Analysis
+from omlx_logscan.analysis.model import Analysis
+from omlx_logscan.analysis.overlay import correlate, subtract
+from omlx_logscan.analysis.stats import binomial_test, clopper_pearson, rate_ratio
 from omlx_logscan.errors import LogscanError
-from omlx_logscan.overlay import correlate, merge, parse_gap, parse_overlays, subtract
-from omlx_logscan.stats import binomial_test, clopper_pearson, rate_ratio
+from omlx_logscan.inputs.overlays import merge, parse_gap, parse_overlays
 
 # -- stats -------------------------------------------------------------------------------------
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from omlx_logscan.progress import PROGRESS_MIN_BYTES, progress_for
-from omlx_logscan.sources import resolve
+from omlx_logscan.cli.progress import PROGRESS_MIN_BYTES, progress_for
+from omlx_logscan.inputs.sources import resolve
 
 
 class _Terminal(io.StringIO):

@@ -10,8 +10,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import REAL, stream_of
-from omlx_logscan.analysis import analyze
-from omlx_logscan.document import timeline_document
+from omlx_logscan.analysis.lifetimes import analyze
+from omlx_logscan.output.documents import timeline_document
 
 REAL_LINES = [line for path in sorted(REAL.glob("*.log")) for line in path.read_text(encoding="utf-8").splitlines()]
 WORKDIR = Path(tempfile.mkdtemp(prefix="logscan-properties-"))

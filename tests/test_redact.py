@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from omlx_logscan.redact import logged, redact, redact_logged, unmark
+from omlx_logscan.output.redact import logged, redact, redact_logged, unmark
 
 
 @pytest.mark.parametrize(

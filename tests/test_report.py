@@ -10,9 +10,9 @@ import pytest
 from typer.testing import CliRunner
 
 from conftest import EXAMPLE, analysis_of
-from omlx_logscan.analysis import Analysis
-from omlx_logscan.cli import app
-from omlx_logscan.report import LINE_MAX, build_report
+from omlx_logscan.analysis.model import Analysis
+from omlx_logscan.cli.app import app
+from omlx_logscan.output.report import LINE_MAX, build_report
 from synthetic import STILL_DEAD, absorbed_faults, busy, record, start, timeout, write_log
 
 runner = CliRunner()

@@ -14,9 +14,10 @@ import polars as pl
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from omlx_logscan.events import Accounting, Event, EventStream
-from omlx_logscan.requestindex import RequestIndex
-from omlx_logscan.scan import REQUEST_SCHEMA
+from omlx_logscan.analysis.requests import RequestIndex
+from omlx_logscan.parsing.event import Event
+from omlx_logscan.parsing.scan import REQUEST_SCHEMA
+from omlx_logscan.stream.model import Accounting, EventStream
 
 T0 = datetime(2026, 9, 15, 20, 0, 0)
 

@@ -18,13 +18,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import EXAMPLE, GENERATED, REAL, stream_of
-from omlx_logscan import scan, sources
-from omlx_logscan.analysis import analyze
-from omlx_logscan.catalog import CATALOG, Template, _first_character, candidates
-from omlx_logscan.document import timeline_document
+from omlx_logscan.analysis.lifetimes import analyze
 from omlx_logscan.errors import InputError
-from omlx_logscan.events import CLOCK_JUMP_S, EventStream, _clock_jumps, read_events
-from omlx_logscan.sources import Source
+from omlx_logscan.inputs import blocks, decoding, sources
+from omlx_logscan.inputs.sources import Source
+from omlx_logscan.output.documents import timeline_document
+from omlx_logscan.parsing import scan
+from omlx_logscan.parsing.catalog import CATALOG, Template, _first_character, candidates
+from omlx_logscan.stream.model import EventStream
+from omlx_logscan.stream.read import CLOCK_JUMP_S, _clock_jumps, read_events
 
 WORKDIR = Path(tempfile.mkdtemp(prefix="logscan-scan-"))
 
@@ -38,7 +40,7 @@ def document_of(path: Path) -> dict[str, object]:
 
 
 def with_block_bytes(monkeypatch: pytest.MonkeyPatch, size: int, path: Path) -> dict[str, object]:
-    monkeypatch.setattr(scan, "BLOCK_BYTES", size)
+    monkeypatch.setattr(blocks, "BLOCK_BYTES", size)
     try:
         return document_of(path)
     finally:
@@ -84,7 +86,7 @@ def test_a_line_longer_than_many_blocks(monkeypatch: pytest.MonkeyPatch) -> None
     tail = "2026-09-15 20:19:40,000 - omlx.server - INFO - [-] - Chat completion: 12 tokens in 0.50s\n"
     path = WORKDIR / "long-line.log"
     path.write_text(head + long + tail)
-    monkeypatch.setattr(scan, "BLOCK_BYTES", 128)
+    monkeypatch.setattr(blocks, "BLOCK_BYTES", 128)
     stream = stream_of(path)
     assert stream.accounting.lines == 3 == stream.accounting.accounted
     assert [ev.kind for ev in stream.events] == ["engine_start", "warning", "request_complete"]
@@ -112,7 +114,7 @@ def test_any_block_size_agrees(lines: list[str], size: int) -> None:
     except Exception as exc:  # an empty file is an input error either way
         whole = {"error": type(exc).__name__}
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(scan, "BLOCK_BYTES", size)
+        patch.setattr(blocks, "BLOCK_BYTES", size)
         try:
             cut = document_of(path)
         except Exception as exc:
@@ -186,8 +188,8 @@ def test_blocks_cut_inside_a_character_stay_on_the_fast_path(monkeypatch: pytest
     path = WORKDIR / "cjk.log"
     path.write_text("".join(line.format(i % 60, i) for i in range(20_000)), encoding="utf-8")
     rereads: list[int] = []
-    monkeypatch.setattr(sources, "_decode_lines_mixed", lambda data: rereads.append(len(data)) or data)
-    monkeypatch.setattr(scan, "BLOCK_BYTES", 65_536)  # blocks this large are checked whole by polars
+    monkeypatch.setattr(decoding, "_decode_lines_mixed", lambda data: rereads.append(len(data)) or data)
+    monkeypatch.setattr(blocks, "BLOCK_BYTES", 65_536)  # blocks this large are checked whole by polars
     stream = stream_of(path)
     assert rereads == []
     assert stream.accounting.lines == 20_000 == stream.accounting.accounted
@@ -201,7 +203,7 @@ def test_a_block_that_begins_like_a_zlib_stream(monkeypatch: pytest.MonkeyPatch)
     before = "".join(ERROR_LINE.format(i, i) for i in range(8))
     path = WORKDIR / "x-caret.log"
     path.write_text(before + "x^2 + y^2\n" + "".join(ERROR_LINE.format(i, i) for i in range(8, 14)))
-    monkeypatch.setattr(scan, "BLOCK_BYTES", len(before))  # the first block ends just before "x^2"
+    monkeypatch.setattr(blocks, "BLOCK_BYTES", len(before))  # the first block ends just before "x^2"
     stream = stream_of(path)
     assert stream.sources[0].problem is None
     assert stream.accounting.lines == 15 == stream.accounting.accounted
@@ -225,7 +227,7 @@ def test_digits_only_other_engines_know_do_not_move_block_edges(monkeypatch: pyt
 
 def test_embedding_requests_count_but_their_tokens_do_not() -> None:
     """Embedding lines are left to the grammar; the request index counts them, without tokens."""
-    from omlx_logscan.requestindex import RequestIndex
+    from omlx_logscan.analysis.requests import RequestIndex
 
     path = info_log(
         "embedding.log",
@@ -385,21 +387,21 @@ def test_requests_in_oMLX_shape_take_the_dense_path() -> None:
     assert stream.kind_counts["request_complete"] == 3
 
 
-def _fake_blocks(count: int, fail_read_at: int | None = None, bug: bool = False) -> Iterator[scan._Block]:
+def _fake_blocks(count: int, fail_read_at: int | None = None, bug: bool = False) -> Iterator[blocks.Block]:
     for seq in range(count):
         if seq == fail_read_at:
             if bug:
                 raise ZeroDivisionError("a bug in the reader")
             raise InputError("server.log.gz: compressed data is truncated or corrupt")
-        yield scan._Block(str(seq).encode(), size=seq)
+        yield blocks.Block(str(seq).encode(), size=seq)
 
 
-def _fake_run(fail_at: int | None = None, bug_at: int | None = None) -> Callable[[scan._Block], scan._BlockOutput]:
+def _fake_run(fail_at: int | None = None, bug_at: int | None = None) -> Callable[[blocks.Block], scan._BlockOutput]:
     """A block's "plan": sleeps a random while, so that later blocks often finish first."""
     rng = random.Random(7)
     delays = [rng.random() / 500 for _ in range(200)]
 
-    def run(block: scan._Block) -> scan._BlockOutput:
+    def run(block: blocks.Block) -> scan._BlockOutput:
         seq = block.size
         time.sleep(delays[seq % len(delays)])
         if seq == fail_at:

@@ -20,12 +20,16 @@ import pytest
 from typer.testing import CliRunner
 
 from conftest import EXAMPLE, GENERATED, analysis_of
-from omlx_logscan.cli import app
-from omlx_logscan.cli_watch import TableSink
+from omlx_logscan.analysis.live import LiveState
+from omlx_logscan.cli.app import app
 from omlx_logscan.errors import EXIT_DEAD
-from omlx_logscan.events import Event
-from omlx_logscan.scan import KeptLine
-from omlx_logscan.watch import FileChange, Follower, LiveState, LiveStream, Notice, Watcher, WatchOptions, log_path
+from omlx_logscan.inputs.follow import FileChange, Follower, log_path
+from omlx_logscan.inputs.lines import KeptLine
+from omlx_logscan.parsing.event import Event
+from omlx_logscan.stream.live import LiveStream
+from omlx_logscan.watch.loop import Watcher, WatchOptions
+from omlx_logscan.watch.notices import Notice
+from omlx_logscan.watch.sinks import TableSink
 
 WATCH = [sys.executable, "-m", "omlx_logscan", "watch"]
 STARTUP_S = 20.0  # interpreter start and imports on a busy machine

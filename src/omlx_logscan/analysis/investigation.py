@@ -1,0 +1,38 @@
+"""Everything the timeline and the report say about a log, computed once: analysis, why, versions, bounds."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from omlx_logscan.analysis.attribution import WhyFaulted, explain
+from omlx_logscan.analysis.lifetimes import analyze
+from omlx_logscan.analysis.model import Analysis
+from omlx_logscan.inputs.overlays import Overlay
+from omlx_logscan.stream.model import EventStream
+
+if TYPE_CHECKING:
+    from omlx_logscan.analysis.bounds import Bounds
+    from omlx_logscan.inputs.oshistory import OsHistory
+
+
+@dataclass
+class Investigation:
+    analysis: Analysis
+    why: WhyFaulted
+    os_versions: dict[int, str] | None  # session → macOS version, when an OS history was given
+    bounds: Bounds | None
+
+
+def investigate(stream: EventStream, history: OsHistory | None, overlays: list[Overlay]) -> Investigation:
+    analysis = analyze(stream)
+    if history is None:
+        return Investigation(analysis, explain(analysis, overlays), None, None)
+    from omlx_logscan.analysis.bounds import build_bounds, session_os_versions
+
+    return Investigation(
+        analysis,
+        explain(analysis, overlays),
+        session_os_versions(analysis.sessions, history),
+        build_bounds(analysis, history),
+    )

@@ -1,0 +1,346 @@
+"""The analyzer: sessions, fault incidents, dead-engine windows and stack signatures.
+
+It reads the event stream once, in order, and answers the questions the report in oMLX
+issue 3706 answered by hand: which process lifetimes there were, which GPU faults each
+had and what became of the engine after each, when the engine was generation-dead, and
+whether the faults share one stack.
+"""
+
+from __future__ import annotations
+
+import itertools
+import statistics
+
+from omlx_logscan.analysis.model import CRASH_KINDS, INCIDENT_GAP_S, Analysis, DeadWindow, Incident, Session
+from omlx_logscan.analysis.requests import RequestIndex
+from omlx_logscan.analysis.signatures import _signatures
+from omlx_logscan.parsing.catalog import INCIDENT_KINDS
+from omlx_logscan.parsing.classify import cellar_version
+from omlx_logscan.parsing.event import Event
+from omlx_logscan.stream.model import EventStream
+from omlx_logscan.timeutil import seconds
+
+CRASH_WINDOW_S = 60.0  # a session ending this soon after a fault, without an orderly stop, crashed
+
+
+REPEATS_STOPPED_MIN_S = 1800.0  # silence after the last repeat that says the dead process is gone
+
+
+REPEATS_STOPPED_FACTOR = 4.0  # ... or this many median repeat intervals, if that is longer
+
+
+_ACTIVE_KINDS = frozenset(
+    {
+        "request_complete",
+        "engine_start",
+        "model_load",
+        "gpu_error",
+        "request_error",
+        "memory_pressure",
+        "warning",
+        "error",
+        "engine_stop",
+        "model_unload",
+    }
+)
+
+
+def session_in_progress(event: Event) -> Session:
+    """Session 1 when the log (or the watch) begins inside a running process: its start is not in view."""
+    return Session(1, event.time or event.next_time, False, start_in_log=False, source=event.source, line=event.line)
+
+
+def session_started_by(
+    index: int, event: Event, *, inferred: bool = False, after: str | None = None, version: str | None = None
+) -> Session:
+    """The session an event begins: a process start, or (``inferred``) a fault a penalty-boxed process
+    could not produce. An untimed or inferred start takes the first time after it and says it is not
+    exact; an inferred one lies after ``after`` and keeps the previous process's ``version``."""
+    exact = event.time is not None and not inferred
+    return Session(
+        index,
+        event.time if exact else (event.next_time or event.time),
+        exact,
+        after if inferred else (None if exact else event.prev_time),
+        start_inferred=inferred,
+        omlx_version=event.fields.get("omlx_version") or version,
+        pid=event.fields.get("pid"),
+        source=event.source,
+        line=event.line,
+    )
+
+
+class _Builder:
+    def __init__(self, stream: EventStream) -> None:
+        self.stream = stream
+        self.requests = RequestIndex(stream)
+
+    # -- sessions ---------------------------------------------------------------------------
+    def sessions(self) -> list[Session]:
+        sessions: list[Session] = []
+        current: Session | None = None
+        for event in self.stream.events:
+            if event.kind == "process_start":
+                current = session_started_by(len(sessions) + 1, event)
+                sessions.append(current)
+            elif current is None:
+                current = session_in_progress(event)
+                sessions.append(current)
+            current.events.append(event)
+        return sessions
+
+    # -- incidents --------------------------------------------------------------------------
+    @staticmethod
+    def incidents(session: Session) -> list[Incident]:
+        out: list[Incident] = []
+        for event in session.events:
+            if event.kind != "gpu_error":
+                continue
+            if out and joins_incident(out[-1].last_time, event):
+                out[-1].records.append(event)
+                continue
+            first_name = event.fields.get("code_name")
+            out.append(Incident([event], session.index, INCIDENT_KINDS.get(str(first_name), "other_gpu")))
+        return out
+
+
+def _with_process_before_first_start(sessions: list[Session], log_start: str | None) -> list[Session]:
+    """Records older than the first start line belong to a process already running when the log begins.
+
+    Its routine lines yield no events, yet it existed and ended (the new start says so): without
+    it, a restart seen only as a new startup block would hide the process that went before.
+    """
+    if not sessions or not sessions[0].start_in_log or log_start is None:
+        return sessions
+    first = sessions[0]
+    started = first.start_after or first.start
+    if started is None or log_start >= started:
+        return sessions
+    earlier = Session(1, log_start, False, None, start_in_log=False, source=first.source)
+    for number, session in enumerate(sessions, start=2):
+        session.index = number
+    return [earlier, *sessions]
+
+
+def joins_incident(last_time: str | None, event: Event) -> bool:
+    """Whether a gpu_error record belongs to the fault whose last record was at ``last_time``.
+
+    Records less than INCIDENT_GAP_S apart are one fault; an untimed record (an abort on stderr)
+    joins the fault before it when the record before it is that close or unknown.
+    """
+    gap = seconds(last_time, event.time or event.prev_time)
+    if gap is None:
+        return event.time is None
+    return 0 <= gap < INCIDENT_GAP_S
+
+
+def _split_after_dead(sessions: list[Session]) -> list[Session]:
+    """A new (non-penalty) GPU fault after a penalty box means the process was restarted unseen."""
+    out: list[Session] = []
+    for session in sessions:
+        pending = session
+        while True:
+            split_at = _restart_evidence(pending)
+            if split_at is None:
+                out.append(pending)
+                break
+            head_events, tail_events = pending.events[:split_at], pending.events[split_at:]
+            pending.events = head_events
+            out.append(pending)
+            inferred = session_started_by(
+                0, tail_events[0], inferred=True, after=_last_time(head_events), version=pending.omlx_version
+            )
+            inferred.events = tail_events
+            pending = inferred
+    for number, session in enumerate(out, start=1):
+        session.index = number
+    return out
+
+
+def _last_time(events: list[Event]) -> str | None:
+    for event in reversed(events):
+        if event.time:
+            return event.time
+    return None
+
+
+def _restart_evidence(session: Session) -> int | None:
+    """Index of the first event that a penalty-boxed process could not have produced, if any."""
+    dead = False
+    last_gpu: str | None = None
+    for index, event in enumerate(session.events):
+        if event.kind != "gpu_error":
+            continue
+        name = event.fields.get("code_name")
+        new_incident = last_gpu is None or not joins_incident(last_gpu, event)
+        if dead and new_incident and name != "SubmissionsIgnored":
+            return index
+        if name == "SubmissionsIgnored":
+            dead = True
+        last_gpu = event.time or last_gpu
+    return None
+
+
+def analyze(stream: EventStream) -> Analysis:
+    """Sessions, faults with outcomes, dead windows and signatures, from one event stream."""
+    builder = _Builder(stream)
+    log_start = min((s.first for s in stream.sources if s.first), default=None)
+    log_end = max((s.last for s in stream.sources if s.last), default=None)
+    sessions = _split_after_dead(_with_process_before_first_start(builder.sessions(), log_start))
+    if sessions and sessions[0].start is None:
+        sessions[0].start = log_start
+    faults: list[Incident] = []
+    repeats: list[Incident] = []
+    windows: list[DeadWindow] = []
+    for position, session in enumerate(sessions):
+        following = sessions[position + 1] if position + 1 < len(sessions) else None
+        _finish_session(session, following, stream, builder, log_end)
+        window_incidents: list[Incident] = []
+        for incident in builder.incidents(session):
+            if window_incidents:  # already dead: a repeat of the window, not a new fault
+                window_incidents.append(incident)
+                repeats.append(incident)
+                continue
+            incident.outcome = _outcome(incident, session, following, builder)
+            faults.append(incident)
+            session.faults += 1
+            if incident.outcome == "penalty_box":
+                window_incidents.append(incident)
+        if window_incidents:
+            window_incidents[0].dead_window = len(windows)
+            windows.append(_dead_window(session, following, window_incidents, builder, log_end))
+    signatures = _signatures(faults)
+    return Analysis(stream, sessions, faults, repeats, windows, signatures, log_start, log_end, builder.requests)
+
+
+def _finish_session(
+    session: Session, following: Session | None, stream: EventStream, builder: _Builder, log_end: str | None
+) -> None:
+    kinds = {ev.kind for ev in session.events}
+    exits = [ev.fields.get("reason") for ev in session.events if ev.kind == "process_exit"]
+    last_activity = _last_time(session.events)
+    next_start = following.start_after or following.start if following else None
+    window_end = next_start if following else log_end
+    begins = session.start_after or session.start
+    requests = builder.requests.count(begins, window_end, include_start=True)
+    last_request = builder.requests.last_between(begins, window_end)
+    session.end = max((t for t in (last_activity, last_request) if t), default=session.start)
+    if stream.shows("INFO"):  # both are INFO lines: at WARNING level they are unknown, not zero
+        session.requests_completed = requests
+        session.engine_starts = sum(1 for ev in session.events if ev.kind == "engine_start")
+    if session.omlx_version is None:
+        session.omlx_version = next((v for ev in session.events if (v := cellar_version(ev))), None)
+    if "fatal_exit" in exits:
+        session.end_reason = "fatal_exit"
+    elif exits or kinds & CRASH_KINDS:
+        session.end_reason = "crash"
+    elif "shutdown" in kinds and not _active_after_last_shutdown(session.events, builder, window_end):
+        session.end_reason = "shutdown"
+    elif following is None:
+        session.end_reason = "eof"
+    elif stream.shows("INFO"):
+        session.end_reason = "crash"
+    else:
+        session.end_reason = "restart"
+
+
+def _active_after_last_shutdown(events: list[Event], builder: _Builder, window_end: str | None) -> bool:
+    """Work after the last orderly-stop line: it was a model unload or the like, not the end."""
+    last = max(i for i, ev in enumerate(events) if ev.kind == "shutdown")
+    if any(ev.kind in ("request_complete", "engine_start", "gpu_error") for ev in events[last + 1 :]):
+        return True
+    return builder.requests.count(events[last].time, window_end, after=events[last]) > 0
+
+
+def settled_outcome(incident: Incident) -> str | None:
+    """The outcome an incident's own records decide, without looking at what came after it."""
+    contexts = {ev.fields.get("context") for ev in incident.records}
+    if "fatal_exit" in contexts:
+        return "fatal_exit"
+    if "uncaught_abort" in contexts:
+        return "crash"
+    if "SubmissionsIgnored" in incident.code_names:
+        return "penalty_box"
+    return None
+
+
+def _outcome(incident: Incident, session: Session, following: Session | None, builder: _Builder) -> str:
+    if settled := settled_outcome(incident):
+        return settled
+    after = incident.last_time
+    later = any(ev.kind in _ACTIVE_KINDS and ev.time and after and ev.time > after for ev in session.events)
+    later_requests = builder.requests.count(after, session.end if following else None, after=incident.records[-1])
+    if following is not None and session.end_reason != "shutdown":
+        next_start = following.start_after or following.start
+        gap = seconds(after, next_start)
+        if not later and later_requests == 0 and gap is not None and gap <= CRASH_WINDOW_S:
+            return "crash"
+    if later or later_requests:
+        incident.later_requests = later_requests
+        return "absorbed"
+    if following is not None and session.end_reason == "shutdown":
+        incident.later_requests = 0
+        return "absorbed"
+    return "unknown"
+
+
+def _dead_window(
+    session: Session,
+    following: Session | None,
+    incidents: list[Incident],
+    builder: _Builder,
+    log_end: str | None,
+) -> DeadWindow:
+    entry = incidents[0]
+    failure_times = [t for inc in incidents for ev in inc.records if (t := ev.time)]
+    starts = [t for inc in incidents if (t := inc.time)]
+    intervals = [d for a, b in itertools.pairwise(starts) if (d := seconds(a, b)) is not None]
+    exits = [ev.fields.get("reason") for ev in session.events if ev.kind == "process_exit"]
+    if "fatal_exit" in exits:
+        reason = "fatal_exit"
+    elif exits or any(ev.kind == "faulthandler_dump" for ev in session.events):
+        reason = "crash"
+    elif following is not None or _repeats_stopped(session, intervals, failure_times):
+        reason = "restart"
+    else:
+        reason = "eof"
+    end = end_after = None
+    end_exact = False
+    if following is not None:
+        end, end_exact = following.start, following.start_exact
+        end_after = following.start_after
+    elif reason in ("fatal_exit", "crash"):
+        end, end_exact = session.end, True
+    if following is None and reason == "restart":
+        end_after = max(failure_times) if failure_times else entry.time
+    inside_end = end if end is not None else log_end
+    return DeadWindow(
+        session.index,
+        entry.time,
+        max(failure_times) if failure_times else entry.time,
+        end,
+        end_exact,
+        end_after,
+        reason,
+        len(incidents) - 1,
+        intervals,
+        builder.requests.count(entry.time, inside_end, include_start=True, after=entry.records[-1])
+        if builder.stream.shows("INFO")
+        else None,
+        log_end,
+        end_inferred=following is None and reason == "restart",
+    )
+
+
+def _repeats_stopped(session: Session, intervals: list[float], failure_times: list[str]) -> bool:
+    """The failures stopped repeating while the log went on: the process was restarted unseen.
+
+    A penalty-boxed engine fails again at every step it tries (every few minutes in the
+    report). When the log goes on far longer than that with no further failure, the process
+    behind it was replaced even though the log level hid the new start.
+    """
+    if len(intervals) < 2 or not failure_times:
+        return False
+    quiet = max(REPEATS_STOPPED_MIN_S, REPEATS_STOPPED_FACTOR * statistics.median(intervals))
+    last = max(failure_times)
+    return any(ev.time and (gap := seconds(last, ev.time)) is not None and gap > quiet for ev in session.events)

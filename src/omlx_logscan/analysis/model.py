@@ -1,0 +1,213 @@
+"""The analysis results: process lifetimes, fault incidents, dead-engine windows, stack signatures."""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass, field
+from typing import Any
+
+from omlx_logscan.analysis.requests import RequestIndex
+from omlx_logscan.parsing.event import Event
+from omlx_logscan.stream.model import EventStream
+from omlx_logscan.timeutil import seconds
+
+INCIDENT_GAP_S = 2.0  # gpu_error records closer than this are one fault
+
+
+CRASH_KINDS = frozenset({"process_exit", "faulthandler_dump", "kernel_panic", "crash_report"})
+
+
+@dataclass
+class Session:
+    """One process lifetime."""
+
+    index: int
+    start: str | None
+    start_exact: bool
+    start_after: str | None = None
+    start_in_log: bool = True
+    start_inferred: bool = False  # no start line: a new fault after a dead window implies a new process
+    end: str | None = None
+    end_reason: str = "eof"
+    omlx_version: str | None = None
+    pid: int | None = None
+    engine_starts: int | None = None  # None: the log level hides the INFO lines that show them
+    requests_completed: int | None = None
+    faults: int = 0
+    source: str | None = None
+    line: int | None = None
+    events: list[Event] = field(default_factory=list, repr=False)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "index": self.index,
+            "start": self.start,
+            "start_exact": self.start_exact,
+            "start_after": self.start_after,
+            "start_in_log": self.start_in_log,
+            "start_inferred": self.start_inferred,
+            "end": self.end,
+            "end_reason": self.end_reason,
+            "omlx_version": self.omlx_version,
+            "pid": self.pid,
+            "engine_starts": self.engine_starts,
+            "requests_completed": self.requests_completed,
+            "faults": self.faults,
+            "source": self.source,
+            "line": self.line,
+        }
+
+
+@dataclass
+class Incident:
+    """GPU error records of one session less than two seconds apart: one fault."""
+
+    records: list[Event]
+    session: int
+    kind: str = "other_gpu"
+    outcome: str = "unknown"
+    signature: str | None = None
+    later_requests: int | None = None
+    dead_window: int | None = None  # index of the dead window this incident opens
+
+    @property
+    def first(self) -> Event:
+        return self.records[0]
+
+    @property
+    def time(self) -> str | None:
+        return self.first.time or self.first.prev_time
+
+    @property
+    def last_time(self) -> str | None:
+        times = [ev.time for ev in self.records if ev.time]
+        return times[-1] if times else self.time
+
+    @property
+    def code_names(self) -> list[str]:
+        names: list[str] = []
+        for ev in self.records:
+            name = ev.fields.get("code_name")
+            if name and (not names or names[-1] != name):
+                names.append(name)
+        return names
+
+    @property
+    def context(self) -> str:
+        return str(self.first.fields.get("context", "other"))
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "time": self.time,
+            "time_exact": self.first.time is not None,
+            "kind": self.kind,
+            "session": self.session,
+            "context": self.context,
+            "signature": self.signature,
+            "outcome": self.outcome,
+            "codes": self.code_names,
+            "records": len(self.records),
+            "later_requests": self.later_requests,
+            "source": self.first.source,
+            "line": self.first.line,
+            "message": self.first.message,
+        }
+
+
+@dataclass
+class DeadWindow:
+    """From a penalty-box entry to the end of its process: the engine cannot generate."""
+
+    session: int
+    start: str | None
+    last_failure: str | None
+    end: str | None
+    end_exact: bool
+    end_after: str | None
+    end_reason: str
+    repeats: int
+    intervals_s: list[float]
+    requests_completed: int | None  # None: the log level hides finished requests
+    log_end: str | None
+    end_inferred: bool = False  # no start line: the failures stopped while the log went on
+
+    @property
+    def duration_s(self) -> float | None:
+        """From entry to the next process start: an upper bound when that start is not exact."""
+        return seconds(self.start, self.end)
+
+    @property
+    def proven_end(self) -> str | None:
+        """The latest moment the log proves the engine was still dead (a lower bound on the end)."""
+        if self.end is not None and self.end_exact:
+            return self.end
+        if self.end_reason == "eof":
+            return max((t for t in (self.log_end, self.last_failure) if t), default=self.start)
+        return max((t for t in (self.end_after, self.last_failure) if t), default=self.start)
+
+    @property
+    def at_least_s(self) -> float:
+        """How long the log proves the engine was dead; every total of dead time adds these."""
+        return seconds(self.start, self.proven_end) or 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        interval = None
+        if self.intervals_s:
+            interval = {
+                "min_s": min(self.intervals_s),
+                "median_s": statistics.median(self.intervals_s),
+                "max_s": max(self.intervals_s),
+            }
+        return {
+            "session": self.session,
+            "start": self.start,
+            "last_failure": self.last_failure,
+            "end": self.end,
+            "end_exact": self.end_exact,
+            "end_after": self.end_after,
+            "end_reason": self.end_reason,
+            "duration_s": self.duration_s,
+            "still_dead_at_end_of_log": self.end_reason == "eof",
+            "dead_at_least_s": self.at_least_s,
+            "end_inferred": self.end_inferred,
+            "repeats": self.repeats,
+            "repeat_interval": interval,
+            "requests_completed": self.requests_completed,
+        }
+
+
+@dataclass
+class Signature:
+    """One distinct normalised stack and the faults that share it."""
+
+    id: str
+    frames: list[dict[str, Any]]
+    exception: str | None
+    call_site: str
+    call_site_label: str
+    innermost_code: str
+    faults: int
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "faults": self.faults,
+            "call_site": self.call_site,
+            "call_site_label": self.call_site_label,
+            "innermost_code": self.innermost_code,
+            "exception": self.exception,
+            "frames": self.frames,
+        }
+
+
+@dataclass
+class Analysis:
+    stream: EventStream
+    sessions: list[Session]
+    faults: list[Incident]
+    repeats: list[Incident]
+    dead_windows: list[DeadWindow]
+    signatures: list[Signature]
+    log_start: str | None
+    log_end: str | None
+    requests: RequestIndex  # finished requests by time, for counts over any window

@@ -1,0 +1,81 @@
+"""Stack signatures: tracebacks normalised across installs, and the engine operation that failed."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from typing import Any
+
+from omlx_logscan.analysis.model import Incident, Signature
+
+_MODULE_ROOTS = ("/site-packages/", "/dist-packages/")
+
+
+_STDLIB = re.compile(r"/lib/python\d+(?:\.\d+)?/(?P<rest>.+)$")
+
+
+def normal_module(path: str) -> str:
+    """A traceback path without install prefix or version folders: ``omlx/scheduler.py``."""
+    path = path.replace("\\", "/")
+    for root in _MODULE_ROOTS:
+        if root in path:
+            return path.split(root)[-1]
+    match = _STDLIB.search(path)
+    if match:
+        return match["rest"]
+    cut = path.rfind("/omlx/")
+    if cut >= 0:
+        return path[cut + 1 :]
+    return path.rsplit("/", 1)[-1].lstrip(".")
+
+
+def _dotted(module: str) -> str:
+    return module.removesuffix(".py").replace("/", ".").removeprefix("omlx.")
+
+
+def call_site(frames: list[dict[str, Any]], context: str) -> tuple[str, str]:
+    """Which engine operation failed, as a short id and a phrase."""
+    funcs = [f["func"] for f in frames]
+    if "_sync_and_clear_cache" in funcs:
+        index = funcs.index("_sync_and_clear_cache")
+        caller = frames[index - 1] if index > 0 else None
+        where = f"{_dotted(normal_module(frames[index]['path']))}._sync_and_clear_cache"
+        if caller is not None:
+            where += f" from {_dotted(normal_module(caller['path']))}.{caller['func']}"
+        return "cache_clear", f"{where} = a cache-clear drain"
+    if context == "ane_dispatch":
+        return "ane_dispatch", "ANE input dispatch"
+    if context == "prefill" or any("prefill" in f.lower() for f in funcs):
+        return "prefill", "prefill"
+    if any(("decode" in f.lower() or f in ("next_generated", "_next", "_step")) for f in funcs):
+        return "decode", "decode step"
+    return "unknown", "unknown (no traceback)" if not frames else "unknown"
+
+
+def _signature_of(incident: Incident) -> tuple[str, Signature] | None:
+    for event in incident.records:
+        frames = event.fields.get("traceback")
+        if not frames:
+            continue
+        normal = [
+            {"module": normal_module(f["path"]), "line": f["line"], "func": f["func"], "code": f["code"]}
+            for f in frames
+        ]
+        key = "|".join(f"{f['module']}:{f['line']}:{f['func']}" for f in normal)
+        sig_id = hashlib.sha1(key.encode()).hexdigest()[:10]
+        site, label = call_site(frames, incident.context)
+        innermost = normal[-1]["code"] if normal else ""
+        return sig_id, Signature(sig_id, normal, event.fields.get("exception"), site, label, innermost, 0)
+    return None
+
+
+def _signatures(faults: list[Incident]) -> list[Signature]:
+    found: dict[str, Signature] = {}
+    for incident in faults:
+        result = _signature_of(incident)
+        if result is None:
+            continue
+        sig_id, signature = result
+        incident.signature = sig_id
+        found.setdefault(sig_id, signature).faults += 1
+    return sorted(found.values(), key=lambda s: -s.faults)

@@ -1,0 +1,79 @@
+"""The ``report`` and ``check`` commands: a bug-report summary and a CI gate."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from omlx_logscan.cli.app import app, guarded
+from omlx_logscan.cli.load import load_investigation, open_output
+from omlx_logscan.cli.options import (
+    Debug,
+    OsHistoryFiles,
+    OsInstalls,
+    Output,
+    OverlayGap,
+    Overlays,
+    Paths,
+    Quiet,
+    Since,
+    Strict,
+    Tz,
+    Until,
+)
+
+
+@app.command()
+@guarded
+def report(
+    paths: Paths,
+    os_history: OsHistoryFiles = None,
+    os_installs: OsInstalls = None,
+    overlay: Overlays = None,
+    overlay_gap: OverlayGap = None,
+    output: Output = None,
+    redact: Annotated[
+        bool,
+        typer.Option(
+            "--redact/--no-redact",
+            help="Mask home folders, user and host names, IP and e-mail addresses, API keys and prompt text.",
+        ),
+    ] = True,
+    since: Since = None,
+    until: Until = None,
+    tz: Tz = None,
+    quiet: Quiet = False,
+    strict: Strict = False,
+    debug: Debug = False,
+) -> None:
+    """A Markdown summary to paste into a GitHub issue (under GitHub's 65,536-character limit).
+
+    Personal data is masked unless --no-redact. With an OS history (--os-history or --os), the
+    report names the macOS version of each fault and adds the version-bounds table. With --overlay,
+    the faults are tested against other activity.
+    """
+    from omlx_logscan.output.markdown import bounds_markdown
+    from omlx_logscan.output.report import build_report
+
+    found = load_investigation(
+        paths,
+        since,
+        until,
+        tz,
+        quiet=quiet,
+        strict=strict,
+        os_history=os_history,
+        os_installs=os_installs,
+        overlay=overlay,
+        overlay_gap=overlay_gap,
+    )
+    text = build_report(
+        found.analysis,
+        redact_personal=redact,
+        bounds_markdown=bounds_markdown(found.bounds) if found.bounds is not None else None,
+        os_versions=found.os_versions,
+        why=found.why,
+    )
+    with open_output(output) as out:
+        out.write(text)

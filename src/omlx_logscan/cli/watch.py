@@ -1,0 +1,126 @@
+"""``logscan watch``: follow a live oMLX log and act when the engine goes generation-dead."""
+
+from __future__ import annotations
+
+import gc
+import math
+import signal
+import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from enum import StrEnum
+from typing import Annotated
+
+import typer
+
+from omlx_logscan.cli.app import app, checked_kinds, guarded
+from omlx_logscan.cli.options import Debug
+from omlx_logscan.errors import LogscanError
+from omlx_logscan.watch.sinks import NdjsonSink, TableSink
+
+
+class WatchFormat(StrEnum):
+    table = "table"
+    ndjson = "ndjson"
+
+
+MAX_INTERVAL_S = 3600.0  # polling less often is no watch; far longer sleeps overflow time.sleep
+
+
+def checked_seconds(option: str, value: float, least: float, most: float = math.inf) -> float:
+    """A number of seconds in [least, most]; inf and nan would never time out (or overflow a sleep)."""
+    if math.isfinite(value) and least <= value <= most:
+        return value
+    wanted = (
+        f"a number of seconds from {least:g} to {most:g}"
+        if math.isfinite(most)
+        else f"a finite number of seconds, at least {least:g}"
+    )
+    raise LogscanError(f"{option} {value:g}: must be {wanted}")
+
+
+@contextmanager
+def _stop_on_signals() -> Iterator[threading.Event]:
+    """Ctrl-C and SIGTERM ask the watch loop to stop cleanly instead of killing it mid-step."""
+    stop = threading.Event()
+    previous = {sig: signal.signal(sig, lambda _signum, _frame: stop.set()) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield stop
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+@app.command()
+@guarded
+def watch(
+    path: Annotated[
+        str | None,
+        typer.Argument(
+            help="The log to follow (a folder means its server.log). Default: <base>/logs/server.log.",
+            show_default=False,
+        ),
+    ] = None,
+    base_path: Annotated[
+        str | None,
+        typer.Option(
+            metavar="DIR", help="oMLX's base folder, as given to oMLX (default: $OMLX_BASE_PATH, else ~/.omlx)."
+        ),
+    ] = None,
+    from_start: Annotated[bool, typer.Option(help="Replay what the file already holds, then follow.")] = False,
+    interval: Annotated[
+        float, typer.Option(metavar="SECONDS", help="Seconds between polls of the file (0.01 to 3600).")
+    ] = 0.5,
+    on_dead: Annotated[
+        str | None,
+        typer.Option(metavar="CMD", help="Shell command to run once per dead-engine window (e.g. a restart)."),
+    ] = None,
+    on_fault: Annotated[
+        str | None, typer.Option(metavar="CMD", help="Shell command to run on every new GPU fault incident.")
+    ] = None,
+    exit_on_dead: Annotated[
+        bool, typer.Option(help="Exit with code 3 when the engine is dead (after --on-dead finished).")
+    ] = False,
+    command_timeout: Annotated[
+        float,
+        typer.Option(metavar="SECONDS", help="Seconds a hook command may run before it is killed (at least 0.1)."),
+    ] = 300.0,
+    kind: Annotated[
+        list[str] | None, typer.Option("--kind", "-k", metavar="KIND", help="Only print these event kinds.")
+    ] = None,
+    fmt: Annotated[
+        WatchFormat | None,
+        typer.Option("--format", "-f", help="table (default on a terminal) or ndjson (default otherwise)."),
+    ] = None,
+    quiet: Annotated[
+        bool, typer.Option("--quiet", "-q", help="No notes about the file (following, rotated) on stderr.")
+    ] = False,
+    debug: Debug = False,
+) -> None:
+    """Follow a live log like tail -F; alert (and run --on-dead) when the engine enters the penalty box."""
+    from omlx_logscan.inputs.follow import log_path
+    from omlx_logscan.watch.loop import Watcher, WatchOptions
+
+    gc.enable()  # a watch runs for days: it needs the cycle collector the one-shot commands go without
+    kinds = checked_kinds(kind)
+    interval = checked_seconds("--interval", interval, 0.01, MAX_INTERVAL_S)
+    command_timeout = checked_seconds("--command-timeout", command_timeout, 0.1)
+    fmt = fmt or (WatchFormat.table if sys.stdout.isatty() else WatchFormat.ndjson)
+    sink = TableSink(sys.stdout, quiet) if fmt is WatchFormat.table else NdjsonSink(sys.stdout, quiet)
+    options = WatchOptions(
+        log_path(path, base_path),
+        from_start=from_start,
+        interval=interval,
+        on_dead=on_dead,
+        on_fault=on_fault,
+        exit_on_dead=exit_on_dead,
+        command_timeout=command_timeout,
+        kinds=kinds,
+    )
+    watcher = Watcher(options, sink)
+    with _stop_on_signals() as stop:
+        code = watcher.run(stop.is_set)
+    sys.stderr.write(watcher.summary() + "\n")
+    if code:
+        raise typer.Exit(code)

@@ -1,0 +1,190 @@
+"""Following a log while oMLX writes it, the way ``tail -F`` does: rotation, truncation, late creation."""
+
+from __future__ import annotations
+
+import os
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+from omlx_logscan.errors import LogscanError
+from omlx_logscan.inputs.decoding import SNIFF_BYTES, looks_binary, not_text
+from omlx_logscan.inputs.lines import KeptLine
+
+READ_BYTES = 1 << 20
+
+
+POLL_BYTES = 8 << 20  # read at most this much per poll, so a long backlog is processed in steps
+
+
+MAX_LINE_BYTES = 1 << 20  # a "line" this long without a newline is data, not a line being written
+
+
+def log_path(path: str | None, base_path: str | None) -> Path:
+    """The file to follow: PATH (a folder means its server.log), else oMLX's ``<base>/logs/server.log``."""
+    if path is not None and base_path is not None:
+        raise LogscanError("give a PATH or --base-path, not both")
+    if path == "-":
+        raise LogscanError("watch follows a file and cannot follow stdin: give the log's path")
+    if path is not None:
+        target = Path(path).expanduser()
+        target = target / "server.log" if target.is_dir() else target
+    else:
+        base = base_path or os.environ.get("OMLX_BASE_PATH") or "~/.omlx"
+        target = Path(base).expanduser() / "logs" / "server.log"
+    if target.is_file():
+        with open(target, "rb") as handle:
+            head = handle.read(SNIFF_BYTES)
+        if looks_binary(head):
+            raise LogscanError(not_text(str(target), head))
+    return target
+
+
+# -- following the file -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FileChange:
+    """Something that happened to the followed file rather than in it."""
+
+    kind: str  # following, waiting, unreadable, rotated, truncated
+    message: str
+
+
+class Follower:
+    """Read a log as it grows, like ``tail -F``: across rotation (a new inode), truncation, late creation."""
+
+    def __init__(self, path: Path, *, from_start: bool) -> None:
+        self.path = path
+        self.caught_up = False  # what the file held when watching began has been read
+        self._from_start = from_start
+        self._started = False
+        self._handle: IO[bytes] | None = None
+        self._identity: tuple[int, int] | None = None
+        self._offset = 0
+        self._line = 0
+        self._partial = b""
+        self._said: str | None = None  # the last waiting/unreadable notice, so it is said once
+
+    def check(self) -> None:
+        """Refuse, before watching starts, a path that exists but can never be followed."""
+        try:
+            info = self.path.stat()
+        except FileNotFoundError:
+            return
+        except OSError as exc:
+            raise LogscanError(f"{self.path}: cannot open ({exc.strerror or exc})") from None
+        if not stat.S_ISREG(info.st_mode):
+            raise LogscanError(f"{self.path}: not a regular file")
+        if not os.access(self.path, os.R_OK):
+            raise LogscanError(f"{self.path}: permission denied")
+
+    def poll(self) -> list[KeptLine | FileChange]:
+        """What was appended since the last poll, in file order, with changes of file in between."""
+        out: list[KeptLine | FileChange] = []
+        if self._handle is None:
+            self._open(out)
+            self._started = True  # a file that appears later is new: all of it is read
+            if self._handle is None:
+                self.caught_up = True  # nothing there yet, so nothing to catch up on
+                return out
+        if os.fstat(self._handle.fileno()).st_size < self._offset:
+            self._rewind()
+            out.append(FileChange("truncated", f"{self.path} was truncated: reading it again from the start"))
+        if not self._read(out):
+            return out  # more is waiting: the next poll goes on
+        self.caught_up = True
+        if self._replaced():
+            self._read(out)  # the last lines written to the old file before it was renamed
+            self._emit_partial(out)
+            self.close()
+            out.append(FileChange("rotated", f"{self.path} was rotated: following the new file"))
+            self._open(out)
+            if self._handle is not None:
+                self._read(out)
+        return out
+
+    def close(self) -> None:
+        if self._handle is not None:
+            self._handle.close()
+            self._handle = None
+
+    def _open(self, out: list[KeptLine | FileChange]) -> None:
+        try:
+            handle = open(self.path, "rb", buffering=0)  # noqa: SIM115 - kept open while following
+        except FileNotFoundError:
+            self._say(out, FileChange("waiting", f"waiting for {self.path} to appear"))
+            return
+        except OSError as exc:
+            self._say(out, FileChange("unreadable", f"{self.path}: cannot open ({exc.strerror or exc}); retrying"))
+            return
+        info = os.fstat(handle.fileno())
+        self._handle = handle
+        self._identity = (info.st_dev, info.st_ino)
+        self._offset = self._line = 0
+        self._partial = b""
+        if not self._started and not self._from_start:
+            self._skip_existing()
+        self._said = None
+        out.append(FileChange("following", f"following {self.path} from line {self._line + 1}"))
+
+    def _say(self, out: list[KeptLine | FileChange], change: FileChange) -> None:
+        if self._said != change.message:
+            out.append(change)
+            self._said = change.message
+
+    def _skip_existing(self) -> None:
+        """Start after the last complete line, counting lines so events keep their true line numbers."""
+        assert self._handle is not None
+        position = last_break = lines = 0
+        while data := self._handle.read(READ_BYTES):
+            lines += data.count(b"\n")
+            cut = data.rfind(b"\n")
+            if cut >= 0:
+                last_break = position + cut + 1
+            position += len(data)
+        self._handle.seek(last_break)
+        self._offset, self._line = last_break, lines
+
+    def _rewind(self) -> None:
+        assert self._handle is not None
+        self._handle.seek(0)
+        self._offset = self._line = 0
+        self._partial = b""
+
+    def _replaced(self) -> bool:
+        """A different file now has the name (rotation); a missing name means the new one is not there yet."""
+        try:
+            info = os.stat(self.path)
+        except OSError:
+            return False
+        return (info.st_dev, info.st_ino) != self._identity
+
+    def _read(self, out: list[KeptLine | FileChange]) -> bool:
+        """Read complete lines; True when the end of the file was reached."""
+        assert self._handle is not None
+        budget = POLL_BYTES
+        while budget > 0:
+            data = self._handle.read(min(READ_BYTES, budget))
+            if not data:
+                return True
+            budget -= len(data)
+            self._offset += len(data)
+            pieces = (self._partial + data).split(b"\n")
+            self._partial = pieces.pop()
+            for raw in pieces:
+                self._emit(raw, out)
+            if len(self._partial) > MAX_LINE_BYTES:
+                self._emit_partial(out)
+        return False
+
+    def _emit_partial(self, out: list[KeptLine | FileChange]) -> None:
+        if self._partial:
+            self._emit(self._partial, out)
+            self._partial = b""
+
+    def _emit(self, raw: bytes, out: list[KeptLine | FileChange]) -> None:
+        self._line += 1
+        text = raw.decode("utf-8", errors="replace")
+        out.append(KeptLine(self._line, text.removeprefix("\ufeff") if self._line == 1 else text))

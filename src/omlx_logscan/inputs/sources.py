@@ -1,0 +1,183 @@
+"""Where log text comes from: files, folders of rotated logs, compressed files and stdin.
+
+Everything here hands out *bytes in bounded chunks* that end on a line break, already
+normalised to UTF-8, so the scanner never holds a whole file and never sees a broken line.
+"""
+
+from __future__ import annotations
+
+import bz2
+import codecs
+import gzip
+import lzma
+import os
+import re
+import stat
+import sys
+import zlib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, BinaryIO, Protocol
+
+from omlx_logscan.errors import InputError
+from omlx_logscan.inputs.decoding import SNIFF_BYTES, looks_binary, normalise, not_text, sniff_codec
+
+CHUNK_BYTES = 32 * 1024 * 1024
+
+
+
+
+# Names oMLX (and the app / Homebrew) give their logs, and how they rotate.
+_LOG_NAME = re.compile(
+    r"^(?:server\.log(?:\.(?P<day>\d{4}-\d\d-\d\d))?|crash\.log|omlx\.log|omlx_app\.log)"
+    r"(?:\.(?:gz|bz2|xz))?$"
+)
+
+
+_OPENERS: dict[str, Callable[..., Any]] = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}
+
+
+@dataclass(frozen=True)
+class Source:
+    """One input stream; ``name`` is what outputs print as ``source``."""
+
+    name: str
+    path: Path | None  # None for stdin
+
+    def open(self) -> BinaryIO:
+        if self.path is None:
+            return sys.stdin.buffer
+        opener = _OPENERS.get(self.path.suffix)
+        if opener is not None:
+            return opener(self.path, "rb")  # type: ignore[no-any-return]
+        return open(self.path, "rb")
+
+
+def _rotation_key(path: Path) -> tuple[int, str, str]:
+    """Oldest first: dated rotations by date, then the live ``server.log``, then the rest."""
+    match = _LOG_NAME.match(path.name)
+    day = match.group("day") if match else None
+    if day:
+        return (0, day, path.name)
+    if path.name.startswith("server.log"):
+        return (1, "", path.name)
+    return (2, "", path.name)
+
+
+def resolve(paths: list[str]) -> list[Source]:
+    """Turn the user's arguments into sources, refusing what cannot be read."""
+    if not paths:
+        raise InputError("no input: give a log file, a folder of logs, or - for stdin")
+    sources: list[Source] = []
+    for arg in paths:
+        if arg == "-":
+            sources.append(Source("<stdin>", None))
+            continue
+        path = Path(arg).expanduser()
+        try:
+            info = path.stat()
+        except FileNotFoundError:
+            raise InputError(f"{arg}: no such file or folder") from None
+        except PermissionError:
+            raise InputError(f"{arg}: permission denied") from None
+        except OSError as exc:  # e.g. a symlink loop
+            raise InputError(f"{arg}: cannot open ({exc.strerror or exc})") from None
+        if stat.S_ISDIR(info.st_mode):
+            found = sorted((p for p in path.iterdir() if _LOG_NAME.match(p.name) and p.is_file()), key=_rotation_key)
+            if not found:
+                raise InputError(
+                    f"{arg}: folder holds no oMLX logs (server.log, server.log.YYYY-MM-DD, crash.log, omlx.log)"
+                )
+            sources.extend(Source(str(p), p) for p in found)
+        elif stat.S_ISREG(info.st_mode) or stat.S_ISFIFO(info.st_mode):
+            if not os.access(path, os.R_OK):
+                raise InputError(f"{arg}: permission denied")
+            sources.append(Source(str(path), path))
+        else:
+            raise InputError(f"{arg}: not a regular file")
+    return _unique(sources)
+
+
+def _unique(sources: list[Source]) -> list[Source]:
+    """Each file once, however it was named (a folder and a file inside it, a path and a symlink)."""
+    seen: set[Path] = set()
+    out: list[Source] = []
+    for source in sources:
+        real = source.path.resolve() if source.path is not None else None
+        if real is not None and real in seen:
+            continue
+        if real is not None:
+            seen.add(real)
+        out.append(source)
+    return out
+
+
+class _Readable(Protocol):
+    def read(self, size: int, /) -> bytes: ...
+
+
+def _raw_chunks(stream: _Readable, codec: str | None, chunk_bytes: int) -> Iterator[bytes]:
+    """Bytes in chunks; text in another encoding is transcoded to UTF-8 on the way."""
+    decoder = codecs.getincrementaldecoder(codec)(errors="replace") if codec else None
+    while True:
+        data = stream.read(chunk_bytes)
+        if decoder is not None:
+            text = decoder.decode(data, final=not data)
+            data_out = text.encode("utf-8")
+            if data_out:
+                yield data_out
+        elif data:
+            yield data
+        if not data:
+            return
+
+
+def read_chunks(source: Source, chunk_bytes: int = CHUNK_BYTES) -> Iterator[bytes]:
+    """UTF-8 chunks of whole lines (the last line of the input may lack its newline)."""
+    try:
+        stream = source.open()
+    except OSError as exc:
+        raise InputError(f"{source.name}: cannot open ({exc.strerror or exc})") from None
+    try:
+        head = stream.read(SNIFF_BYTES)
+        codec = sniff_codec(head)
+        if codec is None and looks_binary(head):
+            raise InputError(not_text(source.name, head))
+        pending = b""
+        for data in _raw_chunks(_Prepend(head, stream), codec, chunk_bytes):
+            data = pending + data
+            cut = data.rfind(b"\n")
+            if cut < 0:
+                pending = data
+                continue
+            pending = data[cut + 1 :]
+            yield normalise(data[: cut + 1])
+        if pending:
+            yield normalise(pending)
+    except (EOFError, zlib.error, gzip.BadGzipFile, lzma.LZMAError) as exc:
+        raise InputError(f"{source.name}: compressed data is truncated or corrupt ({exc})") from None
+    except OSError as exc:  # bz2 reports damage as OSError; so does a disk that fails mid-read
+        kind = (
+            "compressed data is truncated or corrupt"
+            if source.path and source.path.suffix in _OPENERS
+            else "read error"
+        )
+        raise InputError(f"{source.name}: {kind} ({exc})") from None
+    finally:
+        if source.path is not None:
+            stream.close()
+
+
+class _Prepend:
+    """A read()-able stream that first returns bytes already sniffed from its head."""
+
+    def __init__(self, head: bytes, rest: BinaryIO) -> None:
+        self._head = head
+        self._rest = rest
+
+    def read(self, size: int) -> bytes:
+        if self._head:
+            out, self._head = self._head[:size], self._head[size:]
+            return out
+        return self._rest.read(size)

@@ -1,0 +1,1 @@
+"""Output: the sentences built from results and one module per output format."""

@@ -1,0 +1,353 @@
+"""Phrases: the sentences and table cells every format builds from results."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import TYPE_CHECKING, Any
+
+from omlx_logscan.analysis.bounds import BoundsRow, Grouping, _hours
+from omlx_logscan.analysis.model import CRASH_KINDS, Analysis, DeadWindow, Incident
+from omlx_logscan.stream.model import EventStream, header
+from omlx_logscan.timeutil import human_duration, human_time, seconds, to_second
+
+if TYPE_CHECKING:
+    pass
+
+
+def _number(value: float | None) -> str:
+    return "—" if value is None else f"{value:.3g}"
+
+
+def _rate_cell(rate_and_upper: tuple[float | None, float | None]) -> str:
+    rate, upper = rate_and_upper
+    return "—" if rate is None else f"{_number(rate)} (95 % ≤ {_number(upper)})"
+
+
+def _measures(row: BoundsRow) -> list[tuple[str, str]]:
+    """What the table shows of one row, measure by measure."""
+    engine_starts = "— (INFO hidden)" if row.engine_starts is None else f"{row.engine_starts:,}"
+    after_install = row.first_fault_after_os_install_s
+    return [
+        ("first seen", human_time(row.first)),
+        ("last seen", human_time(row.last)),
+        ("log covered", _hours(row.hours)),
+        ("process starts", f"{row.process_starts:,}"),
+        ("engine starts", engine_starts),
+        ("faults", ", ".join(f"{kind} {count}" for kind, count in row.faults.items()) or "0"),
+        ("penalty-box entries", str(row.penalty_box_entries)),
+        ("generation-dead", _hours(row.dead_hours) if row.dead_hours else "0"),
+        ("first fault", human_time(row.first_fault) if row.first_fault else "—"),
+        ("  after the first start", row.after_first_start.phrase() if row.first_fault else "—"),
+        ("  after the OS install", human_duration(after_install) if after_install is not None else "—"),
+        ("faults per start", _rate_cell(row.per_start())),
+        ("faults per hour", _rate_cell(row.per_hour())),
+    ]
+
+
+def _heading(row: BoundsRow, by: Grouping) -> list[str]:
+    os_part = f"macOS {row.os_version or '(several)'}"
+    omlx_part = f"oMLX {row.omlx_version or '(several)'}"
+    return {Grouping.os: [os_part], Grouping.omlx: [omlx_part], Grouping.both: [os_part, omlx_part]}[by]
+
+
+LEVEL_NOTES = {
+    "WARNING": "written at WARNING level: INFO records (startup blocks, engine starts, finished requests, "
+    "pressure reclaim requests) are absent, so process starts and request counts are bounded, not exact",
+    "ERROR": "written at ERROR level: warnings and all INFO records are absent",
+}
+
+
+def plural(count: int, word: str) -> str:
+    """``1 lifetime``, ``2 lifetimes``."""
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
+def span_phrase(head: dict[str, Any]) -> str:
+    """``first → last (N h)``, or that the input carries no timestamps."""
+    if not head["first"]:
+        return "unknown (no timestamps)"
+    return f"{human_time(head['first'])} → {human_time(head['last'])}  ({head['hours']} h)"
+
+
+def level_phrase(level: str | None, records: int) -> str:
+    """What the lowest level present says about how the log was written (little, for a short paste)."""
+    if level is None:
+        return "unknown (no record carries a level)"
+    if records < LEVEL_EVIDENCE_RECORDS:
+        return f"{level} is the lowest level present (too few records to tell how the log was written)"
+    return f"written at {level} (the lowest level present)"
+
+
+def signature_share(faults: int, total: int) -> str:
+    return f"identical for all {faults} faults" if faults == total else f"shared by {faults} of {total} faults"
+
+
+CRASH_WORDS = {
+    "kernel_panic": "macOS kernel panic",
+    "crash_report": "macOS crash report",
+    "faulthandler_dump": "Python fatal error (faulthandler)",
+    "process_exit": "process exit",
+}
+
+
+def crash_rows(analysis: Analysis) -> list[dict[str, Any]]:
+    """Evidence of a dying process or Mac: aborts, fatal exits, faulthandler dumps, panics, crash reports."""
+    rows = []
+    for event in analysis.stream.events:
+        if event.kind not in CRASH_KINDS:
+            continue
+        detail = event.fields.get("panic") or event.fields.get("exception_type") or event.fields.get("error")
+        if event.kind == "process_exit":
+            detail = (
+                "uncaught C++ exception (libc++abi abort)"
+                if event.fields.get("reason") == "abort"
+                else ("omlx.utils.fatal exit for a supervisor restart")
+            )
+        rows.append(
+            {
+                "time": event.time,
+                "after": None if event.time else event.prev_time,
+                "kind": event.kind,
+                "what": CRASH_WORDS[event.kind],
+                "detail": detail,
+                "source": event.source,
+                "line": event.line,
+            }
+        )
+    return rows
+
+
+def crash_line(row: dict[str, Any]) -> str:
+    if row["time"]:
+        when = human_time(row["time"])
+    else:
+        when = f"after {human_time(row['after'])}" if row["after"] else "(untimed)"
+    where = f"{row['source'].rsplit('/', 1)[-1]}:{row['line']}"
+    return f"{when:<25} {row['what']}: {row['detail'] or '?'}   ({where})"
+
+
+def _interval_phrase(window: DeadWindow) -> str:
+    if not window.intervals_s:
+        return ""
+    lo, hi = min(window.intervals_s) / 60, max(window.intervals_s) / 60
+    if round(lo) == round(hi):
+        return f"every ~{round(lo)} min"
+    return f"every ~{round(lo)}-{round(hi)} min"
+
+
+def _same_second(incident: Incident) -> str:
+    first = incident.first.time
+    ignored = next((ev.time for ev in incident.records if ev.fields.get("code_name") == "SubmissionsIgnored"), None)
+    if first and ignored and first[:19] == ignored[:19]:
+        return "in the same second"
+    gap = seconds(first, ignored)
+    return f"{gap:.1f} s later" if gap is not None else "in the same incident"
+
+
+def fault_phrase(incident: Incident, requests_visible: bool) -> str:
+    """The escalation table's words for what became of the engine after one fault."""
+    names = incident.code_names
+    first = names[0] if names else incident.kind
+    if incident.outcome == "penalty_box":
+        if first != "SubmissionsIgnored":
+            return f"{first} → SubmissionsIgnored {_same_second(incident)}"
+        return "SubmissionsIgnored: driver penalty box"
+    if incident.outcome == "absorbed":
+        if incident.later_requests and requests_visible:
+            return f"{first}   absorbed, engine kept serving ({incident.later_requests} requests completed after)"
+        return f"{first}   absorbed, engine kept serving"
+    if incident.outcome == "crash":
+        return f"{first}   process crashed"
+    if incident.outcome == "fatal_exit":
+        return f"{first}   process exited (omlx.utils.fatal) for a clean restart"
+    return f"{first}   outcome unknown: the log ends too soon after it"
+
+
+def window_phrase(window: DeadWindow) -> str:
+    parts = [f"SubmissionsIgnored {_interval_phrase(window)}".rstrip(), "engine generation-dead"]
+    if window.repeats == 0:
+        parts[0] = "no further failure logged"
+    return ", ".join(parts)
+
+
+def window_end_phrase(window: DeadWindow) -> str:
+    if window.end_reason == "eof":
+        return "STILL DEAD when the log ends: the engine may be dead now"
+    if window.end_reason == "restart" and window.end is None:
+        if window.end_inferred:
+            return f"restarted unseen (the failures stopped after {human_time(window.last_failure)})"
+        return f"ended by a restart after {human_time(window.end_after)} (its time is not in the log)"
+    when = human_time(window.end)
+    if window.end_reason == "restart":
+        if window.end_exact:
+            return f"ended by a restart at {when}"
+        return f"ended by a restart between {human_time(window.end_after)} and {human_time(window.end)}"
+    return f"ended by {window.end_reason.replace('_', ' ')} at {when}"
+
+
+def dead_for(window: DeadWindow) -> str:
+    """How long the engine was dead, as exact as the log allows."""
+    if window.end is None:
+        return f"dead at least {human_duration(window.at_least_s)}"
+    if window.end_exact:
+        return f"dead {human_duration(window.duration_s)}"
+    return f"dead {human_duration(window.at_least_s)} to {human_duration(window.duration_s)}"
+
+
+def escalation_rows(analysis: Analysis, os_versions: dict[int, str] | None = None) -> list[dict[str, Any]]:
+    """The report's escalation table: one row per fault, one per dead window after its entry.
+
+    With ``os_versions`` (session → macOS version, from an OS history) each row names its OS.
+    """
+    requests_visible = analysis.stream.shows("INFO")
+    rows: list[dict[str, Any]] = []
+    for incident in analysis.faults:
+        rows.append(
+            {
+                "time": to_second(incident.time),
+                "time_exact": incident.first.time is not None,
+                "until": None,
+                "session": incident.session,
+                "text": fault_phrase(incident, requests_visible),
+                "outcome": incident.outcome,
+            }
+        )
+        if incident.dead_window is not None:
+            window = analysis.dead_windows[incident.dead_window]
+            repeat_times = [
+                inc.time
+                for inc in analysis.repeats
+                if inc.session == window.session and inc.time and window.start and inc.time > window.start
+            ]
+            if repeat_times:
+                rows.append(
+                    {
+                        "time": to_second(repeat_times[0]),
+                        "until": to_second(window.last_failure),
+                        "session": window.session,
+                        "text": window_phrase(window),
+                        "outcome": "dead",
+                    }
+                )
+    if os_versions is not None:
+        for row in rows:
+            row["os_version"] = os_versions.get(row["session"], "unknown")
+    return rows
+
+
+def summary(analysis: Analysis) -> str:
+    """One paragraph that says what the log shows, built only from the numbers."""
+    text = _fault_summary(analysis)
+    crashes = Counter(row["what"] for row in crash_rows(analysis))
+    if crashes:
+        text += " Crash evidence: " + ", ".join(f"{n} × {what}" for what, n in crashes.items()) + "."
+    note = LEVEL_NOTES.get(analysis.stream.lowest_level or "")
+    if note and _shows_its_level(analysis.stream):
+        text += f" The log was {note}."
+    return text
+
+
+LEVEL_EVIDENCE_RECORDS = 200  # fewer records (a pasted excerpt) say nothing of the server's log level
+
+
+def _shows_its_level(stream: EventStream) -> bool:
+    return stream.accounting.records >= LEVEL_EVIDENCE_RECORDS
+
+
+def _fault_summary(analysis: Analysis) -> str:
+    faults = analysis.faults
+    sessions = analysis.sessions
+    if not faults:
+        if analysis.log_start is None:
+            return f"No GPU faults in {plural(len(sessions), 'process lifetime')} (the input has no timestamps)."
+        span = f"{human_time(analysis.log_start)} → {human_time(analysis.log_end)}"
+        return f"No GPU faults in {plural(len(sessions), 'process lifetime')} ({span})."
+    kinds = Counter(f.code_names[0] if f.code_names else f.kind for f in faults)
+    outcomes = Counter(f.outcome for f in faults)
+    kind_text = ", ".join(f"{n} {k}" for k, n in kinds.most_common())
+    outcome_text = ", ".join(f"{n} {o.replace('_', ' ')}" for o, n in outcomes.most_common())
+    faulty = sorted({f.session for f in faults})
+    timed = [f.time for f in faults if f.time]
+    when = f", {human_time(timed[0])} → {human_time(timed[-1])}" if timed else " (no timestamps)"
+    text = (
+        f"{plural(len(faults), 'GPU fault')} ({kind_text}) in {len(faulty)} of "
+        f"{plural(len(sessions), 'process lifetime')}{when}: {outcome_text}."
+    )
+    if faults[0].session > 1:
+        clean = faults[0].session - 1
+        text += (
+            f" The {clean} earlier lifetime{'s' if clean != 1 else ''} ({human_time(analysis.log_start)} → "
+            f"{human_time(faults[0].time)}) had none."
+        )
+    windows = analysis.dead_windows
+    if windows:
+        dead = sum(w.at_least_s for w in windows)
+        repeats = sum(w.repeats for w in windows)
+        text += (
+            f" {len(windows)} penalty-box entr{'ies' if len(windows) != 1 else 'y'} left the engine "
+            f"generation-dead for at least {human_duration(dead)} in all ({repeats} repeated failures)"
+        )
+        open_windows = [w for w in windows if w.end_reason == "eof"]
+        text += "; it was still dead when the log ended." if open_windows else "."
+    sigs = analysis.signatures
+    with_stack = sum(s.faults for s in sigs)
+    if len(sigs) == 1 and with_stack == len(faults):
+        text += f" The stack is identical for all {len(faults)} faults: {sigs[0].call_site_label}."
+    elif sigs:
+        text += f" {plural(len(sigs), 'distinct stack')} among the {with_stack} faults with a traceback."
+    return text
+
+
+def count_text(value: int | None, what: str = "") -> str:
+    """``3 requests completed``, or that the log level hides them (``… not logged``)."""
+    if value is None:
+        return f"{what} not logged".strip()
+    return f"{value} {what}".strip()
+
+
+def accounting_lines(stream: EventStream) -> list[str]:
+    """The line accounting every command reports: nothing is lost silently."""
+    head = header(stream)
+    kinds = ", ".join(f"{k} {n}" for k, n in sorted(stream.kind_counts.items()))
+    lines = [
+        f"read {plural(head['lines'], 'line')} in {plural(len(head['files']), 'file')}: "
+        f"{plural(head['records'], 'record')}, {head['unparsed_lines']} unparsed, {head['blank_lines']} blank, "
+        f"{head['duplicates_dropped']} duplicate{'' if head['duplicates_dropped'] == 1 else 's'} dropped",
+        f"events: {kinds or 'none'}",
+    ]
+    lines.extend(f"warning: {s.problem}" for s in stream.sources if s.problem)
+    lines.extend(
+        f"warning: clock went back {human_duration(jump['back_s'])} at {jump['source']}:{jump['line']} "
+        f"({human_time(jump['from'])} → {human_time(jump['to'])}); file order kept"
+        for jump in stream.clock_jumps[:CLOCK_JUMPS_SHOWN]
+    )
+    if len(stream.clock_jumps) > CLOCK_JUMPS_SHOWN:
+        lines.append(f"warning: {len(stream.clock_jumps) - CLOCK_JUMPS_SHOWN} more backwards clock jumps")
+    return lines
+
+
+CLOCK_JUMPS_SHOWN = 5
+
+
+def _escalation_when(row: dict[str, Any]) -> str:
+    """A row's time column: a fault with no time of its own is placed after the record before it."""
+    when = row["time"].replace("T", " ") if row["time"] else "(untimed)"
+    if row["time"] and not row.get("time_exact", True):
+        when = f"after {when}"
+    if row["until"]:  # the end's date only when it is another day
+        same_day = row["time"] and row["until"][:10] == row["time"][:10]
+        when = f"{when} … {row['until'][11:] if same_day else row['until'].replace('T', ' ')}"
+    return when
+
+
+def escalation_lines(rows: list[dict[str, Any]]) -> list[str]:
+    """The escalation table as aligned text lines (the time column as wide as its widest entry)."""
+    times = [_escalation_when(row) for row in rows]
+    width = max([32, *(len(when) + 1 for when in times)])
+    lines = []
+    for when, row in zip(times, rows, strict=True):
+        if "os_version" in row:
+            lines.append(f"{when:<{width}} {row['text']:<62} [macOS {row['os_version']}]")
+        else:
+            lines.append(f"{when:<{width}} {row['text']}")
+    return lines

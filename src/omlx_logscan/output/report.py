@@ -1,0 +1,463 @@
+"""The bug-report summary: one GitHub Markdown document to paste into an oMLX issue.
+
+It answers what a maintainer asks first — what the log is, which stack failed, how the engine
+escalated, how long it was dead, which versions were involved — and, as plainly, what the log
+cannot show. It must fit one GitHub comment (65,536 characters): when it would not, the longest
+tables are cut in the middle (first and last rows stay; as a last resort, every row) and each
+cut says where it is; no single log line takes more than ``LINE_MAX`` characters. Personal data
+is masked by default (see ``redact.py``): only the text copied from the log, never the report's
+own words.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections import Counter
+from dataclasses import replace
+from pathlib import Path
+
+from omlx_logscan import __version__
+from omlx_logscan.analysis.attribution import WhyFaulted, explain, fence_for
+from omlx_logscan.analysis.bounds import UNKNOWN
+from omlx_logscan.analysis.model import Analysis, Session
+from omlx_logscan.errors import InputError
+from omlx_logscan.inputs.sources import Source, read_chunks
+from omlx_logscan.output.blocks import MIN_KEPT_ROWS, Block, Part
+from omlx_logscan.output.chart import _chart
+from omlx_logscan.output.markdown import md_escape
+from omlx_logscan.output.phrases import (
+    count_text,
+    dead_for,
+    escalation_lines,
+    escalation_rows,
+    summary,
+    window_end_phrase,
+)
+from omlx_logscan.output.redact import PLACEHOLDERS, logged, redact_logged, unmark
+from omlx_logscan.stream.model import header
+from omlx_logscan.timeutil import human_duration, human_time, seconds
+
+COMMENT_LIMIT = 65_536  # GitHub's maximum length of an issue body or comment, in characters
+
+
+SIZE_REASON = "to stay under GitHub's 65,536-character comment limit"
+
+
+EXCERPT_MAX_LINES = 60
+
+
+LINE_MAX = 2_000  # characters of one log line (excerpt, evidence, code): one huge line must not crowd out the rest
+
+
+CUT_SLACK = 200  # characters cut beyond the excess, so redaction's length changes rarely need a second pass
+
+
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
+
+
+CANNOT_SHOW = "### What this log cannot show"
+
+
+def build_report(
+    analysis: Analysis,
+    *,
+    redact_personal: bool = True,
+    bounds_markdown: str | None = None,
+    os_versions: dict[int, str] | None = None,
+    why: WhyFaulted | None = None,
+    limit: int = COMMENT_LIMIT,
+) -> str:
+    """The whole report, shorter than ``limit`` characters.
+
+    Both optional inputs come from the Mac's OS install history (``bounds.py``):
+    ``bounds_markdown`` is the body of the *Version bounds* section (``bounds.bounds_markdown``,
+    no heading) and ``os_versions`` maps each process to the macOS version it ran on
+    (``bounds.session_os_versions``). Without them the report says the log cannot show them.
+    ``why`` is the fault attribution (``attribution.explain``, with any overlays); by default it
+    is computed without overlays.
+    """
+    parts: list[Part] = [
+        *_what_the_log_is(analysis, os_versions),
+        *_summary(analysis),
+        *_signatures(analysis),
+        *_escalation(analysis, os_versions),
+        *_dead_windows(analysis),
+        *_why(analysis, why or explain(analysis)),
+        *_bounds(bounds_markdown),
+        *_chart(analysis, os_versions or {}),
+        *_first_fault(analysis),
+        *_cannot_show(analysis, os_versions),
+    ]
+    blocks = [part for part in parts if isinstance(part, Block)]
+    while True:
+        text = _finish(_join(parts), blocks, redact_personal=redact_personal)
+        excess = len(text) - (limit - 1)
+        if excess <= 0:
+            return text
+        cut = _next_cut(blocks)
+        if cut is None:
+            return _hard_cut(text, limit)
+        block, floor = cut
+        block.trim(excess + CUT_SLACK, SIZE_REASON, floor)
+
+
+def _next_cut(blocks: list[Block]) -> tuple[Block, int] | None:
+    """The longest block that can lose rows, and how few it may keep: its first and last row, else none."""
+    for floor in (MIN_KEPT_ROWS, 0):
+        cuttable = [block for block in blocks if block.keep > floor]
+        if cuttable:
+            return max(cuttable, key=Block.size), floor
+    return None
+
+
+def _join(parts: list[Part]) -> str:
+    return "\n".join(line for part in parts for line in (part.lines() if isinstance(part, Block) else [part]))
+
+
+def _finish(body: str, blocks: list[Block], *, redact_personal: bool) -> str:
+    """Title, the notes on redaction and cuts, and the body (masked unless redaction is off)."""
+    body = _ANSI.sub("", body)
+    if redact_personal:
+        masked = redact_logged(body)
+        body = masked.text
+        placeholders = ", ".join(f"`{p}`" for p in PLACEHOLDERS.values())
+        note = (
+            "> **Redacted:** home folders are shown as `~`; user names, host names, IP and e-mail addresses, "
+            f"API keys and prompt or message text are replaced by {placeholders} (masked here: "
+            f"{masked.summary()}). `logscan report --no-redact` shows them as logged."
+        )
+    else:
+        body = unmark(body)
+        note = "> **Not redacted** (`--no-redact`): paths, names and addresses appear as logged."
+    notes = [note]
+    shortened = [block.noun for block in blocks if block.reason == SIZE_REASON]
+    if shortened:
+        notes += [">", f"> **Shortened** {SIZE_REASON}: {', '.join(shortened)} (each cut is marked with “…”)."]
+    return "\n".join(["## oMLX log report", "", *notes, "", body.rstrip("\n"), ""])
+
+
+def _hard_cut(text: str, limit: int) -> str:
+    """Last resort when every block is cut to nothing: end the text early, closing a code fence left open.
+
+    What the log cannot show is kept at the end (unless it alone would take half the room): a reader
+    must not take the report for more than the log can say.
+    """
+    body, heading, rest = text.partition(f"\n{CANNOT_SHOW}\n")
+    kept = heading + rest
+    if not heading or len(kept) > limit // 2:
+        body, kept = text, ""
+    note = f"\n*The rest of this report is cut {SIZE_REASON}{'; what the log cannot show follows' if kept else ''}.*\n"
+    head = body[: limit - 1 - len(note) - len(kept) - 80].rsplit("\n", 1)[0]  # 80: room for a closing fence
+    open_fence = None
+    for line in head.splitlines():
+        run = re.match(r"`{3,}", line)
+        if run and open_fence is None:
+            open_fence = run.group(0)
+        elif run and line.rstrip() == open_fence:
+            open_fence = None
+    return head + (f"\n{open_fence}" if open_fence else "") + "\n" + note + kept
+
+
+def _code(lines: list[str], lang: str = "") -> list[str]:
+    fence = fence_for(lines)
+    return [fence + lang, *lines, fence]
+
+
+def _logged_line(line: str) -> str:
+    """One line copied from the log, marked for redaction and cut to ``LINE_MAX`` characters."""
+    if len(line) <= LINE_MAX:
+        return logged(line)
+    return f"{logged(line[:LINE_MAX])} … {len(line) - LINE_MAX:,} characters cut"
+
+
+# -- sections -------------------------------------------------------------------------------
+
+
+def _what_the_log_is(analysis: Analysis, os_versions: dict[int, str] | None) -> list[Part]:
+    head = header(analysis.stream)
+    sessions = analysis.sessions
+    bounded = sum(1 for s in sessions if not s.start_exact)
+    span = seconds(head["first"], head["last"])
+    out: list[Part] = [
+        "### What the log is",
+        "",
+        f"- **Span:** {human_time(head['first'])} → {human_time(head['last'])} ({human_duration(span)})",
+        f"- **Written at level:** {head['written_at_level'] or 'unknown'} (the lowest level present)",
+        f"- **oMLX version:** {_versions(sessions)}",
+        f"- **macOS:** {_os_versions(os_versions)}",
+        f"- **Process lifetimes:** {len(sessions)}"
+        + (f" ({bounded} with start times bounded by neighbouring records)" if bounded else ""),
+        f"- **Lines:** {head['lines']} read, {head['records']} records, {head['unparsed_lines']} unparsed, "
+        f"{head['duplicates_dropped']} duplicate records dropped",
+        f"- **Made by:** omlx-logscan {__version__} (`logscan report`)",
+        "",
+    ]
+    rows = [
+        f"| `{logged(md_escape(f['name']))}` | {f['lines']} | {human_time(f['first'])} | {human_time(f['last'])} | "
+        f"{', '.join(f['levels']) or '?'} |"
+        for f in head["files"]
+    ]
+    out.append(
+        Block(
+            "files",
+            ["| file | lines | first record | last record | levels present |", "|---|---|---|---|---|"],
+            rows,
+            [],
+            lambda n: f"| … {n} files cut here | | | | |",
+            "the accounting `logscan timeline` prints",
+        )
+    )
+    return out
+
+
+def _os_versions(os_versions: dict[int, str] | None) -> str:
+    if os_versions is None:
+        return "not in the log"
+    known = [version for version in dict.fromkeys(os_versions.values()) if version != UNKNOWN]
+    return f"{', '.join(known) or 'none known'} (from the OS install history)"
+
+
+def _versions(sessions: list[Session]) -> str:
+    """Each version in the order the log first shows it (an upgrade reads left to right)."""
+    counts = Counter(s.omlx_version for s in sessions)
+    unknown = counts.pop(None, 0)
+    if not counts:
+        return "not in the log (no banner and no Homebrew path in a traceback)"
+    text = ", ".join(f"{version} ({n} of {len(sessions)} processes)" for version, n in counts.items())
+    return text + (f"; unknown for {unknown}" if unknown else "")
+
+
+def _summary(analysis: Analysis) -> list[Part]:
+    return ["### Summary", "", summary(analysis), ""]
+
+
+def _signatures(analysis: Analysis) -> list[Part]:
+    if not analysis.faults:
+        return []
+    out: list[Part] = ["### Stack signatures", ""]
+    if not analysis.signatures:
+        return [*out, "No fault came with a traceback.", ""]
+    total = len(analysis.faults)
+    rows = []
+    for sig in analysis.signatures:
+        frames = [_logged_line(f"{f['module']}:{f['line']} in {f['func']}") for f in sig.frames]
+        if sig.innermost_code:
+            frames.append(f"  → {_logged_line(sig.innermost_code)}")
+        share = "identical for all" if sig.faults == total and len(analysis.signatures) == 1 else "shared by"
+        title = f"**{share} {sig.faults} of {total} faults** — `{sig.call_site_label}`"
+        rows.append("\n".join([title, *_code(frames), ""]))
+    out.append(
+        Block(
+            "stack signatures",
+            [],
+            rows,
+            [],
+            lambda n: f"… {n} stack signatures cut here.",
+            "`logscan timeline --format json`",
+        )
+    )
+    return out
+
+
+def _escalation(analysis: Analysis, os_versions: dict[int, str] | None) -> list[Part]:
+    rows = escalation_lines(escalation_rows(analysis, os_versions))
+    if not rows:
+        return ["### Escalation", "", "No GPU faults.", ""]
+    fence = fence_for(rows)
+    return [
+        "### Escalation",
+        "",
+        Block(
+            "escalation rows",
+            [fence],
+            rows,
+            [fence],
+            lambda n: f"… {n} rows cut here",
+            "`logscan timeline`",
+        ),
+    ]
+
+
+def _dead_windows(analysis: Analysis) -> list[Part]:
+    if not analysis.faults:
+        return []
+    out: list[Part] = ["### Dead-engine windows", ""]
+    if not analysis.dead_windows:
+        return [*out, "None: no fault put the engine in the driver's penalty box.", ""]
+    rows = []
+    for w in analysis.dead_windows:
+        end = md_escape(window_end_phrase(w))
+        if w.end_reason == "eof":
+            end = f"**{end}**"
+        rows.append(
+            f"| {w.session} | {human_time(w.start)} | {human_time(w.last_failure)} | {end}; {dead_for(w)} | "
+            f"{w.repeats} | {count_text(w.requests_completed)} |"
+        )
+    out.append(
+        Block(
+            "dead-engine windows",
+            [
+                "| process | from | last failure | end | repeats | requests completed |",
+                "|---|---|---|---|---|---|",
+            ],
+            rows,
+            [],
+            lambda n: f"| … | {n} windows cut here | | | | |",
+            "`logscan timeline`",
+        )
+    )
+    return out
+
+
+def _why(analysis: Analysis, why: WhyFaulted) -> list[Part]:
+    """Attribution of each fault (a block each, cut like a table), what the level hid, the overlays."""
+    if not analysis.faults:
+        return []
+    why = _marked(why)
+    lines = why.fault_lines(full=True)
+    hidden = len(why.caveats())  # fault_lines ends with one "hidden:" line per caveat
+    rows: list[str] = []
+    for line in lines[: len(lines) - hidden]:
+        if rows and line[:1].isspace():
+            rows[-1] += "\n" + line
+        else:
+            rows.append(line)
+    fence = fence_for(lines)
+    overlays = [f"- {line}" for line in why.overlay_lines(full=True)]
+    return [
+        "### Why it faulted",
+        "",
+        Block(
+            "fault attributions",
+            [fence],
+            rows,
+            [*lines[len(lines) - hidden :], fence],
+            lambda n: f"… {n} faults cut here",
+            "`logscan timeline --format json`",
+        ),
+        *([*overlays, ""] if overlays else []),
+    ]
+
+
+def _marked(why: WhyFaulted) -> WhyFaulted:
+    """A copy whose log text (evidence lines and their files, overlay names) is marked for redaction and capped.
+
+    The rest of the attribution is the report's own words and numbers, and stays as written.
+    """
+    attributions = [
+        replace(
+            attribution,
+            evidence=[
+                replace(e, message=_logged_line(e.message), source=logged(os.path.basename(e.source)))
+                for e in attribution.evidence
+            ],
+        )
+        for attribution in why.attributions
+    ]
+    return WhyFaulted(attributions, [replace(overlay, name=logged(overlay.name)) for overlay in why.overlays])
+
+
+def _bounds(bounds_markdown: str | None) -> list[Part]:
+    if not bounds_markdown:
+        return []
+    return ["### Version bounds", "", bounds_markdown.strip("\n"), ""]
+
+
+def _first_fault(analysis: Analysis) -> list[Part]:
+    if not analysis.faults:
+        return []
+    event = analysis.faults[0].first
+    shown = min(event.lines, EXCERPT_MAX_LINES)
+    raw = _raw_lines(event.source, event.line, shown)
+    where = f"`{logged(md_escape(os.path.basename(event.source)))}`, line {event.line}"
+    out: list[Part] = ["### First fault as logged", ""]
+    if raw is None:
+        return [
+            *out,
+            f"{where}: stdin cannot be read a second time; the stack is under *Stack signatures* above.",
+            "",
+        ]
+    count = f"the first {shown} of its {event.lines} lines" if shown < event.lines else f"{event.lines} lines"
+    while raw and not raw[-1].strip():
+        raw.pop()
+    rows = [_logged_line(_ANSI.sub("", line)) for line in raw]
+    fence = fence_for(rows)
+    excerpt = Block("excerpt lines", [fence], rows, [fence], lambda n: f"… {n} lines cut here", "the log itself")
+    return [*out, f"{where} ({count}):", "", excerpt]
+
+
+def _raw_lines(name: str, first: int, count: int) -> list[str] | None:
+    """Lines ``first`` … ``first + count - 1`` (1-based) of a file source, or None when it cannot be reread."""
+    path = Path(name)
+    if not path.is_file():
+        return None
+    found: list[str] = []
+    number = 0
+    try:
+        for chunk in read_chunks(Source(name, path)):
+            lines = chunk.split(b"\n")
+            if chunk.endswith(b"\n"):
+                lines.pop()
+            if number + len(lines) < first:
+                number += len(lines)
+                continue
+            for raw in lines:
+                number += 1
+                if number >= first:
+                    found.append(raw.decode("utf-8", errors="replace").rstrip("\r"))
+                if len(found) == count:
+                    return found
+    except InputError:
+        return None
+    return found
+
+
+def _cannot_show(analysis: Analysis, os_versions: dict[int, str] | None) -> list[Part]:
+    stream = analysis.stream
+    level = stream.lowest_level or "an unknown level"
+    items: list[str] = []
+    if not stream.shows("INFO"):
+        items.append(
+            f"**INFO records.** The log was written at {level}, so pressure cache reclaim requests "
+            "(`Requested pressure cache reclaim …`), startup blocks, engine starts and finished requests are "
+            "absent: process start times are bounded, request counts unknown."
+        )
+    shrinks = [
+        ev for ev in stream.events if ev.kind == "memory_pressure" and ev.fields.get("action") == "hot_cache_shrink"
+    ]
+    if shrinks:
+        items.append(
+            f"**Whether a pressure clear ran.** {len(shrinks)} hot-cache shrink warning(s) were logged (first at "
+            f"{human_time(shrinks[0].time)}), so a memory-pressure cache clear is possible near them."
+        )
+    elif stream.shows("WARNING") and not stream.shows("INFO"):
+        items.append(
+            "**Whether a pressure clear ran.** No `Shrank … hot cache under memory pressure` warning was logged, so "
+            "the usual precursor of a pressure reclaim never fired; the reclaim request itself is INFO and cannot "
+            "be ruled out."
+        )
+    if any(sig.call_site == "cache_clear" for sig in analysis.signatures):
+        items.append(
+            "**Which cache clear failed.** oMLX writes nothing when it clears the Metal cache (periodic, deferred "
+            "after a request, or on memory pressure); the trigger can only be inferred from what surrounds a fault."
+        )
+    if any(w.end_reason == "eof" for w in analysis.dead_windows):
+        items.append("**What happened after the log ends.** The engine was still dead at the last record.")
+    if analysis.dead_windows and not stream.shows("TRACE"):
+        items.append(
+            "**Health checks during a dead window.** `GET /v1/models` access lines are written only at TRACE "
+            "level, so whether clients kept polling a dead engine is not visible."
+        )
+    if analysis.faults:
+        items.append(
+            "**Other GPU work on the Mac.** The log shows only this server's faults, not what else used the GPU."
+        )
+    hidden = "the chip and the mlx / mlx-lm versions" if os_versions else "the macOS version, the chip, mlx and mlx-lm"
+    items.append(f"**Hardware and libraries.** oMLX never logs {hidden}.")
+    if stream.accounting.unparsed:
+        items.append(
+            f"**{stream.accounting.unparsed} unparsed line(s).** No grammar matched them; "
+            "`logscan events --show-unparsed` lists them."
+        )
+    return [CANNOT_SHOW, "", *(f"- {item}" for item in items), ""]

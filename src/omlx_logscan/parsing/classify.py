@@ -1,0 +1,198 @@
+"""Classification: the events one record yields, by the catalog and the Metal error codes."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from omlx_logscan.parsing.catalog import (
+    ABORT,
+    BANNER_VERSION,
+    CELLAR_VERSION,
+    FATAL_EXIT,
+    GPU_CODE,
+    GPU_CODE_NAMES,
+    GPU_CONTEXTS,
+    GPU_MARKERS,
+    GPU_RESOURCE_LIMIT,
+    NUMERIC_FIELDS,
+    candidates,
+)
+from omlx_logscan.parsing.event import Event
+from omlx_logscan.parsing.records import Record
+
+_FRAME = re.compile(r'^\s*File "(?P<path>[^"]+)", line (?P<line>\d+), in (?P<func>\S+)')
+
+
+_FAULTHANDLER_FRAME = re.compile(r'^\s*File "(?P<path>[^"]+)", line (?P<line>\d+) in (?P<func>\S+)')
+
+
+_EXCEPTION_LINE = re.compile(r"^(?P<type>[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt)): ")
+
+
+_EXCEPTION_TYPE = re.compile(r"^\s*Exception Type:\s+(?P<type>.+)$")
+
+
+_PANIC = re.compile(r"^panic\(cpu \d+ caller 0x[0-9a-fA-F]+\): (?P<panic>.*)$")
+
+
+def _frames(lines: list[str]) -> list[dict[str, Any]]:
+    frames: list[dict[str, Any]] = []
+    for index, text in enumerate(lines):
+        match = _FRAME.match(text) or _FAULTHANDLER_FRAME.match(text)
+        if match is None:
+            continue
+        source_line = ""
+        following = lines[index + 1] if index + 1 < len(lines) else ""
+        if following and not (_FRAME.match(following) or _FAULTHANDLER_FRAME.match(following)):
+            candidate = following.strip()
+            if candidate and set(candidate) - set("^~ "):
+                source_line = candidate
+        frames.append({"path": match["path"], "line": int(match["line"]), "func": match["func"], "code": source_line})
+    return frames
+
+
+def _exception(lines: list[str]) -> str | None:
+    for text in reversed(lines):
+        match = _EXCEPTION_LINE.match(text.strip())
+        if match:
+            return match["type"]
+    return None
+
+
+def _gpu_fields(record: Record, text: str) -> dict[str, Any] | None:
+    match = GPU_CODE.search(text)
+    if match:
+        code = match.group(1).lower()
+        name = GPU_CODE_NAMES.get(code, match.group(3))
+    else:
+        limit = GPU_RESOURCE_LIMIT.search(text)
+        if limit is None:
+            return None
+        code, name = None, "ResourceLimit"
+    context = "other"
+    for regex, ctx in GPU_CONTEXTS:
+        if regex.search(record.head.message):
+            context = ctx
+            break
+    out: dict[str, Any] = {"code": code, "code_name": name, "context": context}
+    frames = _frames(record.extra)
+    if frames:
+        out["traceback"] = frames
+        out["exception"] = _exception(record.extra)
+    return out
+
+
+def _catalog_match(message: str) -> tuple[str, str, dict[str, Any]] | None:
+    for template in candidates(message):
+        if template.literal not in message:  # every match contains it, and ``in`` is far cheaper than a search
+            continue
+        match = template.regex.search(message)
+        if match:
+            values = {
+                k: _number(v) if k in NUMERIC_FIELDS else v for k, v in match.groupdict().items() if v is not None
+            }
+            return template.kind, template.tag, values
+    return None
+
+
+def _number(value: str) -> Any:
+    # Tested before converting: an exception per value costs more than the tests, and a memory
+    # pressure line alone carries four decimal numbers.
+    if value.isdecimal():
+        return int(value)
+    if "." in value:
+        try:
+            return float(value)
+        except ValueError:
+            return value
+    try:
+        return int(value)
+    except ValueError:
+        try:
+            return float(value)  # "1e3", "inf"
+        except ValueError:
+            return value
+
+
+def classify(record: Record, source: str, index: int) -> list[Event]:
+    """The events one record yields: usually one, two for an abort or fatal exit, none for routine lines."""
+    head = record.head
+
+    def make(kind: str, fields: dict[str, Any], level: str | None = head.level) -> Event:
+        return Event(
+            kind,
+            record.stamp,
+            source,
+            record.line,
+            level,
+            head.logger,
+            head.message,
+            fields,
+            record.lines,
+            record.prev_stamp,
+            record.next_stamp,
+            index,
+        )
+
+    if head.form == "panic":
+        match = _PANIC.match(head.message)
+        return [make("kernel_panic", {"panic": match["panic"] if match else head.message}, "CRITICAL")]
+    if head.form == "crash_report":
+        exc = next((m["type"] for m in map(_EXCEPTION_TYPE.match, record.extra) if m), None)
+        return [make("crash_report", {"exception_type": exc}, "CRITICAL")]
+    if head.form == "faulthandler":
+        return [
+            make(
+                "faulthandler_dump",
+                {
+                    "error": head.message.removeprefix("Fatal Python error: "),
+                    "traceback": _frames(record.extra),
+                },
+                "CRITICAL",
+            )
+        ]
+    text = record.text
+    events: list[Event] = []
+    gpu = _gpu_fields(record, text) if any(marker in text for marker in GPU_MARKERS) else None
+    level = head.level or ("CRITICAL" if head.form == "abort" else None)
+    if gpu is not None:
+        events.append(make("gpu_error", gpu, level or "ERROR"))
+    if ABORT.match(head.message):
+        events.append(make("process_exit", {"reason": "abort"}, "CRITICAL"))
+    elif FATAL_EXIT.match(head.message):
+        events.append(make("process_exit", {"reason": "fatal_exit"}, "CRITICAL"))
+    if events:
+        return events
+    matched = _catalog_match(head.message)
+    if matched is not None:
+        kind, tag, values = matched
+        fields = dict(values)
+        if kind == "memory_pressure":
+            fields["action"] = tag
+        elif kind == "process_start":
+            fields["marker"] = tag
+            if tag == "banner":
+                version = next((m["version"] for m in map(BANNER_VERSION.search, record.extra) if m), None)
+                fields["omlx_version"] = version
+        elif kind in ("request_complete", "model_load", "model_unload", "request_error") and tag:
+            fields.setdefault("type" if kind == "request_complete" else "stage", tag)
+        return [make(kind, fields)]
+    if level in ("ERROR", "CRITICAL"):
+        fields = {}
+        frames = _frames(record.extra)
+        if frames:
+            fields = {"traceback": frames, "exception": _exception(record.extra)}
+        return [make("error", fields)]
+    if level == "WARNING":
+        return [make("warning", {})]
+    return [make("record", {})]
+
+
+def cellar_version(event: Event) -> str | None:
+    """The Homebrew keg version in an event's traceback paths, if any."""
+    for frame in event.fields.get("traceback", ()):
+        match = CELLAR_VERSION.search(frame["path"])
+        if match:
+            return match["version"]
+    return None

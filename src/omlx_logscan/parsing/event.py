@@ -1,0 +1,41 @@
+"""The typed event: what one record means, with its kind-specific fields."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class Event:
+    """One typed event. ``time`` is ISO local time or None; ``fields`` are kind-specific."""
+
+    kind: str
+    time: str | None
+    source: str
+    line: int
+    level: str | None
+    logger: str | None
+    message: str
+    fields: dict[str, Any] = field(default_factory=dict)
+    lines: int = 1  # lines of the record it came from
+    prev_time: str | None = None  # nearest timestamps around an untimed event, for ordering and bounds
+    next_time: str | None = None
+    source_index: int = 0
+
+    @property
+    def sort_time(self) -> str:
+        return self.time or self.prev_time or ""
+
+    def as_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "time": self.time,
+            "source": self.source,
+            "line": self.line,
+            "level": self.level,
+            "logger": self.logger,
+            "kind": self.kind,
+            "message": self.message,
+        }
+        out.update(self.fields)
+        return out

@@ -1,0 +1,123 @@
+"""What the analyzers receive: events, dense request rows, sources and the line accounting."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import polars as pl
+
+from omlx_logscan.parsing.event import Event
+from omlx_logscan.parsing.grammar import LEVEL_RANK
+from omlx_logscan.timeutil import seconds
+
+if TYPE_CHECKING:
+    pass
+
+
+def header(stream: EventStream) -> dict[str, Any]:
+    """What the input is: files, span, the level it was written at, line accounting."""
+    acc = stream.accounting
+    first = min((s.first for s in stream.sources if s.first), default=None)
+    last = max((s.last for s in stream.sources if s.last), default=None)
+    return {
+        "files": [
+            {
+                "name": s.name,
+                "lines": s.lines,
+                "first": s.first,
+                "last": s.last,
+                "levels": s.levels,
+                "problem": s.problem,
+            }
+            for s in stream.sources
+        ],
+        "first": first,
+        "last": last,
+        "hours": round((seconds(first, last) or 0) / 3600, 2),
+        "written_at_level": stream.lowest_level,
+        "lines": acc.lines,
+        "records": acc.records,
+        "event_lines": acc.event_lines,
+        "record_lines": acc.record_lines,
+        "blank_lines": acc.blank,
+        "unparsed_lines": acc.unparsed,
+        "duplicates_dropped": acc.duplicates,
+        "events": dict(sorted(stream.kind_counts.items())),
+        "clock_jumps": stream.clock_jumps,
+    }
+
+
+@dataclass
+class Accounting:
+    """Where every input line went; ``lines == event_lines + record_lines + blank + unparsed``."""
+
+    lines: int = 0
+    records: int = 0
+    event_lines: int = 0
+    record_lines: int = 0
+    blank: int = 0
+    unparsed: int = 0
+    duplicates: int = 0
+
+    @property
+    def accounted(self) -> int:
+        """The lines that ended up somewhere; always equal to ``lines``."""
+        return self.event_lines + self.record_lines + self.blank + self.unparsed
+
+
+@dataclass
+class SourceInfo:
+    name: str
+    lines: int
+    first: str | None
+    last: str | None
+    levels: list[str]
+    problem: str | None
+
+
+@dataclass
+class EventStream:
+    """Everything the analyzers need from the input."""
+
+    sources: list[SourceInfo]
+    events: list[Event]
+    requests: pl.DataFrame  # dense finished-request rows: source, line, time, key, tokens, text
+    accounting: Accounting
+    kind_counts: Counter[str]
+    unparsed: list[tuple[str, int, str]]
+    levels: list[str]  # levels present anywhere, lowest first
+    clock_jumps: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def has_omlx_records(self) -> bool:
+        """Whether anything here is an oMLX record (a README or a shell history has none)."""
+        return self.requests.height > 0 or any(
+            (ev.logger or "").startswith("omlx") or ev.kind in _OMLX_ONLY_KINDS for ev in self.events
+        )
+
+    @property
+    def lowest_level(self) -> str | None:
+        return self.levels[0] if self.levels else None
+
+    def shows(self, level: str) -> bool:
+        """Whether records of ``level`` would have been written (the log level is at or below it)."""
+        lowest = self.lowest_level
+        return lowest is not None and LEVEL_RANK[lowest] <= LEVEL_RANK[level]
+
+
+# Kinds only oMLX text yields, whatever logger name (if any) the line carries.
+_OMLX_ONLY_KINDS = frozenset(
+    {
+        "process_start",
+        "gpu_error",
+        "process_exit",
+        "kernel_panic",
+        "crash_report",
+        "faulthandler_dump",
+        "engine_start",
+        "request_complete",
+        "memory_pressure",
+    }
+)

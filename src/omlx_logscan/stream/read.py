@@ -1,0 +1,254 @@
+"""The event stream: typed events from records, merged across sources in time order.
+
+``read_events`` is the foundation every command stands on. It scans each source, assembles
+records, classifies each record with the catalog, removes records that two sources share
+(a file log and a capture of the same process), and merges the sources by time.
+"""
+
+from __future__ import annotations
+
+import gc
+import heapq
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import polars as pl
+
+from omlx_logscan.errors import InputError
+from omlx_logscan.inputs.lines import KeptLine
+from omlx_logscan.inputs.sources import Source
+from omlx_logscan.parsing.classify import classify
+from omlx_logscan.parsing.event import Event
+from omlx_logscan.parsing.grammar import LEVEL_RANK
+from omlx_logscan.parsing.records import Assembler, Assembly, Record, assemble_one
+from omlx_logscan.parsing.scan import SourceScan, scan_source
+from omlx_logscan.stream.dedup import _dedup_key, _drop_shared_requests, _requests_frame
+from omlx_logscan.stream.model import Accounting, EventStream, SourceInfo
+from omlx_logscan.stream.starts import _collapse_starts
+from omlx_logscan.timeutil import stamp_of
+
+
+@dataclass
+class _SourceEvents:
+    """One source's records, classified as the scan hands its kept lines over: Python's share of
+    a big file then runs while polars scans the next blocks instead of after it."""
+
+    source: Source
+    index: int
+    keep_all: bool
+    # Record keys of all sources so far, to drop a copy's records; None when there is one source.
+    seen: dict[tuple[Any, ...], int] | None
+    accounting: Accounting
+    assembler: Assembler = field(default_factory=Assembler)
+    events: list[Event] = field(default_factory=list)
+    levels: set[str] = field(default_factory=set)
+    first: str | None = None
+    last: str | None = None
+    records: int = 0  # records classified so far
+    stamped: list[tuple[int, str]] = field(default_factory=list)  # (line, time) of dated records, for clock jumps
+
+    def feed(self, kept: Iterable[KeptLine]) -> None:
+        self.assembler.feed(kept)
+        self._classify(self.assembler.take_final())
+
+    def finish(self) -> Assembly:
+        self._classify(self.assembler.take_final(everything=True))
+        return self.assembler.out
+
+    def _classify(self, records: list[Record]) -> None:
+        accounting = self.accounting
+        self.records += len(records)
+        for record in records:
+            if record.head.level and record.head.form not in _LEVELLESS_FORMS:
+                self.levels.add(record.head.level)
+            if record.stamp is not None and record.head.date is not None:  # the span: earliest to latest
+                self.first = min(self.first or record.stamp, record.stamp)
+                self.last = max(self.last or record.stamp, record.stamp)
+                self.stamped.append((record.line, record.stamp))
+            produced = classify(record, self.source.name, self.index)
+            keep = [ev for ev in produced if self.keep_all or ev.kind != "record"]
+            seen = self.seen
+            key = _dedup_key(produced[0]) if seen is not None else None
+            if seen is not None and key is not None and seen.setdefault(key, self.index) != self.index:
+                accounting.duplicates += 1
+                accounting.record_lines += record.lines
+            elif keep:
+                accounting.event_lines += record.lines
+                self.events.extend(keep)
+            else:
+                accounting.record_lines += record.lines
+
+
+@contextmanager
+def _without_cycle_collection() -> Iterator[None]:
+    """The scan makes many small objects and no reference cycles; Python's cycle collector would
+    walk them hundreds of times, holding the lock the scan's worker threads need."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def read_events(
+    sources: list[Source],
+    *,
+    keep_all: bool = False,
+    keep_request_text: bool = False,
+    progress: Callable[[int], None] | None = None,
+) -> EventStream:
+    """Scan, assemble, classify and merge. Raises InputError only when no source could be read."""
+    accounting = Accounting()
+    seen: dict[tuple[Any, ...], int] = {}
+    scans: list[SourceScan] = []
+    readers: list[_SourceEvents] = []
+    with _without_cycle_collection():
+        for i, src in enumerate(sources):
+            reader = _SourceEvents(src, i, keep_all, seen if len(sources) > 1 else None, accounting)
+            scans.append(
+                scan_source(
+                    src,
+                    i,
+                    keep_all=keep_all,
+                    keep_request_text=keep_request_text,
+                    dedup_keys=len(sources) > 1,
+                    progress=progress,
+                    on_kept=reader.feed,
+                )
+            )
+            readers.append(reader)
+    if all(scan.problem and scan.lines == 0 for scan in scans):
+        raise InputError("; ".join(scan.problem or "" for scan in scans))
+    per_source: list[list[Event]] = []
+    unparsed: list[tuple[str, int, str]] = []
+    infos: list[SourceInfo] = []
+    levels: set[str] = set()
+    clock_jumps: list[dict[str, Any]] = []
+    for scan, reader in zip(scans, readers, strict=True):
+        assembly = reader.finish()
+        src_levels = scan.levels | reader.levels
+        accounting.lines += scan.lines
+        accounting.records += reader.records + scan.routine_records
+        accounting.record_lines += scan.routine_records
+        accounting.blank += assembly.blank
+        accounting.unparsed += len(assembly.unparsed)
+        unparsed.extend((scan.source.name, n, text) for n, text in assembly.unparsed)
+        n_requests = scan.requests.height
+        accounting.event_lines += n_requests
+        accounting.records += n_requests
+        first, last = _span_with_requests(reader.first, reader.last, scan)
+        clock_jumps.extend(_clock_jumps(scan, reader.stamped))
+        levels |= src_levels
+        infos.append(
+            SourceInfo(
+                scan.source.name,
+                scan.lines,
+                first,
+                last,
+                sorted(src_levels, key=LEVEL_RANK.__getitem__),
+                scan.problem,
+            )
+        )
+        per_source.append(reader.events)
+    requests = _requests_frame(scans)
+    if len(scans) > 1:
+        requests, shared_events = _drop_shared_requests(per_source, requests)
+        dropped_ids = {id(ev) for ev in shared_events}
+        per_source = [[ev for ev in events if id(ev) not in dropped_ids] for events in per_source]
+        moved = sum(ev.lines for ev in shared_events)
+        accounting.duplicates += len(shared_events)
+        accounting.event_lines -= moved
+        accounting.record_lines += moved
+    dropped = sum(scan.requests.height for scan in scans) - requests.height
+    accounting.duplicates += dropped
+    accounting.event_lines -= dropped
+    accounting.record_lines += dropped
+    merged = _collapse_starts(heapq.merge(*per_source, key=lambda ev: (ev.sort_time, ev.source_index)))
+    counts = Counter(ev.kind for ev in merged)
+    if requests.height:
+        counts["request_complete"] += requests.height
+    return EventStream(
+        infos,
+        merged,
+        requests,
+        accounting,
+        counts,
+        unparsed,
+        sorted(levels & set(LEVEL_RANK), key=LEVEL_RANK.__getitem__),
+        clock_jumps,
+    )
+
+
+CLOCK_JUMP_S = 60.0  # a timestamp this far before the one above it is reported, not silently reordered
+
+
+def _clock_jumps(scan: SourceScan, stamped: list[tuple[int, str]]) -> list[dict[str, Any]]:
+    """Places where a source's timestamps go backwards by more than a minute, in file order.
+
+    DST ends, clock fixes and two machines' logs pasted together all look like this. Only the
+    dated records the scan kept (``stamped``: line and time) and the finished-request rows are
+    checked, so the line given is the first such record after the jump. Both are in file order
+    already, so one merge puts them together.
+    """
+    records = (
+        pl.LazyFrame(
+            {"line": [line for line, _ in stamped], "time": [stamp for _, stamp in stamped]},
+            schema={"line": pl.UInt32(), "time": pl.String()},
+        )
+        .with_columns(pl.col("time").str.to_datetime(strict=False, time_unit="ms"))
+        .drop_nulls()
+        .set_sorted("line")
+    )
+    requests = scan.requests.lazy().select("line", "time").set_sorted("line")
+    jumps = (
+        records.merge_sorted(requests, key="line")
+        .with_columns(before=pl.col("time").shift(1))
+        .filter((pl.col("before") - pl.col("time")).dt.total_milliseconds() > CLOCK_JUMP_S * 1000)
+        .collect()
+    )
+    return [
+        {
+            "source": scan.source.name,
+            "line": line,
+            "from": stamp_of(before),
+            "to": stamp_of(time),
+            "back_s": (before - time).total_seconds(),
+        }
+        for line, time, before in jumps.iter_rows()
+    ]
+
+
+# Lines whose level is not the oMLX log level (uvicorn's own), so they say nothing of it.
+_LEVELLESS_FORMS = frozenset({"uvicorn", "banner", "capture", "abort"})
+
+
+def _span_with_requests(first: str | None, last: str | None, scan: SourceScan) -> tuple[str | None, str | None]:
+    """A source's earliest and latest timestamps, counting the dense request rows too.
+
+    Earliest and latest, not first and last in file order: a request is a dense row or an
+    event depending on where the scan's blocks fell, and the span must not depend on that.
+    """
+    stamps = [s for s in (first, last) if s]
+    if scan.requests.height:
+        lo, hi = scan.requests.select(lo=pl.col("time").min(), hi=pl.col("time").max()).row(0)
+        stamps += [stamp_of(lo), stamp_of(hi)]
+    if not stamps:
+        return None, None
+    return min(stamps), max(stamps)
+
+
+def iter_requests(stream: EventStream, sources: list[str]) -> Iterator[Event]:
+    """The dense request rows as events (needs ``keep_request_text``), for the events command."""
+    if "text" not in stream.requests.columns:  # no request rows at all
+        return
+    rows = stream.requests.sort("time", "source", "line").select("source", "line", "text")
+    for source, line, text in rows.iter_rows():
+        if text is None:
+            continue
+        record = assemble_one(text, line)
+        yield from classify(record, sources[source], source)

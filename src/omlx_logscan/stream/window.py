@@ -1,0 +1,49 @@
+"""The ``--since``/``--until`` window applied to a stream."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import replace
+
+import polars as pl
+
+from omlx_logscan.stream.model import EventStream, SourceInfo
+from omlx_logscan.timeutil import parse
+
+
+def within(stream: EventStream, since: str | None, until: str | None) -> EventStream:
+    """The part of the stream between two local times (untimed events go by the time before them)."""
+    if since is None and until is None:
+        return stream
+    lower = parse(since) if since else None
+    upper = parse(until) if until else None
+
+    def inside(stamp: str | None) -> bool:
+        if not stamp:
+            return lower is None
+        moment = parse(stamp)
+        return (lower is None or moment >= lower) and (upper is None or moment <= upper)
+
+    events = [ev for ev in stream.events if inside(ev.time or ev.prev_time)]
+    requests = stream.requests
+    if requests.height:
+        if lower is not None:
+            requests = requests.filter(pl.col("time") >= lower)
+        if upper is not None:
+            requests = requests.filter(pl.col("time") <= upper)
+    counts = Counter(ev.kind for ev in events)
+    if requests.height:
+        counts["request_complete"] += requests.height
+    sources = [_clip(info, since, until) for info in stream.sources]
+    return EventStream(
+        sources, events, requests, stream.accounting, counts, stream.unparsed, stream.levels, stream.clock_jumps
+    )
+
+
+def _clip(info: SourceInfo, since: str | None, until: str | None) -> SourceInfo:
+    """A source's span inside the window; no span at all when they do not overlap."""
+    first = max(info.first, since) if info.first and since else info.first
+    last = min(info.last, until) if info.last and until else info.last
+    if first and last and parse(first) > parse(last):
+        first = last = None
+    return replace(info, first=first, last=last)

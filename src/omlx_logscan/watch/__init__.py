@@ -1,0 +1,1 @@
+"""Watching a live log: the loop, its alerts and the user's hook commands."""

@@ -1,0 +1,71 @@
+"""Hook commands run by the watcher, bounded by a timeout, their output reported."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+from omlx_logscan.parsing.event import Event
+from omlx_logscan.timeutil import human_duration
+from omlx_logscan.watch.notices import Notice
+
+OUTPUT_KEEP_CHARS = 4000  # how much of a hook command's output is reported
+
+
+# -- hook commands ------------------------------------------------------------------------------
+
+
+@dataclass
+class HookRun:
+    """A running --on-dead / --on-fault command and where its output goes."""
+
+    hook: str
+    command: str
+    session: int
+    process: subprocess.Popen[bytes]
+    output: IO[bytes]
+    started: float
+
+    def result(self, now: float, timeout: float) -> Notice | None:
+        """The report once the command ended (or was killed for running too long); None while it runs."""
+        code = self.process.poll()
+        timed_out = code is None and now - self.started > timeout
+        if timed_out:
+            with contextlib.suppress(ProcessLookupError):  # it may have ended a moment ago
+                os.killpg(self.process.pid, signal.SIGKILL)
+            code = self.process.wait()
+        if code is None:
+            return None
+        self.output.seek(0)
+        text = self.output.read().decode("utf-8", errors="replace")[-OUTPUT_KEEP_CHARS:]
+        self.output.close()
+        if timed_out:
+            message = f"{self.hook} command timed out after {human_duration(timeout)} and was killed"
+        else:
+            message = f"{self.hook} command exited {code}"
+        data = {
+            "hook": self.hook,
+            "command": self.command,
+            "session": self.session,
+            "exit_code": code,
+            "timed_out": timed_out,
+            "output": text,
+        }
+        return Notice("command", message, data, text.splitlines())
+
+
+def hook_environment(hook: str, log: Path, session: int, dead_since: str | None, event: Event) -> dict[str, str]:
+    """What a hook command learns from its environment (docs/watch.md lists these)."""
+    return {
+        "LOGSCAN_HOOK": hook,
+        "LOGSCAN_LOG": str(log),
+        "LOGSCAN_SESSION": str(session),
+        "LOGSCAN_DEAD_SINCE": dead_since or "",
+        "LOGSCAN_EVENT": json.dumps(event.as_dict(), ensure_ascii=False, default=str),
+    }

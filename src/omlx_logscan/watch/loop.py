@@ -1,0 +1,230 @@
+"""Live watch: follow a growing oMLX log like ``tail -F`` and keep the analyzer's state as lines arrive.
+
+In oMLX issue 3706 the server stayed up for hours with an engine that could not generate a token.
+Reading the log as it is written lets a supervisor learn that within seconds. Every appended line
+goes through the same grammar, record assembly and classification as the batch commands; a small
+state machine keeps sessions, fault incidents and dead-engine windows by the analyzer's rules, and
+the watcher turns their changes into alerts and the user's hook commands.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from omlx_logscan.analysis.live import Change, FaultClosed, LiveState, WindowOpened
+from omlx_logscan.analysis.model import DeadWindow, Incident
+from omlx_logscan.errors import EXIT_DEAD
+from omlx_logscan.inputs.follow import Follower
+from omlx_logscan.inputs.lines import KeptLine
+from omlx_logscan.parsing.event import Event
+from omlx_logscan.stream.live import LiveStream
+from omlx_logscan.timeutil import human_duration, human_time
+from omlx_logscan.watch.hooks import HookRun, hook_environment
+from omlx_logscan.watch.notices import Notice, dead_end_notice, dead_notice, fault_notice, penalty_event
+
+RECORD_HOLD_S = 0.5  # how long the last record waits for continuation lines before it counts as complete
+
+
+HOOK_WAIT_STEP_S = 0.05
+
+
+# -- the watcher --------------------------------------------------------------------------------
+
+
+class WatchSink(Protocol):
+    """Where the watcher's output goes; the CLI supplies the table and NDJSON renderers."""
+
+    def event(self, event: Event) -> None: ...
+
+    def notice(self, notice: Notice) -> None: ...
+
+    def info(self, message: str) -> None: ...
+
+
+@dataclass
+class WatchOptions:
+    path: Path
+    from_start: bool = False
+    interval: float = 0.5
+    on_dead: str | None = None
+    on_fault: str | None = None
+    exit_on_dead: bool = False
+    command_timeout: float = 300.0
+    kinds: frozenset[str] = frozenset()  # empty: every kind but routine records
+
+
+class Watcher:
+    """Follow, assemble, classify and track; alert and run hooks on changes of the live state."""
+
+    def __init__(self, options: WatchOptions, sink: WatchSink) -> None:
+        self.options = options
+        self.sink = sink
+        self.follower = Follower(options.path, from_start=options.from_start)
+        self.stream = LiveStream(str(options.path))
+        self.state = LiveState()
+        self.lines = 0
+        self.events = 0
+        self.hook_runs: dict[str, int] = {}
+        self._running: list[HookRun] = []
+        self._catching_up = options.from_start
+        self._last_line_at = 0.0
+        self._began = time.monotonic()
+        self._exit: int | None = None
+
+    def run(self, should_stop: Callable[[], bool]) -> int:
+        """Watch until ``should_stop`` says so (exit 0) or, with exit_on_dead, the engine is dead (3)."""
+        self.follower.check()
+        self._began = time.monotonic()
+        try:
+            while not should_stop() and self._exit is None:
+                if not self.step(time.monotonic()):
+                    time.sleep(self.options.interval)
+            if self._exit is not None:
+                self._wait_for_hooks()
+        finally:
+            self.follower.close()
+        return self._exit or 0
+
+    def step(self, now: float) -> bool:
+        """One poll of the file and everything that follows from it; True when lines arrived."""
+        items = self.follower.poll()
+        arrived = sum(1 for item in items if isinstance(item, KeptLine))
+        batch: list[KeptLine] = []
+        for item in items:
+            if isinstance(item, KeptLine):
+                batch.append(item)
+                continue
+            self._feed(self.stream.add(batch), now)  # the lines before the change belong to the old file
+            batch = []
+            if item.kind in ("rotated", "truncated"):
+                self._feed(self.stream.flush(), now)
+            self.sink.info(item.message)
+        if arrived:
+            self.lines += arrived
+            self._last_line_at = now
+            self._feed(self.stream.add(batch), now)
+        elif self.stream.holding and now - self._last_line_at >= RECORD_HOLD_S:
+            self._feed(self.stream.flush(), now)
+        self._apply(self.state.settle(now), now)
+        if self._catching_up and self.follower.caught_up:
+            self._caught_up(now)
+        self._reap(now)
+        return arrived > 0
+
+    def _feed(self, events: list[Event], now: float) -> None:
+        kinds = self.options.kinds
+        for event in events:
+            if (event.kind in kinds) if kinds else event.kind != "record":
+                self.events += 1
+                self.sink.event(event)
+            self._apply(self.state.feed(event, now), now)
+
+    def _apply(self, changes: list[Change], now: float) -> None:
+        if self._catching_up:
+            return  # history: the state is kept, the alert for what is still true comes at catch-up
+        for change in changes:
+            if isinstance(change, FaultClosed):
+                self.sink.notice(fault_notice(change.incident, len(self.state.faults)))
+                if self.options.on_fault:
+                    entry = change.incident
+                    since = entry.time if entry.outcome == "penalty_box" else None
+                    self._hook("on-fault", self.options.on_fault, entry.session, since, entry.first, now)
+            elif isinstance(change, WindowOpened):
+                self._alert(change.window, change.entry, now)
+            else:
+                self.sink.notice(dead_end_notice(change.window, change.inferred))
+
+    def _caught_up(self, now: float) -> None:
+        """End the replay: what the history left open (its last record, its last incident) is history too.
+
+        Waiting for more lines here would report a replayed fault as new, run --on-fault for it and
+        leave it out of the replay's counts. Closing them changes only history, so nothing is reported
+        but a dead window still open at the end.
+        """
+        self._feed(self.stream.flush(), now)
+        self.state.close_incident()
+        self._catching_up = False
+        state = self.state
+        self.sink.info(f"replayed {_plural(self.lines, 'line')}: {_counts(state)}; now following")
+        if state.window is not None and state.window_entry is not None:
+            self._alert(state.window, state.window_entry, now)
+
+    def _alert(self, window: DeadWindow, entry: Incident, now: float) -> None:
+        self.sink.notice(dead_notice(window, entry, self.options.path))
+        if self.options.on_dead:
+            self._hook("on-dead", self.options.on_dead, window.session, window.start, penalty_event(entry), now)
+        if self.options.exit_on_dead:
+            self._exit = EXIT_DEAD
+
+    def _hook(self, hook: str, command: str, session: int, since: str | None, event: Event, now: float) -> None:
+        self.hook_runs[hook] = self.hook_runs.get(hook, 0) + 1
+        environment = os.environ | hook_environment(hook, self.options.path, session, since, event)
+        output = tempfile.TemporaryFile()  # noqa: SIM115 - closed when the run is reaped
+        try:
+            process = subprocess.Popen(
+                command,
+                shell=True,
+                env=environment,
+                stdin=subprocess.DEVNULL,
+                stdout=output,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,  # Ctrl-C on the watcher must not kill a restart half-way
+            )
+        except OSError as exc:
+            output.close()
+            data = {"hook": hook, "command": command, "session": session, "exit_code": None, "error": str(exc)}
+            self.sink.notice(Notice("command", f"{hook} command could not start: {exc}", data))
+            return
+        self._running.append(HookRun(hook, command, session, process, output, now))
+
+    def _reap(self, now: float) -> None:
+        for run in list(self._running):
+            notice = run.result(now, self.options.command_timeout)
+            if notice is not None:
+                self._running.remove(run)
+                self.sink.notice(notice)
+
+    def _wait_for_hooks(self) -> None:
+        """Before exiting on a dead engine, let the hooks finish (each is bounded by its timeout)."""
+        while self._running:
+            self._reap(time.monotonic())
+            if self._running:
+                time.sleep(HOOK_WAIT_STEP_S)
+
+    def summary(self) -> str:
+        """The one line printed when watching stops."""
+        state = self.state
+        elapsed = time.monotonic() - self._began
+        parts = [
+            f"logscan watch: stopped after {human_duration(elapsed)}: {_plural(self.lines, 'line')}, "
+            f"{_plural(self.events, 'event')} shown",
+            _counts(state),
+        ]
+        if state.window is not None:
+            parts.append(f"engine dead since {human_time(state.window.start)} ({state.window.repeats} repeats)")
+        if self.hook_runs:
+            parts.append(", ".join(f"{hook} ran {n}x" for hook, n in sorted(self.hook_runs.items())))
+        if self._running:
+            parts.append(f"{_plural(len(self._running), 'hook command')} still running, left to finish")
+        if self.stream.unparsed:
+            parts.append(f"{_plural(self.stream.unparsed, 'unparsed line')}")
+        return "; ".join(parts)
+
+
+def _counts(state: LiveState) -> str:
+    """The tallies both the end of the replay and the stop summary give."""
+    return (
+        f"{_plural(len(state.sessions), 'session')}, {_plural(len(state.faults), 'GPU fault')}, "
+        f"{_plural(len(state.windows), 'dead window')}"
+    )
+
+
+def _plural(number: int, noun: str) -> str:
+    return f"{number} {noun}{'' if number == 1 else 's'}"
