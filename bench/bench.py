@@ -79,9 +79,16 @@ def run_timed(argv: list[str]) -> tuple[float, int]:
     return elapsed, usage.ru_maxrss // 1024
 
 
-def tools(log: Path) -> dict[str, list[str]]:
-    """The commands to compare; only those installed here."""
-    found = {"logscan": [sys.executable, "-m", "omlx_logscan", "timeline", "--format", "json", "--quiet", str(log)]}
+def timeline_command(python: str, log: Path) -> list[str]:
+    """``logscan timeline --format json`` of ``log`` as run by one interpreter (one installed build)."""
+    return [python, "-m", "omlx_logscan", "timeline", "--format", "json", "--quiet", str(log)]
+
+
+def tools(log: Path, baseline: str | None) -> dict[str, list[str]]:
+    """The commands to compare; only those installed here. ``baseline``: another build's interpreter."""
+    found = {"logscan": timeline_command(sys.executable, log)}
+    if baseline:
+        found["baseline"] = timeline_command(baseline, log)
     if shutil.which("rg"):
         found["rg"] = ["rg", "-c", RG_PATTERN, str(log)]
     if shutil.which("grep"):
@@ -91,8 +98,8 @@ def tools(log: Path) -> dict[str, list[str]]:
     return found
 
 
-def compare(log: Path, rounds: int) -> dict[str, tuple[float, int]]:
-    return measure(tools(log), rounds)
+def compare(log: Path, rounds: int, baseline: str | None) -> dict[str, tuple[float, int]]:
+    return measure(tools(log, baseline), rounds)
 
 
 def measure(commands: dict[str, list[str]], rounds: int) -> dict[str, tuple[float, int]]:
@@ -109,7 +116,7 @@ def measure(commands: dict[str, list[str]], rounds: int) -> dict[str, tuple[floa
 
 def truth_mismatches(log: Path) -> list[str]:
     """Where logscan's timeline of ``log`` differs from the generator's truth (empty: none)."""
-    argv = [sys.executable, "-m", "omlx_logscan", "timeline", "--format", "json", "--quiet", str(log)]
+    argv = timeline_command(sys.executable, log)
     got = json.loads(subprocess.run(argv, check=True, capture_output=True, text=True).stdout)
     want = json.loads(log.with_suffix(".truth.json").read_text())
     pairs = {
@@ -133,9 +140,11 @@ def report(title: str, results: dict[str, tuple[float, int]], baseline: str) -> 
     for name, (median, peak) in results.items():
         ratio = f"{median / base:6.1f}x {baseline}" if base else ""
         print(f"  {name:8} {median:8.3f} s  {ratio}  peak RSS {peak} MiB")
+    if "baseline" in results:
+        print(f"  logscan / baseline: {results['logscan'][0] / results['baseline'][0]:.3f}x")
 
 
-def startup(cache: Path, generator: Path, rounds: int) -> None:
+def startup(cache: Path, generator: Path, rounds: int, baseline: str | None) -> None:
     """End-to-end on a ~1 MB log against the bare import of the three libraries."""
     small = cache / "omlx-info-1mb.log"
     if not small.exists():
@@ -146,8 +155,10 @@ def startup(cache: Path, generator: Path, rounds: int) -> None:
         )
     commands = {
         "imports": [sys.executable, "-c", "import polars, typer, rich"],
-        "logscan": [sys.executable, "-m", "omlx_logscan", "timeline", "--format", "json", "--quiet", str(small)],
+        "logscan": timeline_command(sys.executable, small),
     }
+    if baseline:
+        commands["baseline"] = timeline_command(baseline, small)
     report("1 MB log, start-up cost", measure(commands, rounds), "imports")
 
 
@@ -157,6 +168,11 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--cache", type=Path, default=Path(os.environ.get("TMPDIR", "/tmp")) / "omlx-logscan-bench")
     parser.add_argument("--generator", type=Path, default=DEFAULT_GENERATOR)
+    parser.add_argument(
+        "--baseline",
+        metavar="PYTHON",
+        help="the interpreter of another installed build (a venv's bin/python), timed alternately with this one",
+    )
     args = parser.parse_args()
     if not args.generator.exists():
         parser.error(f"generator not found: {args.generator} (pass --generator)")
@@ -164,7 +180,7 @@ def main() -> int:
     wrong = False
     for size in (int(s) for s in args.sizes.split(",") if s):
         log = make_log(args.generator, args.cache, size)
-        results = compare(log, args.rounds)
+        results = compare(log, args.rounds, args.baseline)
         report(
             f"{size} MiB DEBUG log ({log.stat().st_size / 2**20:.0f} MiB on disk), median of {args.rounds}",
             results,
@@ -181,7 +197,7 @@ def main() -> int:
     if len(peaks) > 1:
         low, high = min(peaks), max(peaks)
         print(f"\npeak RSS growth {low} → {high} MiB: {peaks[high] / max(peaks[low], 1):.2f}x")
-    startup(args.cache, args.generator, max(args.rounds, 5))
+    startup(args.cache, args.generator, max(args.rounds, 5), args.baseline)
     return 1 if wrong else 0
 
 
