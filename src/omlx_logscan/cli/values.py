@@ -85,9 +85,7 @@ def duration_seconds(text: str, option: str) -> float:
     return total
 
 
-def time_window(
-    since: str | None, until: str | None, tz: tzinfo | None
-) -> tuple[datetime | None, datetime | None]:
+def time_window(since: str | None, until: str | None, tz: tzinfo | None) -> tuple[datetime | None, datetime | None]:
     """``--since``/``--until`` as local times, refused when the window is empty by construction."""
     lower = parse_when(since, tz, "--since") if since else None
     upper = parse_when(until, tz, "--until") if until else None
