@@ -70,6 +70,10 @@ class CommonOptions:
         return bool(self.os_history or self.os_installs)
 
 
+# One declaration per flag; only its help varies, where the values differ (--format) or the flag
+# means something else (watch's --quiet and --kind).
+
+
 def _format_option(help_text: str) -> Any:
     return typer.Option("--format", "-f", help=help_text)
 
