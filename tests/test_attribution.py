@@ -21,6 +21,7 @@ from fault_logs import (
 )
 from omlx_logscan.analysis.attribution import WhyFaulted, explain
 from omlx_logscan.analysis.model import Analysis
+from omlx_logscan.cli.values import overlay_specs
 from omlx_logscan.inputs.overlays import parse_overlays
 from omlx_logscan.output.documents import timeline_document
 from omlx_logscan.output.text import console
@@ -206,7 +207,7 @@ def test_tokens_are_counted_without_keeping_request_text(tmp_path: Path) -> None
 
 
 def test_the_example_log(tmp_path: Path) -> None:
-    overlays = parse_overlays([f"gpu={EXAMPLE.parent / 'gpu-overlay.csv'}"])
+    overlays = parse_overlays(overlay_specs([f"gpu={EXAMPLE.parent / 'gpu-overlay.csv'}"]))
     why = explain(analysis_of(EXAMPLE), overlays)
     assert [a.call_site for a in why.attributions] == ["cache_clear"] * 6
     assert {a.trigger for a in why.attributions} == {"unknown"}
@@ -222,7 +223,7 @@ def test_the_example_log(tmp_path: Path) -> None:
 
 
 def test_json_document_gets_attribution_and_overlays(example_analysis: Analysis) -> None:
-    overlays = parse_overlays([f"gpu={EXAMPLE.parent / 'gpu-overlay.csv'}"])
+    overlays = parse_overlays(overlay_specs([f"gpu={EXAMPLE.parent / 'gpu-overlay.csv'}"]))
     document = timeline_document(example_analysis)
     explain(example_analysis, overlays).extend_document(document)
     attribution = document["faults"][0]["attribution"]

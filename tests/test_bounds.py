@@ -22,11 +22,11 @@ from omlx_logscan.analysis.bounds import (
 )
 from omlx_logscan.analysis.model import Analysis
 from omlx_logscan.cli.app import app
+from omlx_logscan.cli.values import parse_os_flag, zone
 from omlx_logscan.errors import LogscanError
 from omlx_logscan.inputs import oshistory
-from omlx_logscan.inputs.oshistory import OsHistory, load_history, parse_history, parse_os_flag
+from omlx_logscan.inputs.oshistory import OsHistory, load_history, parse_history
 from omlx_logscan.output.markdown import bounds_markdown
-from omlx_logscan.when import zone
 
 runner = CliRunner()
 HISTORY = FIXTURES / "oshistory"
@@ -101,7 +101,7 @@ def test_plist_dates_follow_the_machine_zone_by_default(monkeypatch: pytest.Monk
 
 def test_softwareupdate_text_os_flags_and_plain_lines_agree(tmp_path: Path) -> None:
     text = load_history([HISTORY / "softwareupdate-history.txt"], [], BERLIN, use_system=False)
-    flags = load_history([], OS_FLAGS[1::2], BERLIN, use_system=False)
+    flags = load_history([], [parse_os_flag(flag, BERLIN) for flag in OS_FLAGS[1::2]], BERLIN, use_system=False)
     plain = tmp_path / "history.txt"
     plain.write_text("# my Mac\n2026-03-30 14:00 26.4\n\n2026-05-12T10:03:12 macOS 26.5.1\n2026-09-15 15:41:00Z 27.0\n")
     assert installs_of(text) == installs_of(flags) == installs_of(load_history([plain], [], BERLIN, use_system=False))
@@ -278,7 +278,8 @@ def test_no_faults_in_the_window_gives_a_sentence_of_bounds_only() -> None:
 
 def test_session_os_versions_for_the_timeline_and_report() -> None:
     analysis = analysis_of(UPGRADE_LOG)
-    history = load_history([], ["26.5.1@2026-05-12 10:03:12", "27.0@2026-09-15 17:41"], None, use_system=False)
+    flags = ["26.5.1@2026-05-12 10:03:12", "27.0@2026-09-15 17:41"]
+    history = load_history([], [parse_os_flag(flag, None) for flag in flags], None, use_system=False)
     assert history is not None
     assert session_os_versions(analysis.sessions, history) == {
         1: "unknown",

@@ -13,9 +13,9 @@ from typer.testing import CliRunner
 
 from conftest import EXAMPLE
 from omlx_logscan.cli.app import app
+from omlx_logscan.cli.values import duration_seconds
 from omlx_logscan.errors import LogscanError
 from omlx_logscan.output.ci import escape_data, escape_property
-from omlx_logscan.when import duration_seconds
 from synthetic import SHORT_DEAD, STILL_DEAD, absorbed_faults, busy, start, timeout, write_log
 
 runner = CliRunner()

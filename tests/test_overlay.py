@@ -13,8 +13,9 @@ from fault_logs import analysis_from, completion, fault, record
 from omlx_logscan.analysis.model import Analysis
 from omlx_logscan.analysis.overlay import correlate, subtract
 from omlx_logscan.analysis.stats import binomial_test, clopper_pearson, rate_ratio
+from omlx_logscan.cli.values import overlay_specs, parse_gap, zone
 from omlx_logscan.errors import LogscanError
-from omlx_logscan.inputs.overlays import merge, parse_gap, parse_overlays
+from omlx_logscan.inputs.overlays import merge, parse_overlays
 
 # -- stats -------------------------------------------------------------------------------------
 
@@ -85,7 +86,7 @@ def test_csv_overlay_counts_hours_faults_and_the_exact_ratio(tmp_path: Path) -> 
     csv_path = write_csv(
         tmp_path, "start,end\n2026-09-01T10:00:00,2026-09-01T14:00:00\n2026-09-02 00:00,2026-09-02 06:00\n"
     )
-    (result,) = correlate(analysis, parse_overlays([f"busy={csv_path}"]))
+    (result,) = correlate(analysis, parse_overlays(overlay_specs([f"busy={csv_path}"])))
     assert (result.faults_inside, result.faults_outside, result.faults_untimed) == (3, 1, 0)
     assert result.hours_inside == pytest.approx(10.0) and result.hours_outside == pytest.approx(90.0)
     assert result.hours_dead_excluded == pytest.approx(0.0)
@@ -107,7 +108,9 @@ def test_csv_overlay_counts_hours_faults_and_the_exact_ratio(tmp_path: Path) -> 
 
 
 def test_example_overlay_six_of_six_inside_with_dead_windows_left_out(example_analysis: Analysis) -> None:
-    (result,) = correlate(example_analysis, parse_overlays([f"gpu={EXAMPLE.parent / 'gpu-overlay.csv'}"]))
+    (result,) = correlate(
+        example_analysis, parse_overlays(overlay_specs([f"gpu={EXAMPLE.parent / 'gpu-overlay.csv'}"]))
+    )
     assert (result.faults_inside, result.faults_outside) == (6, 0)
     # The two dead windows (22:20:21.140 → 23:07:36.110, 02:07:02.207 → 02:41:41.525) are not at risk.
     dead_s = (47 * 60 + 14.970) + (34 * 60 + 39.318)
@@ -123,7 +126,7 @@ def test_example_overlay_six_of_six_inside_with_dead_windows_left_out(example_an
 
 def test_an_overlay_outside_the_log_has_nothing_to_compare(example_analysis: Analysis, tmp_path: Path) -> None:
     path = write_csv(tmp_path, "start,end\n2030-01-01 00:00,2030-01-02 00:00\n")
-    (result,) = correlate(example_analysis, parse_overlays([f"later={path}"]))
+    (result,) = correlate(example_analysis, parse_overlays(overlay_specs([f"later={path}"])))
     assert (result.hours_inside, result.faults_inside, result.faults_outside, result.ratio) == (0.0, 0, 6, None)
     assert result.sentence() == "`later` covers none of the log's hours at risk: nothing to compare"
     assert result.as_dict()["ci95"] is None and result.as_dict()["p_value"] is None
@@ -138,12 +141,12 @@ def test_log_overlay_runs_split_at_the_gap(tmp_path: Path) -> None:
         "[2026-09-01 10:20:00,125] request done\n"
         "2026-09-01T10:21:00 idle\n"
     )
-    (overlay,) = parse_overlays([f"other={other}"], None, "Europe/Berlin")
+    (overlay,) = parse_overlays(overlay_specs([f"other={other}"]), parse_gap(None), zone("Europe/Berlin"))
     assert overlay.intervals == (
         (datetime(2026, 9, 1, 10), datetime(2026, 9, 1, 10, 4, 0, 250000)),
         (datetime(2026, 9, 1, 10, 20, 0, 125000), datetime(2026, 9, 1, 10, 21)),
     )
-    (joined,) = parse_overlays([f"other={other}"], "30m", "Europe/Berlin")
+    (joined,) = parse_overlays(overlay_specs([f"other={other}"]), parse_gap("30m"), zone("Europe/Berlin"))
     assert joined.intervals == ((datetime(2026, 9, 1, 10), datetime(2026, 9, 1, 10, 21)),)
 
 
@@ -154,7 +157,7 @@ def test_csv_columns_by_header_and_overlapping_rows_merge(tmp_path: Path) -> Non
         "m1,2026-09-01 13:00,2026-09-01 11:00\n",
         "runs.txt",
     )
-    (overlay,) = parse_overlays([f"m1={path}"])
+    (overlay,) = parse_overlays(overlay_specs([f"m1={path}"]))
     assert overlay.intervals == ((datetime(2026, 9, 1, 10), datetime(2026, 9, 1, 13)),)
 
 
@@ -187,13 +190,13 @@ def test_bad_overlay_options_are_one_line_errors(tmp_path: Path, spec: str, cont
         write_csv(tmp_path, content, "o.csv")
         write_csv(tmp_path, content, "o.log")
     with pytest.raises(LogscanError, match=message):
-        parse_overlays([spec.format(csv=tmp_path / "o.csv", log=tmp_path / "o.log")])
+        parse_overlays(overlay_specs([spec.format(csv=tmp_path / "o.csv", log=tmp_path / "o.log")]))
 
 
 def test_duplicate_overlay_names_are_refused(tmp_path: Path) -> None:
     path = write_csv(tmp_path, "start,end\n2026-09-01 10:00,2026-09-01 11:00\n")
     with pytest.raises(LogscanError, match="given twice"):
-        parse_overlays([f"a={path}", f"a={path}"])
+        parse_overlays(overlay_specs([f"a={path}", f"a={path}"]))
 
 
 @pytest.mark.parametrize(("text", "expected"), [(None, 300.0), ("5m", 300.0), ("90s", 90.0), ("1.5 h", 5400.0)])

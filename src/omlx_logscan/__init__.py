@@ -1,3 +1,48 @@
-"""omlx-logscan: turn oMLX server logs into incident timelines."""
+"""omlx-logscan: turn oMLX server logs into incident timelines.
+
+The core is a library, usable without the command line::
+
+    from omlx_logscan import analyze, read_events, resolve
+
+    analysis = analyze(read_events(resolve(["server.log"])))
+
+Its names load on first use, so ``import omlx_logscan`` stays cheap (no polars until a log is read).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from omlx_logscan.analysis.investigation import investigate
+    from omlx_logscan.analysis.lifetimes import analyze
+    from omlx_logscan.inputs.sources import resolve
+    from omlx_logscan.stream.read import read_events
+    from omlx_logscan.stream.window import within
 
 __version__ = "0.1.0"
+
+_LIBRARY = {
+    "resolve": "omlx_logscan.inputs.sources",
+    "read_events": "omlx_logscan.stream.read",
+    "within": "omlx_logscan.stream.window",
+    "analyze": "omlx_logscan.analysis.lifetimes",
+    "investigate": "omlx_logscan.analysis.investigation",
+}
+
+__all__ = ["__version__", "analyze", "investigate", "read_events", "resolve", "within"]
+
+
+def __getattr__(name: str) -> Any:
+    """Import a library name from its module the first time it is asked for."""
+    module = _LIBRARY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LIBRARY))

@@ -8,21 +8,23 @@ from typing import Annotated
 import typer
 
 from omlx_logscan.cli.app import app, guarded
-from omlx_logscan.cli.load import load_stream, open_output
+from omlx_logscan.cli.load import load_stream
 from omlx_logscan.cli.options import (
+    CommonOptions,
     Debug,
     OsHistoryFiles,
     OsInstalls,
     Output,
     Paths,
     Quiet,
-    ReportFormat,
+    ReportFormatOption,
     Since,
     Strict,
     Tz,
     Until,
 )
 from omlx_logscan.errors import LogscanError
+from omlx_logscan.output.formats import ReportFormat
 
 
 @app.command()
@@ -38,7 +40,7 @@ def bounds(
     since: Since = None,
     until: Until = None,
     tz: Tz = None,
-    fmt: Annotated[ReportFormat, typer.Option("--format", "-f", help="text, json or markdown.")] = ReportFormat.text,
+    fmt: ReportFormatOption = ReportFormat.text,
     output: Output = None,
     quiet: Quiet = False,
     strict: Strict = False,
@@ -48,32 +50,25 @@ def bounds(
     from omlx_logscan.analysis.bounds import Grouping, build_bounds
     from omlx_logscan.analysis.lifetimes import analyze
     from omlx_logscan.inputs.oshistory import load_history
-    from omlx_logscan.output.documents import bounds_document, write_json
-    from omlx_logscan.output.markdown import bounds_markdown
-    from omlx_logscan.output.text import bounds_table, console
-    from omlx_logscan.when import zone
+    from omlx_logscan.output.formats import write_bounds
 
     if by not in Grouping.__members__:
         raise LogscanError(f"--by {by!r}: expected os, omlx or both")
     grouping = Grouping(by)
-    history = load_history(os_history or [], os_installs or [], zone(tz), use_system=True)
+    options = CommonOptions.from_params(locals())
+    history = load_history(options.os_history, options.os_installs, options.tz, use_system=True)
     if history is None and grouping is not Grouping.omlx:
         raise LogscanError(
             f"--by {by} needs the OS history: give --os-history FILE or --os VERSION@DATETIME "
             "(on macOS the system's InstallHistory.plist is read by default)"
         )
-    if history is not None and history.from_system and not quiet:
+    if history is not None and history.from_system and not options.quiet:
         from rich.text import Text
+
+        from omlx_logscan.output.text import console
 
         console(sys.stderr).print(
             Text(f"OS history: {history.sources[0]} (no --os-history or --os given)", style="dim")
         )
-    analysis = analyze(load_stream(paths, since, until, tz, quiet=quiet, strict=strict))
-    result = build_bounds(analysis, history, grouping)
-    with open_output(output) as out:
-        if fmt is ReportFormat.json:
-            write_json(bounds_document(result, analysis), out)
-        elif fmt is ReportFormat.markdown:
-            out.write(f"## Version bounds\n\n{bounds_markdown(result)}")
-        else:
-            bounds_table(result, console(out))
+    analysis = analyze(load_stream(options))
+    write_bounds(fmt, build_bounds(analysis, history, grouping), analysis, options.output)

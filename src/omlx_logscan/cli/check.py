@@ -3,24 +3,28 @@
 from __future__ import annotations
 
 import os
-from enum import StrEnum
 from typing import Annotated
 
 import typer
 
 from omlx_logscan.cli.app import app, guarded
-from omlx_logscan.cli.load import load_stream, open_output
-from omlx_logscan.cli.options import Debug, Output, Paths, Quiet, Since, Strict, Tz, Until
+from omlx_logscan.cli.load import load_stream
+from omlx_logscan.cli.options import (
+    CheckFormatOption,
+    CommonOptions,
+    Debug,
+    Output,
+    Paths,
+    Quiet,
+    Since,
+    Strict,
+    Tz,
+    Until,
+)
 from omlx_logscan.errors import LogscanError
+from omlx_logscan.output.formats import CheckFormat
 
 DEFAULT_FAIL_ON = "penalty_box,dead_engine,crash"
-
-
-class CheckFormat(StrEnum):
-    text = "text"
-    json = "json"
-    github = "github"
-    junit = "junit"
 
 
 @app.command()
@@ -50,14 +54,7 @@ def check(
             "the end of the log always fails.",
         ),
     ] = None,
-    fmt: Annotated[
-        CheckFormat,
-        typer.Option(
-            "--format",
-            "-f",
-            help="text, json (schema omlx-logscan/check/1), github (workflow annotations + step summary) or junit.",
-        ),
-    ] = CheckFormat.text,
+    fmt: CheckFormatOption = CheckFormat.text,
     output: Output = None,
     since: Since = None,
     until: Until = None,
@@ -69,34 +66,22 @@ def check(
     """A CI gate: exit 0 when the log shows none of the --fail-on failures, 1 when it does, 2 when it cannot check."""
     from omlx_logscan.analysis.check import Rules, parse_fail_on, run_check
     from omlx_logscan.analysis.lifetimes import analyze
-    from omlx_logscan.output.ci import append_step_summary, github_annotations, write_junit
-    from omlx_logscan.output.documents import check_document, write_json
-    from omlx_logscan.output.text import check_text, console
-    from omlx_logscan.when import duration_seconds
+    from omlx_logscan.cli.values import duration_seconds
+    from omlx_logscan.output.formats import write_check
 
     rules = Rules(
         parse_fail_on(fail_on), max_faults, duration_seconds(max_dead, "--max-dead") if max_dead is not None else None
     )
     if not rules.names:
         raise LogscanError("nothing to check: give --fail-on rules, --max-faults or --max-dead")
-    stream = load_stream(paths, since, until, tz, quiet=quiet, strict=strict)
+    options = CommonOptions.from_params(locals())
+    stream = load_stream(options)
     unreadable = [source.problem for source in stream.sources if source.problem]
     if unreadable:
         raise LogscanError(f"cannot check the whole input: {unreadable[0]}")
     if not stream.has_omlx_records:
         raise LogscanError("no oMLX log records in the input (or in the --since/--until window): nothing to check")
     result = run_check(analyze(stream), rules)
-    with open_output(output) as out:
-        if fmt is CheckFormat.json:
-            write_json(check_document(result), out)
-        elif fmt is CheckFormat.junit:
-            write_junit(result, out)
-        elif fmt is CheckFormat.github:
-            out.write("".join(line + "\n" for line in github_annotations(result)))
-            summary_path = os.environ.get("GITHUB_STEP_SUMMARY")
-            if summary_path:
-                append_step_summary(result, summary_path)
-        else:
-            check_text(result, console(out))
+    write_check(fmt, result, options.output, os.environ.get("GITHUB_STEP_SUMMARY"))
     if result.exit_code:
         raise typer.Exit(result.exit_code)

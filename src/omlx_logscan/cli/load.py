@@ -3,55 +3,31 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
-from pathlib import Path
-from typing import IO, Any
+from typing import TYPE_CHECKING
 
+from omlx_logscan.cli.options import CommonOptions
 from omlx_logscan.errors import LogscanError
 
-
-@contextmanager
-def open_output(path: Path | None) -> Iterator[IO[str]]:
-    if path is None:
-        yield sys.stdout
-        return
-    try:
-        handle = open(path, "w", encoding="utf-8", newline="")  # noqa: SIM115 - closed by the with below
-    except OSError as exc:
-        raise LogscanError(f"{path}: cannot write ({exc.strerror or exc})") from None
-    with handle:
-        yield handle
+if TYPE_CHECKING:
+    from omlx_logscan.analysis.investigation import Investigation
+    from omlx_logscan.stream.model import EventStream
 
 
-def load_investigation(
-    paths: list[str],
-    since: str | None,
-    until: str | None,
-    tz: str | None,
-    *,
-    quiet: bool,
-    strict: bool,
-    os_history: list[Path] | None,
-    os_installs: list[str] | None,
-    overlay: list[str] | None,
-    overlay_gap: str | None,
-) -> Any:
-    """The options of timeline and report → one Investigation (bad options fail before the log is read)."""
+def load_investigation(options: CommonOptions) -> Investigation:
+    """What timeline and report show: the analysis with its OS history and overlays."""
     from omlx_logscan.analysis.investigation import investigate
     from omlx_logscan.inputs.overlays import parse_overlays
-    from omlx_logscan.when import zone
 
     history = None
-    if os_history or os_installs:  # plist and XML support load only when asked for
+    if options.has_os_history:  # plist and XML support load only when asked for
         from omlx_logscan.inputs.oshistory import load_history
 
-        history = load_history(os_history or [], os_installs or [], zone(tz), use_system=False)
-    overlays = parse_overlays(overlay, overlay_gap, tz)
-    return investigate(load_stream(paths, since, until, tz, quiet=quiet, strict=strict), history, overlays)
+        history = load_history(options.os_history, options.os_installs, options.tz, use_system=False)
+    overlays = parse_overlays(options.overlay, options.overlay_gap, options.tz)
+    return investigate(load_stream(options), history, overlays)
 
 
-def _warn_empty_window(whole: Any) -> None:
+def _warn_empty_window(whole: EventStream) -> None:
     """Say so when --since/--until leave nothing, and what the log does cover."""
     from omlx_logscan.timeutil import human_time
 
@@ -61,39 +37,23 @@ def _warn_empty_window(whole: Any) -> None:
     sys.stderr.write(f"logscan: warning: no records in the --since/--until window; the log covers {covers}\n")
 
 
-def load_stream(
-    paths: list[str],
-    since: str | None,
-    until: str | None,
-    tz: str | None,
-    *,
-    quiet: bool,
-    strict: bool,
-    keep_all: bool = False,
-    keep_request_text: bool = False,
-) -> Any:
+def load_stream(options: CommonOptions, *, keep_all: bool = False, keep_request_text: bool = False) -> EventStream:
     """Sources → event stream, with the time window applied and the accounting reported."""
     from omlx_logscan.cli.progress import progress_for
     from omlx_logscan.inputs.sources import resolve
     from omlx_logscan.output.text import print_accounting
     from omlx_logscan.stream.read import read_events
     from omlx_logscan.stream.window import within
-    from omlx_logscan.timeutil import parse
-    from omlx_logscan.when import parse_when, zone
 
-    zone_info = zone(tz)
-    lower = parse_when(since, zone_info, "--since") if since else None
-    upper = parse_when(until, zone_info, "--until") if until else None
-    if lower and upper and parse(lower) > parse(upper):
-        raise LogscanError(f"--since {since!r} is after --until {until!r}")
-    sources = resolve(paths)
-    with progress_for(sources, quiet=quiet) as tick:
+    sources = resolve(options.paths)
+    with progress_for(sources, quiet=options.quiet) as tick:
         whole = read_events(sources, keep_all=keep_all, keep_request_text=keep_request_text, progress=tick)
-    stream = within(whole, lower, upper)
-    print_accounting(stream, quiet=quiet)
-    if (lower or upper) and not quiet and not any(s.first for s in stream.sources):
+    stream = within(whole, options.since, options.until)
+    print_accounting(stream, quiet=options.quiet)
+    windowed = options.since is not None or options.until is not None
+    if windowed and not options.quiet and not any(s.first for s in stream.sources):
         _warn_empty_window(whole)
-    if strict and stream.accounting.unparsed:
+    if options.strict and stream.accounting.unparsed:
         raise LogscanError(
             f"{stream.accounting.unparsed} line(s) could not be parsed (--strict); "
             "see them with: logscan events --show-unparsed"

@@ -1,31 +1,89 @@
-"""Options shared by the commands, declared once."""
+"""The options the commands share, each declared once, and the typed values they become.
+
+A command lists the shared options it takes (the order of its parameters is the order of its
+help); ``CommonOptions.from_params(locals())`` then turns their strings into the values the core
+takes, so a command hands the core one object instead of passing each option on.
+"""
 
 from __future__ import annotations
 
-from enum import StrEnum
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime, tzinfo
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from omlx_logscan.output.formats import CheckFormat, EventFormat, ListFormat, ReportFormat
+from omlx_logscan.parsing.kinds import KINDS
 
-class EventFormat(StrEnum):
-    table = "table"
-    ndjson = "ndjson"
-    json = "json"
-    csv = "csv"
-    parquet = "parquet"
-
-
-class ListFormat(StrEnum):
-    text = "text"
-    json = "json"
+if TYPE_CHECKING:
+    from omlx_logscan.inputs.oshistory import OsInstall
+    from omlx_logscan.inputs.overlays import OverlaySpec
 
 
-class ReportFormat(StrEnum):
-    text = "text"
-    json = "json"
-    markdown = "markdown"
+@dataclass(frozen=True, kw_only=True)
+class CommonOptions:
+    """What the shared options say, as typed values; the investigation extras are empty where a
+    command does not take them."""
+
+    paths: list[str]
+    since: datetime | None  # naive local time, like the log's
+    until: datetime | None
+    tz: tzinfo | None  # None: this machine's zone
+    output: Path | None
+    quiet: bool
+    strict: bool
+    debug: bool
+    os_history: list[Path]
+    os_installs: list[OsInstall]
+    overlay: list[OverlaySpec]
+    overlay_gap: float  # seconds
+
+    @classmethod
+    def from_params(cls, params: Mapping[str, Any]) -> CommonOptions:
+        """From a command's parameters, as its ``locals()`` before it rebinds any of them (typer has
+        converted them by then, unlike click's ``Context.params``); a bad value fails here, before any
+        log is read."""
+        from omlx_logscan.cli.values import overlay_specs, parse_gap, parse_os_flag, time_window, zone
+
+        tz = zone(params.get("tz"))
+        since, until = time_window(params.get("since"), params.get("until"), tz)
+        return cls(
+            paths=params["paths"],
+            since=since,
+            until=until,
+            tz=tz,
+            output=params.get("output"),
+            quiet=params.get("quiet", False),
+            strict=params.get("strict", False),
+            debug=params.get("debug", False),
+            os_history=params.get("os_history") or [],
+            os_installs=[parse_os_flag(text, tz) for text in params.get("os_installs") or []],
+            overlay=overlay_specs(params.get("overlay") or []),
+            overlay_gap=parse_gap(params.get("overlay_gap")),
+        )
+
+    @property
+    def has_os_history(self) -> bool:
+        return bool(self.os_history or self.os_installs)
+
+
+# One declaration per flag; only its help varies, where the values differ (--format) or the flag
+# means something else (watch's --quiet and --kind).
+
+
+def _format_option(help_text: str) -> Any:
+    return typer.Option("--format", "-f", help=help_text)
+
+
+def _kind_option(help_text: str) -> Any:
+    return typer.Option("--kind", "-k", metavar="KIND", help=help_text)
+
+
+def _quiet_option(help_text: str) -> Any:
+    return typer.Option("--quiet", "-q", help=help_text)
 
 
 Paths = Annotated[
@@ -57,7 +115,37 @@ Output = Annotated[
 ]
 
 
-Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No line accounting or progress on stderr.")]
+Quiet = Annotated[bool, _quiet_option("No line accounting or progress on stderr.")]
+
+
+WatchQuiet = Annotated[bool, _quiet_option("No notes about the file (following, rotated) on stderr.")]
+
+
+Kinds = Annotated[list[str] | None, _kind_option("Only these event kinds (repeatable): " + ", ".join(KINDS) + ".")]
+
+
+WatchKinds = Annotated[list[str] | None, _kind_option("Only print these event kinds.")]
+
+
+EventFormatOption = Annotated[
+    EventFormat | None,
+    _format_option(
+        "table (default on a terminal), ndjson (default otherwise), json (one document with the line "
+        "accounting, schema omlx-logscan/events/1), csv, or parquet (needs -o)."
+    ),
+]
+
+
+ListFormatOption = Annotated[ListFormat, _format_option("text or json.")]
+
+
+ReportFormatOption = Annotated[ReportFormat, _format_option("text, json or markdown.")]
+
+
+CheckFormatOption = Annotated[
+    CheckFormat,
+    _format_option("text, json (schema omlx-logscan/check/1), github (workflow annotations + step summary) or junit."),
+]
 
 
 Strict = Annotated[bool, typer.Option(help="Fail (exit 2) when any line could not be parsed.")]

@@ -1,4 +1,4 @@
-"""The ``report`` and ``check`` commands: a bug-report summary and a CI gate."""
+"""``logscan report``: a bug-report summary."""
 
 from __future__ import annotations
 
@@ -7,8 +7,9 @@ from typing import Annotated
 import typer
 
 from omlx_logscan.cli.app import app, guarded
-from omlx_logscan.cli.load import load_investigation, open_output
+from omlx_logscan.cli.load import load_investigation
 from omlx_logscan.cli.options import (
+    CommonOptions,
     Debug,
     OsHistoryFiles,
     OsInstalls,
@@ -53,21 +54,12 @@ def report(
     report names the macOS version of each fault and adds the version-bounds table. With --overlay,
     the faults are tested against other activity.
     """
+    from omlx_logscan.output.formats import open_output
     from omlx_logscan.output.markdown import bounds_markdown
     from omlx_logscan.output.report import build_report
 
-    found = load_investigation(
-        paths,
-        since,
-        until,
-        tz,
-        quiet=quiet,
-        strict=strict,
-        os_history=os_history,
-        os_installs=os_installs,
-        overlay=overlay,
-        overlay_gap=overlay_gap,
-    )
+    options = CommonOptions.from_params(locals())
+    found = load_investigation(options)
     text = build_report(
         found.analysis,
         redact_personal=redact,
@@ -75,5 +67,5 @@ def report(
         os_versions=found.os_versions,
         why=found.why,
     )
-    with open_output(output) as out:
+    with open_output(options.output) as out:
         out.write(text)

@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Annotated
-
-import typer
-
 from omlx_logscan.cli.app import app, guarded
-from omlx_logscan.cli.load import load_investigation, open_output
+from omlx_logscan.cli.load import load_investigation
 from omlx_logscan.cli.options import (
+    CommonOptions,
     Debug,
     OsHistoryFiles,
     OsInstalls,
@@ -17,12 +14,13 @@ from omlx_logscan.cli.options import (
     Overlays,
     Paths,
     Quiet,
-    ReportFormat,
+    ReportFormatOption,
     Since,
     Strict,
     Tz,
     Until,
 )
+from omlx_logscan.output.formats import ReportFormat
 
 
 @app.command()
@@ -36,7 +34,7 @@ def timeline(
     since: Since = None,
     until: Until = None,
     tz: Tz = None,
-    fmt: Annotated[ReportFormat, typer.Option("--format", "-f", help="text, json or markdown.")] = ReportFormat.text,
+    fmt: ReportFormatOption = ReportFormat.text,
     output: Output = None,
     quiet: Quiet = False,
     strict: Strict = False,
@@ -48,40 +46,7 @@ def timeline(
 
     With --overlay, the faults are tested against other activity (another GPU process, say).
     """
-    from omlx_logscan.output.documents import timeline_document, write_json
-    from omlx_logscan.output.markdown import timeline_markdown
-    from omlx_logscan.output.text import console, timeline_text
+    from omlx_logscan.output.formats import write_timeline
 
-    found = load_investigation(
-        paths,
-        since,
-        until,
-        tz,
-        quiet=quiet,
-        strict=strict,
-        os_history=os_history,
-        os_installs=os_installs,
-        overlay=overlay,
-        overlay_gap=overlay_gap,
-    )
-    analysis, why, versions, bounds = found.analysis, found.why, found.os_versions, found.bounds
-    if bounds is not None:  # loaded only with --os-history or --os
-        from omlx_logscan.output.documents import bounds_document
-        from omlx_logscan.output.markdown import bounds_markdown
-        from omlx_logscan.output.text import bounds_table
-    with open_output(output) as out:
-        if fmt is ReportFormat.json:
-            document = timeline_document(analysis, versions, why)
-            if bounds is not None:
-                document["bounds"] = bounds_document(bounds, analysis)
-            write_json(document, out)
-        elif fmt is ReportFormat.markdown:
-            out.write(timeline_markdown(analysis, versions, why))
-            if bounds is not None:
-                out.write(f"\n### Version bounds\n\n{bounds_markdown(bounds)}")
-        else:
-            con = console(out)
-            timeline_text(analysis, con, versions, why)
-            if bounds is not None:
-                con.print()
-                bounds_table(bounds, con)
+    options = CommonOptions.from_params(locals())
+    write_timeline(fmt, load_investigation(options), options.output)

@@ -15,7 +15,7 @@ from typing import Annotated
 import typer
 
 from omlx_logscan.cli.app import app, checked_kinds, guarded
-from omlx_logscan.cli.options import Debug
+from omlx_logscan.cli.options import Debug, WatchKinds, WatchQuiet
 from omlx_logscan.errors import LogscanError
 from omlx_logscan.watch.sinks import NdjsonSink, TableSink
 
@@ -86,16 +86,12 @@ def watch(
         float,
         typer.Option(metavar="SECONDS", help="Seconds a hook command may run before it is killed (at least 0.1)."),
     ] = 300.0,
-    kind: Annotated[
-        list[str] | None, typer.Option("--kind", "-k", metavar="KIND", help="Only print these event kinds.")
-    ] = None,
+    kind: WatchKinds = None,
     fmt: Annotated[
         WatchFormat | None,
         typer.Option("--format", "-f", help="table (default on a terminal) or ndjson (default otherwise)."),
     ] = None,
-    quiet: Annotated[
-        bool, typer.Option("--quiet", "-q", help="No notes about the file (following, rotated) on stderr.")
-    ] = False,
+    quiet: WatchQuiet = False,
     debug: Debug = False,
 ) -> None:
     """Follow a live log like tail -F; alert (and run --on-dead) when the engine enters the penalty box."""

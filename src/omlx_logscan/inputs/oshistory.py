@@ -22,7 +22,6 @@ from xml.parsers.expat import ExpatError
 from dateutil import parser as date_parser
 
 from omlx_logscan.errors import LogscanError
-from omlx_logscan.when import parse_when
 
 SYSTEM_HISTORY = Path("/Library/Receipts/InstallHistory.plist")
 
@@ -212,32 +211,22 @@ def read_history(path: Path, tz: tzinfo | None) -> list[OsInstall]:
     return parse_history(data, str(path), tz)
 
 
-def parse_os_flag(text: str, tz: tzinfo | None) -> OsInstall:
-    """``--os VERSION@DATETIME``: a version and the local time it was installed."""
-    version, at, when = text.rpartition("@")
-    version = version.strip().removeprefix(MACOS_PREFIX).strip()
-    if not at or not version or not when.strip():
-        raise LogscanError(f"--os {text!r}: expected VERSION@DATETIME, e.g. --os '27.0@2026-09-15 17:41'")
-    stamp = parse_when(when.strip(), tz, "--os")
-    return OsInstall(stamp, version, f"{MACOS_PREFIX} {version}", "--os")
-
-
 def load_history(
     files: list[Path],
-    flags: list[str],
+    given: list[OsInstall],
     tz: tzinfo | None,
     *,
     use_system: bool,
 ) -> OsHistory | None:
-    """All OS history the user gave, merged; with none given and ``use_system``, this Mac's own.
+    """All OS history the user gave (history files and single installs), merged; with none given
+    and ``use_system``, this Mac's own. ``tz`` is the zone of the log's local times.
 
     None when there is nothing to read (not a Mac, or ``use_system`` is off).
     """
-    installs = [install for path in files for install in read_history(path, tz)]
-    installs += [parse_os_flag(flag, tz) for flag in flags]
-    sources = [str(path) for path in files] + (["--os"] if flags else [])
+    installs = [install for path in files for install in read_history(path, tz)] + given
+    sources = [str(path) for path in files] + list(dict.fromkeys(install.source for install in given))
     from_system = False
-    if not files and not flags:
+    if not files and not given:
         if not (use_system and sys.platform == "darwin" and SYSTEM_HISTORY.is_file()):
             return None
         installs, sources, from_system = read_history(SYSTEM_HISTORY, tz), [str(SYSTEM_HISTORY)], True

@@ -8,10 +8,10 @@ import itertools
 import re
 from dataclasses import dataclass
 from datetime import datetime, tzinfo
+from typing import NamedTuple
 
 from omlx_logscan.errors import LogscanError
 from omlx_logscan.inputs.sources import read_chunks, resolve
-from omlx_logscan.when import duration_seconds, zone
 
 DEFAULT_GAP_S = 300.0
 
@@ -38,25 +38,17 @@ class Overlay:
     intervals: tuple[Interval, ...]
 
 
-def parse_gap(text: str | None) -> float:
-    """``--overlay-gap`` (``5m``, ``300s``, ``1h``) in seconds; the default when not given."""
-    return DEFAULT_GAP_S if text is None else duration_seconds(text, "--overlay-gap")
+class OverlaySpec(NamedTuple):
+    """An overlay to read: the name it is reported under and the file that holds it."""
+
+    name: str
+    path: str
 
 
-def parse_overlays(specs: list[str] | None, gap: str | None = None, tz: str | None = None) -> list[Overlay]:
-    """The overlays of the repeatable ``--overlay NAME=FILE`` option; ``tz`` is where zoned times are read."""
-    gap_s = parse_gap(gap)
-    zone_info = zone(tz)
-    overlays: list[Overlay] = []
-    for spec in specs or []:
-        name, sep, path = spec.partition("=")
-        name, path = name.strip(), path.strip()
-        if not sep or not name or not path:
-            raise LogscanError(f"--overlay {spec!r}: expected NAME=FILE (e.g. gpu=other-server.log)")
-        if any(o.name == name for o in overlays):
-            raise LogscanError(f"--overlay {spec!r}: the name {name!r} is given twice")
-        overlays.append(_read_overlay(name, path, gap_s, zone_info))
-    return overlays
+def parse_overlays(specs: list[OverlaySpec], gap_s: float = DEFAULT_GAP_S, tz: tzinfo | None = None) -> list[Overlay]:
+    """Each overlay file read into intervals; a log's silences longer than ``gap_s`` split its runs,
+    and zoned times become local times in ``tz`` (None: this machine's zone)."""
+    return [_read_overlay(name, path, gap_s, tz) for name, path in specs]
 
 
 def _read_overlay(name: str, path: str, gap_s: float, zone_info: tzinfo | None) -> Overlay:

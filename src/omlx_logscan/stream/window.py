@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import replace
+from datetime import datetime
 
 import polars as pl
 
@@ -11,26 +12,25 @@ from omlx_logscan.stream.model import EventStream, SourceInfo
 from omlx_logscan.timeutil import parse
 
 
-def within(stream: EventStream, since: str | None, until: str | None) -> EventStream:
-    """The part of the stream between two local times (untimed events go by the time before them)."""
+def within(stream: EventStream, since: datetime | None, until: datetime | None) -> EventStream:
+    """The part of the stream between two naive local times, either end open when None (untimed
+    events go by the time before them)."""
     if since is None and until is None:
         return stream
-    lower = parse(since) if since else None
-    upper = parse(until) if until else None
 
     def inside(stamp: str | None) -> bool:
         if not stamp:
-            return lower is None
+            return since is None
         moment = parse(stamp)
-        return (lower is None or moment >= lower) and (upper is None or moment <= upper)
+        return (since is None or moment >= since) and (until is None or moment <= until)
 
     events = [ev for ev in stream.events if inside(ev.time or ev.prev_time)]
     requests = stream.requests
     if requests.height:
-        if lower is not None:
-            requests = requests.filter(pl.col("time") >= lower)
-        if upper is not None:
-            requests = requests.filter(pl.col("time") <= upper)
+        if since is not None:
+            requests = requests.filter(pl.col("time") >= since)
+        if until is not None:
+            requests = requests.filter(pl.col("time") <= until)
     counts = Counter(ev.kind for ev in events)
     if requests.height:
         counts["request_complete"] += requests.height
@@ -40,10 +40,10 @@ def within(stream: EventStream, since: str | None, until: str | None) -> EventSt
     )
 
 
-def _clip(info: SourceInfo, since: str | None, until: str | None) -> SourceInfo:
+def _clip(info: SourceInfo, since: datetime | None, until: datetime | None) -> SourceInfo:
     """A source's span inside the window; no span at all when they do not overlap."""
-    first = max(info.first, since) if info.first and since else info.first
-    last = min(info.last, until) if info.last and until else info.last
+    first = max(info.first, since.isoformat()) if info.first and since else info.first
+    last = min(info.last, until.isoformat()) if info.last and until else info.last
     if first and last and parse(first) > parse(last):
         first = last = None
     return replace(info, first=first, last=last)

@@ -1,0 +1,197 @@
+"""The output formats of each command and the one place each format is sent to its renderer.
+
+A format is one enum value plus one ``case`` in its command's ``write_*`` function; each match ends
+in ``assert_never``, so a value without a case is a mypy error rather than a silent fall-through to
+text. Renderers are imported inside their case: a machine format never loads rich.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from enum import StrEnum
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, assert_never
+
+from omlx_logscan.errors import LogscanError
+
+if TYPE_CHECKING:
+    from omlx_logscan.analysis.bounds import Bounds
+    from omlx_logscan.analysis.check import CheckResult
+    from omlx_logscan.analysis.investigation import Investigation
+    from omlx_logscan.analysis.model import Analysis
+    from omlx_logscan.parsing.event import Event
+    from omlx_logscan.stream.model import EventStream
+
+
+class EventFormat(StrEnum):
+    table = "table"
+    ndjson = "ndjson"
+    json = "json"
+    csv = "csv"
+    parquet = "parquet"
+
+
+class ListFormat(StrEnum):
+    text = "text"
+    json = "json"
+
+
+class ReportFormat(StrEnum):
+    text = "text"
+    json = "json"
+    markdown = "markdown"
+
+
+class CheckFormat(StrEnum):
+    text = "text"
+    json = "json"
+    github = "github"
+    junit = "junit"
+
+
+@contextmanager
+def open_output(path: Path | None) -> Iterator[IO[str]]:
+    """The file to write text to, or stdout when none is given; a file that cannot be opened is a user error."""
+    if path is None:
+        yield sys.stdout
+        return
+    try:
+        handle = open(path, "w", encoding="utf-8", newline="")  # noqa: SIM115 - closed by the with below
+    except OSError as exc:
+        raise LogscanError(f"{path}: cannot write ({exc.strerror or exc})") from None
+    with handle:
+        yield handle
+
+
+def write_events(fmt: EventFormat, events: Iterable[Event], stream: EventStream, output: Path | None) -> None:
+    """The selected events; parquet is binary and goes straight to its file, every other format is text."""
+    if fmt is EventFormat.parquet:
+        _write_parquet(events, output)
+        return
+    with open_output(output) as out:
+        match fmt:
+            case EventFormat.table:
+                from omlx_logscan.output.text import console, events_table
+
+                events_table(events, console(out))
+            case EventFormat.csv:
+                from omlx_logscan.output.rows import write_csv
+
+                write_csv((ev.as_dict() for ev in events), out)
+            case EventFormat.json:
+                from omlx_logscan.output.documents import events_document, write_json
+
+                write_json(events_document(stream, events), out)
+            case EventFormat.ndjson:
+                from omlx_logscan.output.rows import write_ndjson
+
+                write_ndjson((ev.as_dict() for ev in events), out)
+            case _:
+                assert_never(fmt)
+
+
+def _write_parquet(events: Iterable[Event], output: Path | None) -> None:
+    from omlx_logscan.output.rows import events_frame
+
+    if output is None:
+        raise ValueError("parquet is binary: it needs a file to write to")
+    try:
+        events_frame(events).write_parquet(output)
+    except OSError as exc:
+        raise LogscanError(f"{output}: cannot write ({exc.strerror or exc})") from None
+
+
+def write_timeline(fmt: ReportFormat, found: Investigation, output: Path | None) -> None:
+    """The incident timeline, followed by the version bounds when an OS history was given."""
+    analysis, versions, why, bounds = found.analysis, found.os_versions, found.why, found.bounds
+    with open_output(output) as out:
+        match fmt:
+            case ReportFormat.json:
+                from omlx_logscan.output.documents import bounds_document, timeline_document, write_json
+
+                document = timeline_document(analysis, versions, why)
+                if bounds is not None:
+                    document["bounds"] = bounds_document(bounds, analysis)
+                write_json(document, out)
+            case ReportFormat.markdown:
+                from omlx_logscan.output.markdown import bounds_markdown, timeline_markdown
+
+                out.write(timeline_markdown(analysis, versions, why))
+                if bounds is not None:
+                    out.write(f"\n### Version bounds\n\n{bounds_markdown(bounds)}")
+            case ReportFormat.text:
+                from omlx_logscan.output.text import bounds_table, console, timeline_text
+
+                con = console(out)
+                timeline_text(analysis, con, versions, why)
+                if bounds is not None:
+                    con.print()
+                    bounds_table(bounds, con)
+            case _:
+                assert_never(fmt)
+
+
+def write_sessions(fmt: ListFormat, analysis: Analysis, output: Path | None) -> None:
+    """The process lifetimes."""
+    with open_output(output) as out:
+        match fmt:
+            case ListFormat.json:
+                from omlx_logscan.output.documents import write_json
+
+                write_json(
+                    {"schema": "omlx-logscan/sessions/1", "sessions": [s.as_dict() for s in analysis.sessions]}, out
+                )
+            case ListFormat.text:
+                from omlx_logscan.output.text import console, sessions_table
+
+                sessions_table(analysis, console(out))
+            case _:
+                assert_never(fmt)
+
+
+def write_bounds(fmt: ReportFormat, bounds: Bounds, analysis: Analysis, output: Path | None) -> None:
+    """The version-bounds table."""
+    with open_output(output) as out:
+        match fmt:
+            case ReportFormat.json:
+                from omlx_logscan.output.documents import bounds_document, write_json
+
+                write_json(bounds_document(bounds, analysis), out)
+            case ReportFormat.markdown:
+                from omlx_logscan.output.markdown import bounds_markdown
+
+                out.write(f"## Version bounds\n\n{bounds_markdown(bounds)}")
+            case ReportFormat.text:
+                from omlx_logscan.output.text import bounds_table, console
+
+                bounds_table(bounds, console(out))
+            case _:
+                assert_never(fmt)
+
+
+def write_check(fmt: CheckFormat, result: CheckResult, output: Path | None, step_summary: str | None) -> None:
+    """The CI gate's verdict; with github, also appended to the workflow's ``step_summary`` file when there is one."""
+    with open_output(output) as out:
+        match fmt:
+            case CheckFormat.json:
+                from omlx_logscan.output.documents import check_document, write_json
+
+                write_json(check_document(result), out)
+            case CheckFormat.junit:
+                from omlx_logscan.output.ci import write_junit
+
+                write_junit(result, out)
+            case CheckFormat.github:
+                from omlx_logscan.output.ci import append_step_summary, github_annotations
+
+                out.write("".join(line + "\n" for line in github_annotations(result)))
+                if step_summary:
+                    append_step_summary(result, step_summary)
+            case CheckFormat.text:
+                from omlx_logscan.output.text import check_text, console
+
+                check_text(result, console(out))
+            case _:
+                assert_never(fmt)

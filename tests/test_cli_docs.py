@@ -1,0 +1,48 @@
+"""Every command and option is documented: in README.md or docs/, and in its own --help."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+import typer.core
+import typer.main
+from typer.testing import CliRunner
+
+from conftest import ROOT
+from omlx_logscan.cli import COMMANDS, app
+
+runner = CliRunner()
+NAMES = [module.__name__.rpartition(".")[2] for module in COMMANDS]
+DOCS = "\n".join(path.read_text(encoding="utf-8") for path in [ROOT / "README.md", *sorted(ROOT.glob("docs/*.md"))])
+
+
+def command(name: str) -> typer.core.TyperCommand:
+    group = typer.main.get_command(app)
+    assert isinstance(group, typer.core.TyperGroup)
+    found = group.commands[name]
+    assert isinstance(found, typer.core.TyperCommand)
+    return found
+
+
+def documented(word: str) -> bool:
+    return re.search(rf"(?<![\w-]){re.escape(word)}(?![\w-])", DOCS) is not None
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_command_and_its_options_are_in_the_docs(name: str) -> None:
+    cmd = command(name)
+    assert documented(f"logscan {name}"), f"logscan {name} is in no doc"
+    assert cmd.help, f"logscan {name} has no help"
+    undocumented = []
+    for param in cmd.params:
+        assert getattr(param, "help", None), f"logscan {name}: {param.name} has no help"
+        undocumented += [opt for opt in param.opts if opt.startswith("--") and not documented(opt)]
+    assert not undocumented, f"logscan {name}: {', '.join(undocumented)} in neither README.md nor docs/"
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_help_exits_zero(name: str) -> None:
+    result = runner.invoke(app, [name, "--help"])
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith("Usage: ")
