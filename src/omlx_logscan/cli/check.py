@@ -67,8 +67,9 @@ def check(
     debug: Debug = False,
 ) -> None:
     """A CI gate: exit 0 when the log shows none of the --fail-on failures, 1 when it does, 2 when it cannot check."""
-    from omlx_logscan.analysis.check import Rules, parse_fail_on, run_check
+    from omlx_logscan.analysis.check import Rules, run_check
     from omlx_logscan.analysis.lifetimes import analyze
+    from omlx_logscan.cli.rules import parse_fail_on
     from omlx_logscan.output.ci import append_step_summary, github_annotations, write_junit
     from omlx_logscan.output.documents import check_document, write_json
     from omlx_logscan.output.text import check_text, console
