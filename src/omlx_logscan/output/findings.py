@@ -78,7 +78,7 @@ def finding_message(finding: Finding) -> str:
 def _fault_message(found: FaultFound) -> str:
     incident = found.incident
     phrase = " ".join(fault_phrase(incident, found.requests_visible).split())
-    return f"{human_time(incident.time)} {phrase} (process {incident.session})"
+    return f"{human_time(incident.time)} {phrase} (session {incident.session})"
 
 
 def _session_end_message(ended: SessionEnded, reason: str) -> str:
@@ -90,7 +90,7 @@ def _session_end_message(ended: SessionEnded, reason: str) -> str:
     else:
         what = "ended without an orderly stop"
     last = f"; its last record is at {human_time(session.end)}" if session.end else ""
-    return f"process {session.index} {what}{last}"
+    return f"session {session.index} {what}{last}"
 
 
 def _dead_message(found: DeadFound) -> str:
