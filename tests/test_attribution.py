@@ -23,13 +23,23 @@ from omlx_logscan.analysis.attribution import WhyFaulted, explain
 from omlx_logscan.analysis.model import Analysis
 from omlx_logscan.cli.values import overlay_specs
 from omlx_logscan.inputs.overlays import parse_overlays
-from omlx_logscan.output.documents import timeline_document
+from omlx_logscan.output.documents import add_why, attribution_dict, timeline_document
 from omlx_logscan.output.text import console
+from omlx_logscan.output.why import (
+    fault_lines,
+    load_label,
+    load_phrase,
+    overlay_lines,
+    trigger_phrase,
+    why_caveats,
+    why_markdown,
+    write_why_text,
+)
 
 
 def only(why: WhyFaulted) -> dict[str, object]:
     assert len(why.attributions) == 1
-    return why.attributions[0].as_dict()
+    return attribution_dict(why.attributions[0])
 
 
 def test_pressure_lines_before_a_clear_fault_name_the_pressure_trigger(tmp_path: Path) -> None:
@@ -84,7 +94,7 @@ def test_a_completion_two_seconds_before_names_the_deferred_trigger(tmp_path: Pa
     assert isinstance(evidence, list) and len(evidence) == 1
     assert evidence[0]["line"] == 4 and evidence[0]["what"] == "request finished"
     assert evidence[0]["message"].startswith("Chat completion: 321 tokens")
-    assert why.attributions[0].trigger_phrase(full=False) == "deferred (request finished 2 s before)"
+    assert trigger_phrase(why.attributions[0], full=False) == "deferred (request finished 2 s before)"
 
 
 def test_a_request_failing_in_the_scheduler_is_deferred_evidence_even_at_warning_level(tmp_path: Path) -> None:
@@ -106,7 +116,7 @@ def test_neither_pressure_nor_a_completion_is_the_periodic_clear(tmp_path: Path)
     why = explain(analysis_from(tmp_path, lines))
     got = only(why)
     assert got["trigger"] == "periodic" and got["evidence"] == [] and got["invisible"] == []
-    assert why.attributions[0].trigger_phrase(full=True) == (
+    assert trigger_phrase(why.attributions[0], full=True) == (
         "periodic: no pressure line in the 5 min before, no request ended in the 5 s before"
     )
 
@@ -175,11 +185,11 @@ def test_load_context_against_the_sessions_median(tmp_path: Path) -> None:
     ]
     attribution = explain(analysis_from(tmp_path, lines)).attributions[0]
     load = attribution.load
-    assert load.visible and load.baseline == "session" and load.label == "nearly idle"
+    assert load.visible and load.baseline == "session" and load_label(load) == "nearly idle"
     ten, sixty = load.windows
     assert (ten.requests, ten.median_requests, ten.tokens, ten.median_tokens) == (0, 4, 0, 400)
     assert (sixty.requests, sixty.tokens) == (20, 2000)
-    assert load.phrase(full=False) == "nearly idle: 0 requests in the 10 min before, median 4"
+    assert load_phrase(load, full=False) == "nearly idle: 0 requests in the 10 min before, median 4"
 
 
 def test_tokens_count_the_same_from_events_and_dense_request_rows(tmp_path: Path) -> None:
@@ -211,21 +221,21 @@ def test_the_example_log(tmp_path: Path) -> None:
     why = explain(analysis_of(EXAMPLE), overlays)
     assert [a.call_site for a in why.attributions] == ["cache_clear"] * 6
     assert {a.trigger for a in why.attributions} == {"unknown"}
-    caveats = why.caveats()
+    caveats = why_caveats(why)
     assert len(caveats) == 2
     assert "hot-cache shrink warning (WARNING) would have shown and did not" in caveats[0]
     (overlay,) = why.overlays
     assert (overlay.faults_inside, overlay.faults_outside) == (6, 0)
-    assert why.fault_lines(full=False)[0] == "2026-09-15 20:19:38  cache-clear drain, trigger unknown; load not logged"
-    assert why.fault_lines(full=False)[6:] == [f"hidden: {text}" for text in caveats]
-    (sentence,) = why.overlay_lines(full=False)
+    assert fault_lines(why, full=False)[0] == "2026-09-15 20:19:38  cache-clear drain, trigger unknown; load not logged"
+    assert fault_lines(why, full=False)[6:] == [f"hidden: {text}" for text in caveats]
+    (sentence,) = overlay_lines(why, full=False)
     assert sentence.startswith("overlay gpu: 6 of 6 faults fell in the 8.0 h when `gpu` was active, 0 in 2,100 h")
 
 
 def test_json_document_gets_attribution_and_overlays(example_analysis: Analysis) -> None:
     overlays = parse_overlays(overlay_specs([f"gpu={EXAMPLE.parent / 'gpu-overlay.csv'}"]))
     document = timeline_document(example_analysis)
-    explain(example_analysis, overlays).extend_document(document)
+    add_why(document, explain(example_analysis, overlays))
     attribution = document["faults"][0]["attribution"]
     assert set(attribution) >= {"call_site", "trigger", "evidence", "invisible"}
     assert set(document["overlays"][0]) >= {
@@ -249,12 +259,12 @@ def test_full_text_and_markdown(tmp_path: Path) -> None:
     ]
     why = explain(analysis_from(tmp_path, lines))
     out = io.StringIO()
-    why.write_text(console(out), full=True)
+    write_why_text(why, console(out), full=True)
     text = out.getvalue()
     assert text.startswith("Why it faulted\n")
     assert "trigger   pressure (hot-cache shrink 30 s before)" in text
     assert f"evidence  2026-09-15 20:19:08  server.log:3  hot-cache shrink: {shrink}" in text
-    markdown = why.markdown(full=False)
+    markdown = why_markdown(why, full=False)
     assert markdown[:3] == ["### Why it faulted", "", "```"]
     assert markdown[3].startswith("2026-09-15 20:19:38  cache-clear drain, trigger pressure")
 
@@ -262,7 +272,7 @@ def test_full_text_and_markdown(tmp_path: Path) -> None:
 def test_markdown_fence_outlasts_backticks_in_log_text(tmp_path: Path) -> None:
     failed = record(before(seconds=1), "ERROR", "omlx.scheduler", "Prefill failed for r1: bad ```json``` block")
     why = explain(analysis_from(tmp_path, [*info_start(), failed, *fault()]))
-    markdown = why.markdown(full=True)
+    markdown = why_markdown(why, full=True)
     assert markdown[2] == "````" and markdown.count("````") == 2
     assert any("bad ```json``` block" in line for line in markdown)
 
@@ -271,5 +281,5 @@ def test_markdown_fence_outlasts_backticks_in_log_text(tmp_path: Path) -> None:
 def test_a_log_without_faults_says_so(tmp_path: Path, full: bool) -> None:
     why = explain(analysis_from(tmp_path, info_start()))
     out = io.StringIO()
-    why.write_text(console(out), full=full)
+    write_why_text(why, console(out), full=full)
     assert out.getvalue() == "Why it faulted\n  no GPU faults\n"

@@ -27,6 +27,7 @@ from omlx_logscan.errors import LogscanError
 from omlx_logscan.inputs import oshistory
 from omlx_logscan.inputs.oshistory import OsHistory, load_history, parse_history
 from omlx_logscan.output.markdown import bounds_markdown
+from omlx_logscan.output.versions import bounds_sentence, time_bounds_phrase
 
 runner = CliRunner()
 HISTORY = FIXTURES / "oshistory"
@@ -317,13 +318,13 @@ def test_example_reproduces_the_reports_version_bounds(example_analysis: Analysi
     assert new.after_first_start.exact_s is None
     assert new.after_first_start.min_s == pytest.approx(2 * 3600 + 23 * 60 + 0.251)
     assert new.after_first_start.max_s == pytest.approx(2 * 3600 + 38 * 60 + 38.663)
-    assert bounds.sentence() == (
+    assert bounds_sentence(bounds) == (
         "No Timeout or SubmissionsIgnored on macOS 26.5.1 (156 starts, 2,086 h); the first on macOS 27.0 came "
         "2 h 23 m to 2 h 38 m after the first start on it, 2 h 38 m after macOS 27.0 was installed."
     )
     markdown = bounds_markdown(bounds)
     assert "| faults per start | 0 (95 % ≤ 0.0192) | 1.5 (95 % ≤ 2.96) |" in markdown
-    assert markdown.rstrip().endswith(bounds.sentence())
+    assert markdown.rstrip().endswith(bounds_sentence(bounds))
 
 
 def test_example_on_the_command_line() -> None:
@@ -343,10 +344,10 @@ def test_example_on_the_command_line() -> None:
 
 
 def test_time_bounds_phrases() -> None:
-    assert TimeBounds(5400, 5400, 5400).phrase() == "1 h 30 m"
-    assert TimeBounds(None, 8580, 9518).phrase() == "2 h 23 m to 2 h 38 m"
-    assert TimeBounds(None, 8580, 8590).phrase() == "2 h 23 m"
-    assert TimeBounds(None, 8580, None).phrase() == "at least 2 h 23 m"
+    assert time_bounds_phrase(TimeBounds(5400, 5400, 5400)) == "1 h 30 m"
+    assert time_bounds_phrase(TimeBounds(None, 8580, 9518)) == "2 h 23 m to 2 h 38 m"
+    assert time_bounds_phrase(TimeBounds(None, 8580, 8590)) == "2 h 23 m"
+    assert time_bounds_phrase(TimeBounds(None, 8580, None)) == "at least 2 h 23 m"
 
 
 # -- command-line errors ----------------------------------------------------------------------------------

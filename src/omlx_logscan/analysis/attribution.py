@@ -5,16 +5,16 @@ oMLX logs nothing when it decides to clear its Metal cache, so which of the thre
 read from what surrounds the fault. Each fault gets the candidate with positive evidence, the
 lines that are that evidence, and — just as important — what the log level hid: a WARNING-level
 log cannot show the INFO lines that would prove or rule out two of the three triggers.
+
+This module holds only the findings (ids, numbers, times); ``output.why`` puts them into words.
 """
 
 from __future__ import annotations
 
-import re
 import statistics
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any
+from enum import StrEnum
 
 from omlx_logscan.analysis.model import Analysis, Incident, Session
 from omlx_logscan.analysis.overlay import OverlayCorrelation, correlate, dead_intervals
@@ -22,11 +22,7 @@ from omlx_logscan.analysis.signatures import call_site
 from omlx_logscan.inputs.overlays import Interval, Overlay
 from omlx_logscan.parsing.event import Event
 from omlx_logscan.parsing.grammar import parse_line
-from omlx_logscan.timeutil import human_time, parse, seconds, stamp_of
-
-if TYPE_CHECKING:
-    from rich.console import Console
-
+from omlx_logscan.timeutil import parse, stamp_of
 
 PRESSURE_WINDOW_S = 300.0  # pressure lines this long before a fault can have asked for its clear
 
@@ -37,26 +33,22 @@ DEFERRED_WINDOW_S = 5.0  # the deferred clear runs 8 engine steps after a reques
 LOAD_WINDOWS_MIN = (10, 60)
 
 
-CALL_SITE_WORDS = {
-    "cache_clear": "cache-clear drain",
-    "decode": "decode step",
-    "prefill": "prefill",
-    "ane_dispatch": "ANE dispatch",
-    "unknown": "call site unknown",
-}
-
-
 # Memory-pressure actions that mean the enforcer was reclaiming (a level change counts when it
-# goes to soft or hard), each with its name in reports and the level oMLX logs it at.
-PRESSURE_ACTIONS = {
-    "hot_cache_shrink": ("hot-cache shrink", "WARNING"),
-    "reclaim_request": ("pressure reclaim request", "INFO"),
-    "level_change": ("pressure level change", "INFO"),
-    "eviction": ("pressure eviction", "INFO"),
-    "hard_abort": ("hard-pressure abort", "WARNING"),
-    "hard_pinned": ("hard pressure with all models pinned", "WARNING"),
-    "emergency_abort": ("emergency-pressure abort", "WARNING"),
+# goes to soft or hard), each with the level oMLX logs it at: a log written above that level
+# cannot show it.
+PRESSURE_ACTION_LEVELS = {
+    "hot_cache_shrink": "WARNING",
+    "reclaim_request": "INFO",
+    "level_change": "INFO",
+    "eviction": "INFO",
+    "hard_abort": "WARNING",
+    "hard_pinned": "WARNING",
+    "emergency_abort": "WARNING",
 }
+
+
+REQUEST_FAILED = "request_failed"  # evidence actions besides the pressure actions
+REQUEST_FINISHED = "request_finished"
 
 
 _PRESSURE_LEVELS = frozenset({"soft", "hard"})
@@ -73,18 +65,8 @@ class Evidence:
     source: str
     line: int
     message: str
-    what: str
+    action: str  # a PRESSURE_ACTION_LEVELS key, REQUEST_FAILED or REQUEST_FINISHED
     supports: str  # the trigger it speaks for: pressure or deferred
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "time": self.time,
-            "source": self.source,
-            "line": self.line,
-            "message": self.message,
-            "what": self.what,
-            "supports": self.supports,
-        }
 
 
 @dataclass(frozen=True)
@@ -97,7 +79,7 @@ class LoadWindow:
     tokens: int | None  # None: the request lines' text was not read
     median_tokens: float | None
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> dict[str, int | float | None]:
         return {
             "minutes": self.minutes,
             "requests": self.requests,
@@ -107,59 +89,57 @@ class LoadWindow:
         }
 
 
+class LoadLevel(StrEnum):
+    """How the requests in the first window compare with their median."""
+
+    quiet = "quiet"  # none, and none is usual
+    nearly_idle = "nearly_idle"
+    busy = "busy"
+    usual = "usual"
+
+
+class LoadGap(StrEnum):
+    """Why the load before a fault cannot be measured."""
+
+    not_logged = "not_logged"  # finished requests are INFO lines and the log has none
+    untimed_fault = "untimed_fault"  # the fault has no time of its own
+
+
 @dataclass(frozen=True)
 class LoadContext:
-    """The load before one fault; ``baseline`` says over what the medians were taken."""
+    """The load before one fault; ``baseline`` says over what the medians were taken (session or log)."""
 
     visible: bool
     windows: tuple[LoadWindow, ...] = ()
     baseline: str | None = None
-    note: str | None = None
+    gap: LoadGap | None = None
 
     @property
-    def label(self) -> str | None:
+    def level(self) -> LoadLevel | None:
+        """The first window against its median; None without a median to compare with."""
         if not self.windows or self.windows[0].median_requests is None:
             return None
         count, median = self.windows[0].requests, self.windows[0].median_requests
         if count == 0 and median == 0:
-            return "quiet, as usual"
+            return LoadLevel.quiet
         if count <= median / 4:
-            return "nearly idle"
+            return LoadLevel.nearly_idle
         if count >= 2 * median and count - median >= 2:  # one request more than a median of one is noise
-            return "busier than usual"
-        return "usual load"
+            return LoadLevel.busy
+        return LoadLevel.usual
 
-    def phrase(self, *, full: bool) -> str:
-        """``nearly idle: 0 requests in the 10 min before, median 4`` (all windows when ``full``)."""
-        if not self.visible:
-            return f"load not measurable: {self.note}" if full else "load not logged"
-        if not self.windows:
-            return f"load unknown: {self.note}"
-        parts = [
-            f"{w.requests} request{'s' if w.requests != 1 else ''} in the {w.minutes} min before, "
-            f"median {_count(w.median_requests)}"
-            for w in (self.windows if full else self.windows[:1])
-        ]
-        if full:
-            parts += [
-                f"{w.tokens:,} tokens generated in the {w.minutes} min before, median {_count(w.median_tokens)}"
-                for w in self.windows
-                if w.tokens is not None
-            ]
-            if self.note:
-                parts.append(self.note)
-            parts.append(f"medians over the {self.baseline}'s live windows")
-        label = self.label
-        return f"{label}: {'; '.join(parts)}" if label else "; ".join(parts)
 
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "visible": self.visible,
-            "label": self.label,
-            "baseline": self.baseline,
-            "windows": [w.as_dict() for w in self.windows],
-            "note": self.note,
-        }
+@dataclass(frozen=True)
+class Hidden:
+    """What the log level hid that could have named (or ruled out) a trigger.
+
+    ``shrink_warning_seen`` and ``failed_requests_seen`` are None when their level is hidden too.
+    """
+
+    absent_levels: tuple[str, ...]  # of INFO and WARNING, those the log does not show
+    hidden_actions: tuple[str, ...]  # pressure actions logged at a hidden level
+    shrink_warning_seen: bool | None
+    failed_requests_seen: bool | None
 
 
 @dataclass
@@ -169,48 +149,13 @@ class Attribution:
     incident: Incident
     call_site: str
     call_site_label: str
-    trigger: str
+    trigger: str  # pressure, deferred, periodic, unknown or not_applicable
     candidates: list[str] = field(default_factory=list)
     evidence: list[Evidence] = field(default_factory=list)
-    invisible: list[str] = field(default_factory=list)
+    hidden: Hidden | None = None
     load: LoadContext = field(default_factory=lambda: LoadContext(False))
     pressure_window_s: float = PRESSURE_WINDOW_S
     deferred_window_s: float = DEFERRED_WINDOW_S
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "call_site": self.call_site,
-            "trigger": self.trigger,
-            "candidates": self.candidates,
-            "evidence": [e.as_dict() for e in self.evidence],
-            "invisible": self.invisible,
-            "load": self.load.as_dict(),
-        }
-
-    def trigger_phrase(self, *, full: bool) -> str:
-        """What asked for the clear: ``pressure (hot-cache shrink 42 s before)``; the reasons when ``full``."""
-        if self.trigger == "not_applicable":
-            return "not applicable (not a cache clear)"
-        if self.trigger == "periodic":
-            if not full:
-                return "periodic"
-            return (
-                f"periodic: no pressure line in the {_window(self.pressure_window_s)} before, "
-                f"no request ended in the {_window(self.deferred_window_s)} before"
-            )
-        if self.trigger == "unknown":
-            if not full:
-                return "unknown"
-            if self.call_site == "unknown":
-                return "unknown: no traceback says this fault was a cache clear"
-            if self.incident.time is None:
-                return "unknown: the fault has no time of its own"
-            return "unknown: the log level hides the lines that would tell (see hidden)"
-        nearest = next((e for e in reversed(self.evidence) if e.supports == self.trigger), None)
-        gap = seconds(nearest.time, self.incident.time) if nearest else None
-        detail = f" ({nearest.what}{f' {_window(gap)} before' if gap is not None else ''})" if nearest else ""
-        also = [c for c in self.candidates if c != self.trigger]
-        return f"{self.trigger}{detail}" + (f"; {', '.join(also)} possible too" if full and also else "")
 
 
 @dataclass
@@ -219,90 +164,6 @@ class WhyFaulted:
 
     attributions: list[Attribution]
     overlays: list[OverlayCorrelation]
-
-    def extend_document(self, document: dict[str, Any]) -> None:
-        """Add ``attribution`` to each fault of a timeline document and ``overlays`` at the top."""
-        for fault, attribution in zip(document["faults"], self.attributions, strict=True):
-            fault["attribution"] = attribution.as_dict()
-        document["overlays"] = [o.as_dict() for o in self.overlays]
-
-    def caveats(self) -> list[str]:
-        """What the log level hid, once for the whole log (the same for every fault)."""
-        seen: dict[str, None] = {}
-        for attribution in self.attributions:
-            seen.update(dict.fromkeys(attribution.invisible))
-        return list(seen)
-
-    def fault_lines(self, *, full: bool) -> list[str]:
-        """One line per fault in short form, a block per fault in full, then what the level hid."""
-        if not self.attributions:
-            return ["no GPU faults"]
-        out: list[str] = []
-        for number, a in enumerate(self.attributions, start=1):
-            when = human_time(a.incident.time)
-            if not full:
-                words = [CALL_SITE_WORDS[a.call_site]]
-                if a.trigger != "not_applicable":
-                    words.append(f"trigger {a.trigger_phrase(full=False)}")
-                out.append(f"{when}  {', '.join(words)}; {a.load.phrase(full=False)}")
-                continue
-            out.append(f"{when}  fault {number} (session {a.incident.session}): {a.call_site_label}")
-            out.append(f"    trigger   {a.trigger_phrase(full=True)}")
-            out.extend(f"    evidence  {_evidence_line(e)}" for e in a.evidence)
-            out.append(f"    load      {a.load.phrase(full=True)}")
-        out.extend(f"hidden: {text}" for text in self.caveats())
-        return out
-
-    def overlay_lines(self, *, full: bool) -> list[str]:
-        """One sentence per overlay; in full, what the hours at risk leave out."""
-        out: list[str] = []
-        for overlay in self.overlays:
-            line = f"overlay {overlay.name}: {overlay.sentence()}"
-            if full and overlay.hours_dead_excluded > 0:
-                line += (
-                    f" (the hours leave out {overlay.hours_dead_excluded:.1f} h of dead-engine windows, "
-                    "when no new fault could occur)"
-                )
-            out.append(line)
-        return out
-
-    def write_text(self, con: Console, *, full: bool) -> None:
-        """The section on a terminal; log text stays data (no markup)."""
-        from rich.text import Text
-
-        con.print(Text("Why it faulted", style="bold"))
-        for line in self.fault_lines(full=full) + self.overlay_lines(full=full):
-            con.print(Text(f"  {line}"), soft_wrap=True)
-
-    def markdown(self, *, full: bool) -> list[str]:
-        """GitHub Markdown: the fault lines in a code block (log text inside), the overlays as bullets."""
-        body = self.fault_lines(full=full)
-        fence = fence_for(body)
-        bullets = [f"- {line}" for line in self.overlay_lines(full=full)]
-        return ["### Why it faulted", "", fence, *body, fence, "", *bullets, *([""] if bullets else [])]
-
-
-def fence_for(lines: Sequence[str]) -> str:
-    """A code fence longer than any backtick run inside, so log text cannot close it."""
-    longest = max((len(run) for line in lines for run in re.findall(r"`+", line)), default=0)
-    return "`" * max(3, longest + 1)
-
-
-def _evidence_line(evidence: Evidence) -> str:
-    where = f"{evidence.source.rsplit('/', 1)[-1]}:{evidence.line}"
-    return f"{human_time(evidence.time)}  {where}  {evidence.what}: {evidence.message}"
-
-
-def _window(total: float | None) -> str:
-    if total is None:
-        return "?"
-    return f"{total:.0f} s" if total < 120 else f"{total / 60:.0f} min"
-
-
-def _count(value: float | None) -> str:
-    if value is None:
-        return "?"
-    return f"{value:,.0f}" if value == int(value) or value >= 10 else f"{value:.1f}"
 
 
 # -- per fault --------------------------------------------------------------------------------
@@ -345,13 +206,13 @@ class _Attributor:
         ended = self.ended_evidence(incident, session)
         attribution.evidence = sorted(pressure + ended, key=lambda e: e.time or "")
         attribution.candidates = [name for name, found in (("pressure", pressure), ("deferred", ended)) if found]
-        attribution.invisible = self.invisible(bool(pressure), bool(ended))
+        attribution.hidden = self.hidden(bool(pressure), bool(ended))
         if site == "unknown":
             attribution.trigger = "unknown"
         elif attribution.candidates:
             attribution.trigger = attribution.candidates[0]
         else:
-            attribution.trigger = "unknown" if attribution.invisible else "periodic"
+            attribution.trigger = "unknown" if attribution.hidden else "periodic"
         return attribution
 
     def _before(self, incident: Incident, window_s: float, session: Session | None) -> tuple[str, str]:
@@ -372,7 +233,7 @@ class _Attributor:
     def pressure_evidence(self, incident: Incident, session: Session | None) -> list[Evidence]:
         start, end = self._before(incident, self.pressure_window_s, session)
         return [
-            _event_evidence(ev, PRESSURE_ACTIONS[ev.fields["action"]][0], "pressure")
+            _event_evidence(ev, ev.fields["action"], "pressure")
             for ev in (session.events if session else self.stream.events)
             if ev.kind == "memory_pressure"
             and _is_pressure(ev)
@@ -385,7 +246,7 @@ class _Attributor:
         """Requests that finished or failed inside the scheduler just before the fault."""
         start, end = self._before(incident, self.deferred_window_s, session)
         found = [
-            _event_evidence(ev, "request failed", "deferred")
+            _event_evidence(ev, REQUEST_FAILED, "deferred")
             for ev in (session.events if session else self.stream.events)
             if ev.kind == "request_error"
             and ev.fields.get("stage") in _ABORT_STAGES
@@ -403,37 +264,31 @@ class _Attributor:
                             self.completions.names[source],
                             line,
                             message,
-                            "request finished",
+                            REQUEST_FINISHED,
                             "deferred",
                         )
                     )
         return found
 
-    def invisible(self, pressure_found: bool, ended_found: bool) -> list[str]:
-        """What the log level hid that could have named (or ruled out) a trigger."""
+    def hidden(self, pressure_found: bool, ended_found: bool) -> Hidden | None:
+        """What the log level hid that could have named (or ruled out) a trigger; None when nothing."""
         shows = self.stream.shows
-        absent = [level for level in ("INFO", "WARNING") if not shows(level)]
+        absent = tuple(level for level in ("INFO", "WARNING") if not shows(level))
         if not absent:
-            return []
-        missing = f"{' and '.join(absent)} lines absent: "
-        hidden = ", ".join(what for what, level in PRESSURE_ACTIONS.values() if not shows(level))
-        pressure = f"{missing}a pressure clear cannot be excluded ({hidden} would not show)"
-        if shows("WARNING"):
-            pressure += f"; the hot-cache shrink warning (WARNING) {_seen(pressure_found)}"
-        ended = (
-            f"{missing}finished requests are not logged, so neither a deferred clear nor the load before the "
-            "fault can be judged"
+            return None
+        return Hidden(
+            absent,
+            tuple(action for action, level in PRESSURE_ACTION_LEVELS.items() if not shows(level)),
+            pressure_found if shows("WARNING") else None,
+            ended_found if shows("ERROR") else None,
         )
-        if shows("ERROR"):
-            ended += f"; failed requests (ERROR) {_seen(ended_found)}"
-        return [pressure, ended]
 
     # -- load -------------------------------------------------------------------------------
     def load(self, incident: Incident) -> LoadContext:
         if self.completions is None:
-            return LoadContext(False, note="finished requests are INFO lines, absent from this log")
+            return LoadContext(False, gap=LoadGap.not_logged)
         if incident.time is None:
-            return LoadContext(True, note="the fault has no time of its own")
+            return LoadContext(True, gap=LoadGap.untimed_fault)
         moment = parse(incident.time)
         windows: list[LoadWindow] = []
         baseline = "session"
@@ -472,19 +327,15 @@ class _Attributor:
         return self._medians[key]
 
 
-def _seen(found: bool) -> str:
-    return "showed" if found else "would have shown and did not"
-
-
 def _is_pressure(event: Event) -> bool:
     action = event.fields.get("action")
     if action == "level_change":
         return event.fields.get("to_level") in _PRESSURE_LEVELS
-    return action in PRESSURE_ACTIONS
+    return action in PRESSURE_ACTION_LEVELS
 
 
-def _event_evidence(event: Event, what: str, supports: str) -> Evidence:
-    return Evidence(event.time, event.source, event.line, event.message, what, supports)
+def _event_evidence(event: Event, action: str, supports: str) -> Evidence:
+    return Evidence(event.time, event.source, event.line, event.message, action, supports)
 
 
 def _session_span(session: Session) -> tuple[str | None, str | None]:

@@ -4,6 +4,7 @@ The report behind oMLX issue 3706 argued "zero faults in 156 starts on the old O
 one hours after the upgrade". This module builds that argument from the numbers: one row per
 version with its exposure (starts, hours), its faults, and an exact one-sided Poisson upper
 bound on the fault rate, so that "none seen" says how rare the fault must have been.
+``output.versions`` puts the rows and the claim into words.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import Any
 
 from omlx_logscan.analysis.model import Analysis, Incident, Session
 from omlx_logscan.inputs.oshistory import OsHistory
-from omlx_logscan.timeutil import human_duration, seconds
+from omlx_logscan.timeutil import seconds
 
 CONFIDENCE = 0.95
 
@@ -74,18 +75,6 @@ class TimeBounds:
     min_s: float | None
     max_s: float | None
 
-    def phrase(self) -> str:
-        if self.exact_s is not None:
-            return human_duration(self.exact_s)
-        if self.min_s is not None and self.max_s is not None:
-            low, high = human_duration(self.min_s), human_duration(self.max_s)
-            return low if low == high else f"{low} to {high}"
-        if self.min_s is not None:
-            return f"at least {human_duration(self.min_s)}"
-        if self.max_s is not None:
-            return f"at most {human_duration(self.max_s)}"
-        return "?"
-
 
 @dataclass
 class BoundsRow:
@@ -117,12 +106,6 @@ class BoundsRow:
     def per_hour(self) -> tuple[float | None, float | None]:
         return _rate(self.fault_count, self.hours)
 
-    def label(self, by: Grouping) -> str:
-        """How the sentence names the row: ``macOS 27.0``, ``oMLX 0.5.7``, ``macOS 27.0 with oMLX 0.5.7``."""
-        os_label = _version_label("macOS", self.os_version)
-        omlx_label = _version_label("oMLX", self.omlx_version)
-        return {Grouping.os: os_label, Grouping.omlx: omlx_label, Grouping.both: f"{os_label} with {omlx_label}"}[by]
-
     def as_dict(self) -> dict[str, Any]:
         rate_start, upper_start = self.per_start()
         rate_hour, upper_hour = self.per_hour()
@@ -150,12 +133,6 @@ class BoundsRow:
         }
 
 
-def _version_label(product: str, version: str | None) -> str:
-    if version is None:
-        return f"several {product} versions"
-    return f"an unknown {product} version" if version == UNKNOWN else f"{product} {version}"
-
-
 def _rate(count: int, exposure: float) -> tuple[float | None, float | None]:
     if exposure <= 0:
         return None, None
@@ -164,44 +141,12 @@ def _rate(count: int, exposure: float) -> tuple[float | None, float | None]:
 
 @dataclass
 class Bounds:
-    """The rows, how they were grouped, and the fault names the sentence speaks of."""
+    """The rows, how they were grouped, and the fault names the claim speaks of."""
 
     by: Grouping
     rows: list[BoundsRow]
     fault_names: list[str]
     history: OsHistory | None
-
-    def sentence(self) -> str:
-        """The report's hand-written claim, rebuilt from the rows."""
-        if not self.rows:
-            return "No process in the log."
-        clean = [row for row in self.rows if row.fault_count == 0]
-        clean_text = " or ".join(f"{row.label(self.by)} ({_exposure(row)})" for row in clean)
-        faulty = [row for row in self.rows if row.fault_count]
-        if not faulty:
-            return f"No GPU faults on {clean_text}."
-        first = min(faulty, key=lambda row: row.first_fault or "")
-        came = f"came {first.after_first_start.phrase()} after the first start on it"
-        if first.first_fault_after_os_install_s is not None:
-            installed = human_duration(first.first_fault_after_os_install_s)
-            came += f", {installed} after macOS {first.os_version} was installed"
-        names = _either(self.fault_names)
-        if clean:
-            return f"No {names} on {clean_text}; the first on {first.label(self.by)} {came}."
-        return f"The first {self.fault_names[0]} on {first.label(self.by)} {came}."
-
-
-def _exposure(row: BoundsRow) -> str:
-    starts = f"{row.process_starts:,} start{'s' if row.process_starts != 1 else ''}"
-    return f"{starts}, {_hours(row.hours)}"
-
-
-def _hours(hours: float) -> str:
-    return f"{hours:,.0f} h" if hours >= 10 else f"{hours:.1f} h"
-
-
-def _either(names: list[str]) -> str:
-    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
 
 
 def session_os_versions(sessions: list[Session], history: OsHistory) -> dict[int, str]:

@@ -1,12 +1,12 @@
 """Overlays: times when something else was going on, and whether faults cluster inside them.
 
-An overlay is a named set of intervals from ``--overlay NAME=FILE``. FILE is either a CSV of
-``start,end`` local times or any other log: its timestamped lines mark activity, and each run
-of lines with no gap longer than ``--overlay-gap`` becomes one interval.
+An overlay is a named set of intervals read from a file (``inputs.overlays``): either a CSV of
+``start,end`` local times or any other log, whose timestamped lines mark activity, each run of
+lines with no gap longer than the chosen gap becoming one interval.
 
 The comparison counts the hours at risk (the log's span, less the dead-engine windows, when a
 penalty-boxed engine cannot fault anew) inside and outside the overlay and the faults in each,
-then tests the rate ratio exactly (see ``stats``).
+then tests the rate ratio exactly (see ``stats``). ``output.overlays`` puts the result into words.
 """
 
 from __future__ import annotations
@@ -87,6 +87,7 @@ class OverlayCorrelation:
     ratio: RateRatio | None
 
     def as_dict(self) -> dict[str, object]:
+        """The numbers of the JSON ``overlays`` entry (the document adds the name of the test)."""
         ratio = self.ratio
         return {
             "name": self.name,
@@ -100,52 +101,11 @@ class OverlayCorrelation:
             "rate_ratio_is_lower_bound": ratio is not None and ratio.lower_bound_only,
             "ci95": None if ratio is None else [_finite(ratio.low), _finite(ratio.high)],
             "p_value": None if ratio is None else ratio.p_value,
-            "test": "exact conditional binomial, two-sided",
         }
-
-    def sentence(self) -> str:
-        """The finding in one line, e.g. "6 of 6 faults fell in the 9.3 h when `gpu` was active, …"."""
-        total = self.faults_inside + self.faults_outside
-        head = (
-            f"{self.faults_inside} of {total} fault{'s' if total != 1 else ''} fell in the "
-            f"{hours_text(self.hours_inside)} when `{self.name}` was active, "
-            f"{self.faults_outside} in {hours_text(self.hours_outside)} without"
-        )
-        if self.hours_inside <= 0:
-            return f"`{self.name}` covers none of the log's hours at risk: nothing to compare"
-        if self.hours_outside <= 0:
-            return f"{head}: the whole log lies inside `{self.name}`, nothing to compare"
-        if self.ratio is None:
-            return f"{head}: no faults, nothing to compare"
-        return f"{head}; {ratio_text(self.ratio)}"
 
 
 def _finite(value: float) -> float | None:
     return None if value == float("inf") else round(value, 6)
-
-
-def hours_text(hours: float) -> str:
-    """``9.3 h`` or ``2,100 h``: one decimal where it matters."""
-    return f"{hours:,.1f} h" if hours < 100 else f"{hours:,.0f} h"
-
-
-def _number(value: float) -> str:
-    if value >= 100:
-        return f"{value:,.0f}"
-    return f"{value:.3g}"
-
-
-def p_text(p_value: float) -> str:
-    return "p < 0.001" if p_value < 0.001 else f"p = {p_value:.3f}" if p_value < 0.1 else f"p = {p_value:.2f}"
-
-
-def ratio_text(ratio: RateRatio) -> str:
-    """``rate ratio ≥ 265, p < 0.001`` or ``rate ratio 1.97 (95 % CI 0.858–4.28), p = 0.080``."""
-    level = f"{ratio.level * 100:g} %"
-    if ratio.lower_bound_only:
-        return f"rate ratio ≥ {_number(ratio.low)} ({level} lower limit), {p_text(ratio.p_value)}"
-    high = "∞" if ratio.high == float("inf") else _number(ratio.high)
-    return f"rate ratio {_number(ratio.estimate)} ({level} CI {_number(ratio.low)}–{high}), {p_text(ratio.p_value)}"
 
 
 def correlate(analysis: Analysis, overlays: list[Overlay]) -> list[OverlayCorrelation]:

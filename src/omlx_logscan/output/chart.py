@@ -34,7 +34,8 @@ GANTT_MAX_FAULTS = 12  # milestones per process; Mermaid also refuses diagrams o
 _MERMAID_UNSAFE = re.compile(r"[:;#]")
 
 
-def _chart(analysis: Analysis, os_versions: dict[int, str]) -> list[Part]:
+def gantt_chart(analysis: Analysis, os_versions: dict[int, str]) -> list[Part]:
+    """The report's *Timeline chart* section: the lifetimes with a fault or a dead window, in Mermaid."""
     windows = {w.session: w for w in analysis.dead_windows}
     faults: defaultdict[int, list[Incident]] = defaultdict(list)
     for incident in analysis.faults:

@@ -9,7 +9,8 @@ from typing import IO
 
 from omlx_logscan.analysis.check import CheckResult
 from omlx_logscan.errors import LogscanError
-from omlx_logscan.output.markdown import md_escape
+from omlx_logscan.output.findings import check_headline, finding_message, finding_title, rule_threshold
+from omlx_logscan.output.markup import md_escape
 from omlx_logscan.timeutil import human_time
 
 ANNOTATION_CAP = 10  # GitHub shows at most 10 error annotations per step
@@ -50,15 +51,15 @@ def github_annotations(result: CheckResult, cap: int = ANNOTATION_CAP) -> list[s
             props.append(f"file={escape_property(_workspace_relative(finding.source))}")
         if finding.line:
             props.append(f"line={finding.line}")
-        props.append(f"title={escape_property(f'{finding.title} ({finding.rule})')}")
-        lines.append(f"::error {','.join(props)}::{escape_data(finding.message)}")
+        props.append(f"title={escape_property(f'{finding_title(finding)} ({finding.rule})')}")
+        lines.append(f"::error {','.join(props)}::{escape_data(finding_message(finding))}")
     rest = len(result.findings) - cap
     if rest > 0:
         lines.append(
             f"::notice title=logscan check::{rest} more finding{'s' if rest != 1 else ''} not annotated "
             f"(GitHub shows at most {cap} error annotations per step); the step summary lists them"
         )
-    lines.append(result.headline())
+    lines.append(check_headline(result))
     return lines
 
 
@@ -66,7 +67,7 @@ def summary_markdown(result: CheckResult) -> str:
     """The Markdown for ``$GITHUB_STEP_SUMMARY``: rules with verdicts, then the findings."""
     files = ", ".join(f"`{md_escape(name)}`" for name in result.input["files"])
     out = [
-        f"## {md_escape(result.headline())}",
+        f"## {md_escape(check_headline(result))}",
         "",
         f"Input: {files} ({human_time(result.input['first'])} → {human_time(result.input['last'])}).",
         "",
@@ -76,12 +77,12 @@ def summary_markdown(result: CheckResult) -> str:
     for rule in result.rules.names:
         count = result.count(rule)
         verdict = "**fail**" if count else "pass"
-        out.append(f"| `{rule}` | {verdict} | {count} | {result.rules.threshold(rule) or ''} |")
+        out.append(f"| `{rule}` | {verdict} | {count} | {rule_threshold(result.rules, rule) or ''} |")
     if result.findings:
         out += ["", "| where | rule | finding |", "|---|---|---|"]
         for finding in result.findings[:SUMMARY_ROWS]:
             where = f"`{md_escape(finding.source or '?')}:{finding.line}`"
-            message = md_escape(finding.message)
+            message = md_escape(finding_message(finding))
             out.append(f"| {where} | `{finding.rule}` | {'**' + message + '**' if finding.worst_case else message} |")
         rest = len(result.findings) - SUMMARY_ROWS
         if rest > 0:
@@ -115,10 +116,13 @@ def write_junit(result: CheckResult, out: IO[str]) -> None:
         case = ET.SubElement(suite, "testcase", {"classname": "logscan.check", "name": rule, "time": "0"})
         found = [f for f in result.findings if f.rule == rule]
         if found:
+            first = finding_message(found[0])
             failure = ET.SubElement(
-                case, "failure", {"type": rule, "message": _xml_text(f"{len(found)} finding(s): {found[0].message}")}
+                case, "failure", {"type": rule, "message": _xml_text(f"{len(found)} finding(s): {first}")}
             )
-            failure.text = _xml_text("\n".join(f"{f.source or '?'}:{f.line or '?'}: {f.message}" for f in found))
+            failure.text = _xml_text(
+                "\n".join(f"{f.source or '?'}:{f.line or '?'}: {finding_message(f)}" for f in found)
+            )
     ET.indent(suites)
     out.write('<?xml version="1.0" encoding="UTF-8"?>\n')
     out.write(ET.tostring(suites, encoding="unicode"))

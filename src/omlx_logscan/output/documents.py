@@ -7,11 +7,16 @@ from collections.abc import Iterable
 from typing import IO, TYPE_CHECKING, Any
 
 from omlx_logscan import __version__
-from omlx_logscan.analysis.attribution import WhyFaulted, explain
+from omlx_logscan.analysis.attribution import Attribution, Evidence, LoadContext, WhyFaulted, explain
 from omlx_logscan.analysis.bounds import CONFIDENCE, Bounds
-from omlx_logscan.analysis.check import RULES, CheckResult
+from omlx_logscan.analysis.check import CheckResult, Finding
 from omlx_logscan.analysis.model import Analysis
+from omlx_logscan.analysis.overlay import OverlayCorrelation
+from omlx_logscan.output.findings import finding_message, finding_title, rule_finds, rule_threshold, rule_title
+from omlx_logscan.output.overlays import RATE_RATIO_TEST
 from omlx_logscan.output.phrases import crash_rows, escalation_rows, summary
+from omlx_logscan.output.versions import bounds_sentence
+from omlx_logscan.output.why import evidence_what, hidden_phrases, load_label, load_note
 from omlx_logscan.parsing.event import Event
 from omlx_logscan.stream.model import EventStream, header
 
@@ -35,7 +40,7 @@ def bounds_document(bounds: Bounds, analysis: Analysis) -> dict[str, Any]:
         "confidence": CONFIDENCE,
         "os_history": bounds.history.as_dict() if bounds.history else None,
         "rows": [row.as_dict() for row in bounds.rows],
-        "sentence": bounds.sentence(),
+        "sentence": bounds_sentence(bounds),
     }
 
 
@@ -56,14 +61,28 @@ def check_document(result: CheckResult) -> dict[str, Any]:
         "rules": [
             {
                 "rule": rule,
-                "title": RULES[rule][0],
-                "finds": RULES[rule][1],
-                "threshold": result.rules.threshold(rule),
+                "title": rule_title(rule),
+                "finds": rule_finds(rule),
+                "threshold": rule_threshold(result.rules, rule),
                 "findings": result.count(rule),
             }
             for rule in result.rules.names
         ],
-        "findings": [f.as_dict() for f in result.findings],
+        "findings": [finding_dict(f) for f in result.findings],
+    }
+
+
+def finding_dict(finding: Finding) -> dict[str, Any]:
+    """One ``findings`` entry: the rule, its words, and where the finding points."""
+    return {
+        "rule": finding.rule,
+        "title": finding_title(finding),
+        "message": finding_message(finding),
+        "time": finding.time,
+        "source": finding.source,
+        "line": finding.line,
+        "session": finding.session,
+        "worst_case": finding.worst_case,
     }
 
 
@@ -93,8 +112,53 @@ def timeline_document(
         "crashes": crash_rows(analysis),
         "summary": summary(analysis),
     }
-    (why or explain(analysis)).extend_document(document)
+    add_why(document, why or explain(analysis))
     return document
+
+
+def add_why(document: dict[str, Any], why: WhyFaulted) -> None:
+    """Add ``attribution`` to each fault of a timeline document and ``overlays`` at the top."""
+    for fault, attribution in zip(document["faults"], why.attributions, strict=True):
+        fault["attribution"] = attribution_dict(attribution)
+    document["overlays"] = [overlay_dict(o) for o in why.overlays]
+
+
+def attribution_dict(attribution: Attribution) -> dict[str, Any]:
+    """One fault's ``attribution`` entry: the ids and numbers, with the words a reader needs."""
+    return {
+        "call_site": attribution.call_site,
+        "trigger": attribution.trigger,
+        "candidates": attribution.candidates,
+        "evidence": [_evidence_dict(e) for e in attribution.evidence],
+        "invisible": hidden_phrases(attribution.hidden),
+        "load": _load_dict(attribution.load),
+    }
+
+
+def _evidence_dict(evidence: Evidence) -> dict[str, Any]:
+    return {
+        "time": evidence.time,
+        "source": evidence.source,
+        "line": evidence.line,
+        "message": evidence.message,
+        "what": evidence_what(evidence),
+        "supports": evidence.supports,
+    }
+
+
+def _load_dict(load: LoadContext) -> dict[str, Any]:
+    return {
+        "visible": load.visible,
+        "label": load_label(load),
+        "baseline": load.baseline,
+        "windows": [w.as_dict() for w in load.windows],
+        "note": load_note(load),
+    }
+
+
+def overlay_dict(overlay: OverlayCorrelation) -> dict[str, object]:
+    """One ``overlays`` entry: the correlation's numbers and the test behind its p-value."""
+    return {**overlay.as_dict(), "test": RATE_RATIO_TEST}
 
 
 def write_json(document: Any, out: IO[str]) -> None:

@@ -8,9 +8,8 @@ from typing import TYPE_CHECKING
 from omlx_logscan.analysis.attribution import WhyFaulted
 from omlx_logscan.analysis.bounds import Bounds
 from omlx_logscan.analysis.model import Analysis
+from omlx_logscan.output.markup import md_escape
 from omlx_logscan.output.phrases import (
-    _heading,
-    _measures,
     count_text,
     crash_line,
     crash_rows,
@@ -22,6 +21,8 @@ from omlx_logscan.output.phrases import (
     summary,
     window_end_phrase,
 )
+from omlx_logscan.output.versions import bounds_heading, bounds_measures, bounds_sentence
+from omlx_logscan.output.why import why_markdown
 from omlx_logscan.stream.model import header
 from omlx_logscan.timeutil import human_time
 
@@ -31,18 +32,14 @@ if TYPE_CHECKING:
 
 def bounds_markdown(bounds: Bounds) -> str:
     """The same table and sentence as GitHub Markdown, without a heading (the caller picks its level)."""
-    headings = [" / ".join(_heading(row, bounds.by)) for row in bounds.rows]
+    headings = [" / ".join(bounds_heading(row, bounds.by)) for row in bounds.rows]
     out = [f"| | {' | '.join(md_escape(h) for h in headings)} |"]
     out.append(f"|---|{'---|' * len(headings)}")
-    columns = [_measures(row) for row in bounds.rows]
+    columns = [bounds_measures(row) for row in bounds.rows]
     for position, (name, _value) in enumerate(columns[0] if columns else []):
         out.append(f"| {name.strip()} | {' | '.join(md_escape(column[position][1]) for column in columns)} |")
-    out += ["", bounds.sentence(), ""]
+    out += ["", bounds_sentence(bounds), ""]
     return "\n".join(out)
-
-
-def md_escape(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
 
 
 def timeline_markdown(
@@ -88,6 +85,6 @@ def timeline_markdown(
                 out.append(f"  → {sig.innermost_code}")
             out += ["```", ""]
     if why is not None and analysis.faults:
-        out += ["", *why.markdown(full=False)]
+        out += ["", *why_markdown(why, full=False)]
     out += ["", "### Summary", "", summary(analysis), ""]
     return "\n".join(out)

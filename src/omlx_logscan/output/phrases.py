@@ -5,49 +5,12 @@ from __future__ import annotations
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
-from omlx_logscan.analysis.bounds import BoundsRow, Grouping, _hours
 from omlx_logscan.analysis.model import CRASH_KINDS, Analysis, DeadWindow, Incident
 from omlx_logscan.stream.model import EventStream, header
 from omlx_logscan.timeutil import human_duration, human_time, seconds, to_second
 
 if TYPE_CHECKING:
     pass
-
-
-def _number(value: float | None) -> str:
-    return "—" if value is None else f"{value:.3g}"
-
-
-def _rate_cell(rate_and_upper: tuple[float | None, float | None]) -> str:
-    rate, upper = rate_and_upper
-    return "—" if rate is None else f"{_number(rate)} (95 % ≤ {_number(upper)})"
-
-
-def _measures(row: BoundsRow) -> list[tuple[str, str]]:
-    """What the table shows of one row, measure by measure."""
-    engine_starts = "— (INFO hidden)" if row.engine_starts is None else f"{row.engine_starts:,}"
-    after_install = row.first_fault_after_os_install_s
-    return [
-        ("first seen", human_time(row.first)),
-        ("last seen", human_time(row.last)),
-        ("log covered", _hours(row.hours)),
-        ("process starts", f"{row.process_starts:,}"),
-        ("engine starts", engine_starts),
-        ("faults", ", ".join(f"{kind} {count}" for kind, count in row.faults.items()) or "0"),
-        ("penalty-box entries", str(row.penalty_box_entries)),
-        ("generation-dead", _hours(row.dead_hours) if row.dead_hours else "0"),
-        ("first fault", human_time(row.first_fault) if row.first_fault else "—"),
-        ("  after the first start", row.after_first_start.phrase() if row.first_fault else "—"),
-        ("  after the OS install", human_duration(after_install) if after_install is not None else "—"),
-        ("faults per start", _rate_cell(row.per_start())),
-        ("faults per hour", _rate_cell(row.per_hour())),
-    ]
-
-
-def _heading(row: BoundsRow, by: Grouping) -> list[str]:
-    os_part = f"macOS {row.os_version or '(several)'}"
-    omlx_part = f"oMLX {row.omlx_version or '(several)'}"
-    return {Grouping.os: [os_part], Grouping.omlx: [omlx_part], Grouping.both: [os_part, omlx_part]}[by]
 
 
 LEVEL_NOTES = {

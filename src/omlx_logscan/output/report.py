@@ -18,14 +18,14 @@ from dataclasses import replace
 from pathlib import Path
 
 from omlx_logscan import __version__
-from omlx_logscan.analysis.attribution import WhyFaulted, explain, fence_for
+from omlx_logscan.analysis.attribution import WhyFaulted, explain
 from omlx_logscan.analysis.bounds import UNKNOWN
 from omlx_logscan.analysis.model import Analysis, Session
 from omlx_logscan.errors import InputError
 from omlx_logscan.inputs.sources import Source, read_chunks
 from omlx_logscan.output.blocks import MIN_KEPT_ROWS, Block, Part
-from omlx_logscan.output.chart import _chart
-from omlx_logscan.output.markdown import md_escape
+from omlx_logscan.output.chart import gantt_chart
+from omlx_logscan.output.markup import fence_for, md_escape
 from omlx_logscan.output.phrases import (
     count_text,
     dead_for,
@@ -35,6 +35,7 @@ from omlx_logscan.output.phrases import (
     window_end_phrase,
 )
 from omlx_logscan.output.redact import PLACEHOLDERS, logged, redact_logged, unmark
+from omlx_logscan.output.why import fault_lines, overlay_lines, why_caveats
 from omlx_logscan.stream.model import header
 from omlx_logscan.timeutil import human_duration, human_time, seconds
 
@@ -85,7 +86,7 @@ def build_report(
         *_dead_windows(analysis),
         *_why(analysis, why or explain(analysis)),
         *_bounds(bounds_markdown),
-        *_chart(analysis, os_versions or {}),
+        *gantt_chart(analysis, os_versions or {}),
         *_first_fault(analysis),
         *_cannot_show(analysis, os_versions),
     ]
@@ -315,8 +316,8 @@ def _why(analysis: Analysis, why: WhyFaulted) -> list[Part]:
     if not analysis.faults:
         return []
     why = _marked(why)
-    lines = why.fault_lines(full=True)
-    hidden = len(why.caveats())  # fault_lines ends with one "hidden:" line per caveat
+    lines = fault_lines(why, full=True)
+    hidden = len(why_caveats(why))  # fault_lines ends with one "hidden:" line per caveat
     rows: list[str] = []
     for line in lines[: len(lines) - hidden]:
         if rows and line[:1].isspace():
@@ -324,7 +325,7 @@ def _why(analysis: Analysis, why: WhyFaulted) -> list[Part]:
         else:
             rows.append(line)
     fence = fence_for(lines)
-    overlays = [f"- {line}" for line in why.overlay_lines(full=True)]
+    overlays = [f"- {line}" for line in overlay_lines(why, full=True)]
     return [
         "### Why it faulted",
         "",

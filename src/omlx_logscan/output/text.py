@@ -12,9 +12,8 @@ from omlx_logscan.analysis.attribution import WhyFaulted
 from omlx_logscan.analysis.bounds import Bounds
 from omlx_logscan.analysis.check import CheckResult
 from omlx_logscan.analysis.model import Analysis
+from omlx_logscan.output.findings import check_headline, finding_message, rule_threshold
 from omlx_logscan.output.phrases import (
-    _heading,
-    _measures,
     accounting_lines,
     count_text,
     crash_line,
@@ -29,6 +28,8 @@ from omlx_logscan.output.phrases import (
     summary,
     window_end_phrase,
 )
+from omlx_logscan.output.versions import bounds_heading, bounds_measures, bounds_sentence
+from omlx_logscan.output.why import write_why_text
 from omlx_logscan.parsing.event import Event
 from omlx_logscan.stream.model import EventStream, header
 from omlx_logscan.timeutil import human_time, to_second
@@ -47,28 +48,28 @@ def bounds_table(bounds: Bounds, con: Console) -> None:
     table = Table(show_edge=False, pad_edge=False, box=None, padding=(0, 2, 0, 0))
     table.add_column("")
     for row in bounds.rows:
-        table.add_column(Text("\n".join(_heading(row, bounds.by)), style="red" if row.fault_count else ""))
-    columns = [_measures(row) for row in bounds.rows]
+        table.add_column(Text("\n".join(bounds_heading(row, bounds.by)), style="red" if row.fault_count else ""))
+    columns = [bounds_measures(row) for row in bounds.rows]
     for position, (name, _value) in enumerate(columns[0] if columns else []):
         table.add_row(Text(f"  {name}"), *(Text(column[position][1]) for column in columns))
     con.print(table)
-    con.print(Text(bounds.sentence()), soft_wrap=True)
+    con.print(Text(bounds_sentence(bounds)), soft_wrap=True)
 
 
 def check_text(result: CheckResult, con: Console) -> None:
     """The terminal view: one line per rule, then one per finding."""
     from rich.text import Text
 
-    con.print(Text(result.headline(), style="bold"))
+    con.print(Text(check_headline(result), style="bold"))
     for rule in result.rules.names:
         count = result.count(rule)
-        threshold = result.rules.threshold(rule)
+        threshold = rule_threshold(result.rules, rule)
         verdict = Text("fail" if count else "pass", style="bold red" if count else "green")
         con.print(Text(f"  {rule:<20} "), verdict, Text(f"  {count}" + (f"  ({threshold})" if threshold else "")))
     for finding in result.findings:
         where = f"{finding.source}:{finding.line}" if finding.source else "(no record)"
         style = "bold red" if finding.worst_case else ""
-        con.print(Text(f"{where}: {finding.rule}: {finding.message}", style=style), soft_wrap=True)
+        con.print(Text(f"{where}: {finding.rule}: {finding_message(finding)}", style=style), soft_wrap=True)
 
 
 # rich is imported where text for a terminal is made, not with this module: machine formats
@@ -226,7 +227,7 @@ def timeline_text(
                 con.print(Text(printable(f"      → {sig.innermost_code}")))
     if why is not None and analysis.faults:
         con.print()
-        why.write_text(con, full=False)
+        write_why_text(why, con, full=False)
     con.print()
     con.print(Text("Summary", style="bold"))
     con.print(Text(summary(analysis)), soft_wrap=True)

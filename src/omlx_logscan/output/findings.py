@@ -1,0 +1,125 @@
+"""The words of ``check``: rule titles and what each finds, finding messages, thresholds, the headline."""
+
+from __future__ import annotations
+
+from omlx_logscan.analysis.check import (
+    CheckResult,
+    DeadFound,
+    FaultFound,
+    Finding,
+    Rules,
+    SessionEnded,
+    TooManyFaults,
+)
+from omlx_logscan.output.phrases import CRASH_WORDS, dead_for, fault_phrase, window_end_phrase
+from omlx_logscan.timeutil import human_duration, human_time
+
+RULE_WORDS: dict[str, tuple[str, str]] = {  # rule: (annotation title, what it finds)
+    "timeout": ("GPU timeout", "a GPU fault with a command-buffer timeout (kIOGPUCommandBufferCallbackErrorTimeout)"),
+    "submissions_ignored": (
+        "GPU submissions ignored",
+        "a GPU fault in which the driver ignored the process's submissions (SubmissionsIgnored)",
+    ),
+    "penalty_box": (
+        "GPU penalty box",
+        "a fault that put the process in the driver's penalty box: the engine is dead until a restart",
+    ),
+    "dead_engine": ("Dead engine", "a dead-engine window (with --max-dead: one that lasted longer)"),
+    "crash": (
+        "Process crash",
+        "a process that crashed: an abort, a faulthandler dump, or an end without an orderly stop",
+    ),
+    "fatal_exit": ("Fatal exit", "a process that exited on purpose after a GPU fault so its supervisor restarts it"),
+    "out_of_memory": ("GPU out of memory", "a GPU fault with kIOGPUCommandBufferCallbackErrorOutOfMemory"),
+    "any_gpu_error": ("GPU error", "any GPU fault"),
+    "max_faults": ("Too many GPU faults", "more GPU faults than --max-faults"),
+}
+
+
+STILL_DEAD_TITLE = "Engine still dead at the end of the log"
+
+
+def rule_title(rule: str) -> str:
+    """The annotation title of a rule: ``GPU penalty box``."""
+    return RULE_WORDS[rule][0]
+
+
+def rule_finds(rule: str) -> str:
+    """What a rule finds, in one phrase."""
+    return RULE_WORDS[rule][1]
+
+
+def rule_threshold(rules: Rules, rule: str) -> str | None:
+    """``longer than 10 min`` or ``more than 3`` for the rules a threshold tunes, else None."""
+    if rule == "dead_engine" and rules.max_dead_s is not None:
+        return f"longer than {human_duration(rules.max_dead_s)}"
+    if rule == "max_faults" and rules.max_faults is not None:
+        return f"more than {rules.max_faults}"
+    return None
+
+
+def finding_title(finding: Finding) -> str:
+    """The title of a finding: its rule's, or the worst case's own."""
+    return STILL_DEAD_TITLE if finding.worst_case else rule_title(finding.rule)
+
+
+def finding_message(finding: Finding) -> str:
+    """What was found, in one line that names its time and session."""
+    subject = finding.subject
+    if isinstance(subject, FaultFound):
+        return _fault_message(subject)
+    if isinstance(subject, SessionEnded):
+        return _session_end_message(subject, finding.rule)
+    if isinstance(subject, DeadFound):
+        return _dead_message(subject)
+    return _too_many_message(subject)
+
+
+def _fault_message(found: FaultFound) -> str:
+    incident = found.incident
+    phrase = " ".join(fault_phrase(incident, found.requests_visible).split())
+    return f"{human_time(incident.time)} {phrase} (session {incident.session})"
+
+
+def _session_end_message(ended: SessionEnded, reason: str) -> str:
+    session = ended.session
+    if reason != "crash":
+        what = "exited for a restart (omlx.utils.fatal)"
+    elif ended.crash_kind is not None and ended.crash_kind != "process_exit":
+        what = f"crashed ({CRASH_WORDS[ended.crash_kind]})"
+    else:
+        what = "ended without an orderly stop"
+    last = f"; its last record is at {human_time(session.end)}" if session.end else ""
+    return f"session {session.index} {what}{last}"
+
+
+def _dead_message(found: DeadFound) -> str:
+    window = found.window
+    if found.still_dead:
+        return (
+            f"engine generation-dead since {human_time(window.start)} and STILL DEAD when the log ends at "
+            f"{human_time(window.log_end)} ({dead_for(window)}, {window.repeats} repeated failures): "
+            "a penalty-boxed engine does not recover without a restart"
+        )
+    return (
+        f"engine generation-dead from {human_time(window.start)}: {window_end_phrase(window)}; "
+        f"{dead_for(window)}, {window.repeats} repeated failures"
+    )
+
+
+def _too_many_message(too_many: TooManyFaults) -> str:
+    return (
+        f"{too_many.count} GPU faults, more than --max-faults {too_many.limit}; fault {too_many.limit + 1} is at "
+        f"{human_time(too_many.first_over.time)}"
+    )
+
+
+def check_headline(result: CheckResult) -> str:
+    """``logscan check: 4 findings (penalty_box 2, dead_engine 2)`` or that there were none."""
+    names = result.rules.names
+    if not result.findings:
+        count = len(names)
+        return f"logscan check: no findings ({count} rule{'' if count == 1 else 's'}: {', '.join(names)})"
+    failed = [rule for rule in names if result.count(rule)]
+    parts = ", ".join(f"{rule} {result.count(rule)}" for rule in failed)
+    return f"logscan check: {len(result.findings)} finding{'s' if len(result.findings) != 1 else ''} ({parts})"

@@ -1,0 +1,242 @@
+"""The words of the fault attribution: call sites, triggers, evidence, load, what the level hid.
+
+``analysis.attribution`` finds ids, numbers and times; this module says them, as the lines of
+the *Why it faulted* section on a terminal, in Markdown and in the report, and as the phrases
+the timeline JSON carries.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from omlx_logscan.analysis.attribution import (
+    REQUEST_FAILED,
+    REQUEST_FINISHED,
+    Attribution,
+    Evidence,
+    Hidden,
+    LoadContext,
+    LoadGap,
+    LoadLevel,
+    WhyFaulted,
+)
+from omlx_logscan.output.markup import fence_for
+from omlx_logscan.output.overlays import overlay_sentence
+from omlx_logscan.timeutil import human_time, seconds
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+
+CALL_SITE_WORDS = {
+    "cache_clear": "cache-clear drain",
+    "decode": "decode step",
+    "prefill": "prefill",
+    "ane_dispatch": "ANE dispatch",
+    "unknown": "call site unknown",
+}
+
+
+PRESSURE_ACTION_WORDS = {  # the name in reports of each pressure action of analysis.attribution
+    "hot_cache_shrink": "hot-cache shrink",
+    "reclaim_request": "pressure reclaim request",
+    "level_change": "pressure level change",
+    "eviction": "pressure eviction",
+    "hard_abort": "hard-pressure abort",
+    "hard_pinned": "hard pressure with all models pinned",
+    "emergency_abort": "emergency-pressure abort",
+}
+
+
+EVIDENCE_WORDS = {**PRESSURE_ACTION_WORDS, REQUEST_FAILED: "request failed", REQUEST_FINISHED: "request finished"}
+
+
+LOAD_LEVEL_WORDS = {
+    LoadLevel.quiet: "quiet, as usual",
+    LoadLevel.nearly_idle: "nearly idle",
+    LoadLevel.busy: "busier than usual",
+    LoadLevel.usual: "usual load",
+}
+
+
+LOAD_GAP_WORDS = {
+    LoadGap.not_logged: "finished requests are INFO lines, absent from this log",
+    LoadGap.untimed_fault: "the fault has no time of its own",
+}
+
+
+# -- phrases -------------------------------------------------------------------------------------
+
+
+def evidence_what(evidence: Evidence) -> str:
+    """What the evidence line is: ``hot-cache shrink``, ``request finished``."""
+    return EVIDENCE_WORDS[evidence.action]
+
+
+def load_label(load: LoadContext) -> str | None:
+    """``nearly idle``, ``busier than usual``…; None without a median to compare with."""
+    level = load.level
+    return None if level is None else LOAD_LEVEL_WORDS[level]
+
+
+def load_note(load: LoadContext) -> str | None:
+    """Why the load cannot be measured, if it cannot."""
+    return None if load.gap is None else LOAD_GAP_WORDS[load.gap]
+
+
+def load_phrase(load: LoadContext, *, full: bool) -> str:
+    """``nearly idle: 0 requests in the 10 min before, median 4`` (all windows when ``full``)."""
+    note = load_note(load)
+    if not load.visible:
+        return f"load not measurable: {note}" if full else "load not logged"
+    if not load.windows:
+        return f"load unknown: {note}"
+    parts = [
+        f"{w.requests} request{'s' if w.requests != 1 else ''} in the {w.minutes} min before, "
+        f"median {median_figure(w.median_requests)}"
+        for w in (load.windows if full else load.windows[:1])
+    ]
+    if full:
+        parts += [
+            f"{w.tokens:,} tokens generated in the {w.minutes} min before, median {median_figure(w.median_tokens)}"
+            for w in load.windows
+            if w.tokens is not None
+        ]
+        if note:
+            parts.append(note)
+        parts.append(f"medians over the {load.baseline}'s live windows")
+    label = load_label(load)
+    return f"{label}: {'; '.join(parts)}" if label else "; ".join(parts)
+
+
+def trigger_phrase(attribution: Attribution, *, full: bool) -> str:
+    """What asked for the clear: ``pressure (hot-cache shrink 42 s before)``; the reasons when ``full``."""
+    a = attribution
+    if a.trigger == "not_applicable":
+        return "not applicable (not a cache clear)"
+    if a.trigger == "periodic":
+        if not full:
+            return "periodic"
+        return (
+            f"periodic: no pressure line in the {lead_time(a.pressure_window_s)} before, "
+            f"no request ended in the {lead_time(a.deferred_window_s)} before"
+        )
+    if a.trigger == "unknown":
+        if not full:
+            return "unknown"
+        if a.call_site == "unknown":
+            return "unknown: no traceback says this fault was a cache clear"
+        if a.incident.time is None:
+            return "unknown: the fault has no time of its own"
+        return "unknown: the log level hides the lines that would tell (see hidden)"
+    nearest = next((e for e in reversed(a.evidence) if e.supports == a.trigger), None)
+    gap = seconds(nearest.time, a.incident.time) if nearest else None
+    detail = f" ({evidence_what(nearest)}{f' {lead_time(gap)} before' if gap is not None else ''})" if nearest else ""
+    also = [c for c in a.candidates if c != a.trigger]
+    return f"{a.trigger}{detail}" + (f"; {', '.join(also)} possible too" if full and also else "")
+
+
+def hidden_phrases(hidden: Hidden | None) -> list[str]:
+    """What the log level hid, as two sentences: on a pressure clear, and on a deferred clear and the load."""
+    if hidden is None:
+        return []
+    missing = f"{' and '.join(hidden.absent_levels)} lines absent: "
+    actions = ", ".join(PRESSURE_ACTION_WORDS[action] for action in hidden.hidden_actions)
+    pressure = f"{missing}a pressure clear cannot be excluded ({actions} would not show)"
+    if hidden.shrink_warning_seen is not None:
+        pressure += f"; the hot-cache shrink warning (WARNING) {seen_phrase(hidden.shrink_warning_seen)}"
+    ended = (
+        f"{missing}finished requests are not logged, so neither a deferred clear nor the load before the "
+        "fault can be judged"
+    )
+    if hidden.failed_requests_seen is not None:
+        ended += f"; failed requests (ERROR) {seen_phrase(hidden.failed_requests_seen)}"
+    return [pressure, ended]
+
+
+def seen_phrase(found: bool) -> str:
+    """Whether lines the log level does show turned up."""
+    return "showed" if found else "would have shown and did not"
+
+
+def lead_time(total: float | None) -> str:
+    """A window or a gap before a fault: ``42 s`` or ``5 min``."""
+    if total is None:
+        return "?"
+    return f"{total:.0f} s" if total < 120 else f"{total / 60:.0f} min"
+
+
+def median_figure(value: float | None) -> str:
+    """A count or its median: whole when it is, one decimal for small fractional medians."""
+    if value is None:
+        return "?"
+    return f"{value:,.0f}" if value == int(value) or value >= 10 else f"{value:.1f}"
+
+
+def evidence_line(evidence: Evidence) -> str:
+    """``time  file:line  what: message``."""
+    where = f"{evidence.source.rsplit('/', 1)[-1]}:{evidence.line}"
+    return f"{human_time(evidence.time)}  {where}  {evidence_what(evidence)}: {evidence.message}"
+
+
+# -- the section ---------------------------------------------------------------------------------
+
+
+def why_caveats(why: WhyFaulted) -> list[str]:
+    """What the log level hid, once for the whole log (the same for every fault)."""
+    seen: dict[str, None] = {}
+    for attribution in why.attributions:
+        seen.update(dict.fromkeys(hidden_phrases(attribution.hidden)))
+    return list(seen)
+
+
+def fault_lines(why: WhyFaulted, *, full: bool) -> list[str]:
+    """One line per fault in short form, a block per fault in full, then what the level hid."""
+    if not why.attributions:
+        return ["no GPU faults"]
+    out: list[str] = []
+    for number, a in enumerate(why.attributions, start=1):
+        when = human_time(a.incident.time)
+        if not full:
+            words = [CALL_SITE_WORDS[a.call_site]]
+            if a.trigger != "not_applicable":
+                words.append(f"trigger {trigger_phrase(a, full=False)}")
+            out.append(f"{when}  {', '.join(words)}; {load_phrase(a.load, full=False)}")
+            continue
+        out.append(f"{when}  fault {number} (session {a.incident.session}): {a.call_site_label}")
+        out.append(f"    trigger   {trigger_phrase(a, full=True)}")
+        out.extend(f"    evidence  {evidence_line(e)}" for e in a.evidence)
+        out.append(f"    load      {load_phrase(a.load, full=True)}")
+    out.extend(f"hidden: {text}" for text in why_caveats(why))
+    return out
+
+
+def overlay_lines(why: WhyFaulted, *, full: bool) -> list[str]:
+    """One sentence per overlay; in full, what the hours at risk leave out."""
+    out: list[str] = []
+    for overlay in why.overlays:
+        line = f"overlay {overlay.name}: {overlay_sentence(overlay)}"
+        if full and overlay.hours_dead_excluded > 0:
+            line += (
+                f" (the hours leave out {overlay.hours_dead_excluded:.1f} h of dead-engine windows, "
+                "when no new fault could occur)"
+            )
+        out.append(line)
+    return out
+
+
+def write_why_text(why: WhyFaulted, con: Console, *, full: bool) -> None:
+    """The section on a terminal; log text stays data (no markup)."""
+    from rich.text import Text
+
+    con.print(Text("Why it faulted", style="bold"))
+    for line in fault_lines(why, full=full) + overlay_lines(why, full=full):
+        con.print(Text(f"  {line}"), soft_wrap=True)
+
+
+def why_markdown(why: WhyFaulted, *, full: bool) -> list[str]:
+    """GitHub Markdown: the fault lines in a code block (log text inside), the overlays as bullets."""
+    body = fault_lines(why, full=full)
+    fence = fence_for(body)
+    bullets = [f"- {line}" for line in overlay_lines(why, full=full)]
+    return ["### Why it faulted", "", fence, *body, fence, "", *bullets, *([""] if bullets else [])]
