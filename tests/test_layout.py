@@ -1,0 +1,140 @@
+"""The package's shape is the data flow: folders import only the folders before them, without cycles."""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import EXAMPLE, ROOT
+
+PACKAGE = ROOT / "src" / "omlx_logscan"
+FLOW = ("inputs", "parsing", "stream", "analysis", "output", "watch", "cli")
+MAX_MODULE_LINES = 500
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _folder(module: str) -> str | None:
+    """The flow folder a dotted module name lies in (None for the package's root modules)."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 2 or (len(parts) == 2 and parts[1] in FLOW) else None
+
+
+def _imports(path: Path, *, top_level_only: bool) -> set[str]:
+    tree = ast.parse(path.read_text())
+    nodes = tree.body if top_level_only else list(ast.walk(tree))
+    found: set[str] = set()
+    for node in nodes:
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").startswith("omlx_logscan"):
+            found.add(node.module or "")
+        elif isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names if alias.name.startswith("omlx_logscan"))
+    return found
+
+
+MODULES = {_module_name(path): path for path in sorted(PACKAGE.rglob("*.py"))}
+
+
+def test_every_module_lies_in_a_flow_folder_or_is_a_root_helper() -> None:
+    folders = {path.parent.name for path in PACKAGE.rglob("*.py") if path.parent != PACKAGE}
+    assert folders == set(FLOW)
+
+
+@pytest.mark.parametrize("module", sorted(MODULES))
+def test_no_module_imports_a_folder_after_its_own(module: str) -> None:
+    own = _folder(module)
+    if own is None:  # root helpers (errors, times) may be imported by all, and import no folder
+        later = {imported for imported in _imports(MODULES[module], top_level_only=False) if _folder(imported)}
+        entry_points = ("omlx_logscan", "omlx_logscan.__main__")  # the library's exports, python -m
+        assert module in entry_points or not later, f"{module} imports {sorted(later)}"
+        return
+    for imported in _imports(MODULES[module], top_level_only=False):
+        target = _folder(imported)
+        if target is not None:
+            assert FLOW.index(target) <= FLOW.index(own), f"{module} imports {imported}"
+
+
+def test_no_import_cycle() -> None:
+    graph = {module: _imports(path, top_level_only=True) & set(MODULES) for module, path in MODULES.items()}
+    done: set[str] = set()
+
+    def visit(module: str, trail: tuple[str, ...]) -> None:
+        if module in trail:
+            cycle = (*trail[trail.index(module) :], module)
+            # A package importing its own submodules to register them is not a cycle.
+            assert all(step.startswith(cycle[0] + ".") for step in cycle[1:-1]), " → ".join(cycle)
+            return
+        if module in done:
+            return
+        for imported in graph[module]:
+            visit(imported, (*trail, module))
+        done.add(module)
+
+    for module in graph:
+        visit(module, ())
+
+
+@pytest.mark.parametrize("module", sorted(MODULES))
+def test_no_module_is_over_the_size_limit(module: str) -> None:
+    assert len(MODULES[module].read_text().splitlines()) <= MAX_MODULE_LINES
+
+
+@pytest.mark.parametrize("module", sorted(m for m in MODULES if _folder(m) == "analysis"))
+def test_analysis_is_data_only(module: str) -> None:
+    """Results are computed apart from how they are said: no terminal library in the analysis."""
+    text = MODULES[module].read_text()
+    assert "rich" not in {name.split(".")[0] for name in _external_imports(text)}
+
+
+def _external_imports(text: str) -> set[str]:
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.add(node.module)
+        elif isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+    return names
+
+
+MACHINE_RUNS = {
+    "check json": ["check", str(EXAMPLE), "-f", "json", "-q"],
+    "timeline json": ["timeline", str(EXAMPLE), "-f", "json", "-q"],
+    "timeline json with an OS history": [
+        "timeline",
+        str(EXAMPLE),
+        "-f",
+        "json",
+        "-q",
+        "--os-history",
+        str(EXAMPLE.parent / "os-history.txt"),
+    ],
+    "events ndjson": ["events", str(EXAMPLE), "-f", "ndjson", "-q"],
+}
+
+
+@pytest.mark.parametrize("run", sorted(MACHINE_RUNS))
+def test_machine_formats_do_not_import_rich(run: str) -> None:
+    """rich is for terminals; a JSON or NDJSON run (a CI gate, a script) starts faster without it."""
+    result = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "omlx_logscan", *MACHINE_RUNS[run]],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode in (0, 1), result.stderr[-2000:]
+    first = result.stdout.splitlines()[0]
+    assert json.loads(first if run.startswith("events") else result.stdout)
+    imported = {
+        line.rsplit("|", 1)[-1].strip() for line in result.stderr.splitlines() if line.startswith("import time")
+    }
+    assert "polars" in imported
+    assert not {name for name in imported if name == "rich" or name.startswith("rich.")}
