@@ -19,6 +19,7 @@ from omlx_logscan.parsing.catalog import (
     candidates,
 )
 from omlx_logscan.parsing.event import Event
+from omlx_logscan.parsing.kinds import TAG_FIELDS
 from omlx_logscan.parsing.records import Record
 
 _FRAME = re.compile(r'^\s*File "(?P<path>[^"]+)", line (?P<line>\d+), in (?P<func>\S+)')
@@ -168,15 +169,11 @@ def classify(record: Record, source: str, index: int) -> list[Event]:
     if matched is not None:
         kind, tag, values = matched
         fields = dict(values)
-        if kind == "memory_pressure":
-            fields["action"] = tag
-        elif kind == "process_start":
-            fields["marker"] = tag
-            if tag == "banner":
-                version = next((m["version"] for m in map(BANNER_VERSION.search, record.extra) if m), None)
-                fields["omlx_version"] = version
-        elif kind in ("request_complete", "model_load", "model_unload", "request_error") and tag:
-            fields.setdefault("type" if kind == "request_complete" else "stage", tag)
+        tag_field = TAG_FIELDS.get(kind)
+        if tag_field is not None and tag:
+            fields.setdefault(tag_field, tag)
+        if kind == "process_start" and tag == "banner":
+            fields["omlx_version"] = next((m["version"] for m in map(BANNER_VERSION.search, record.extra) if m), None)
         return [make(kind, fields)]
     if level in ("ERROR", "CRITICAL"):
         fields = {}
