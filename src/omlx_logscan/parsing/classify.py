@@ -91,13 +91,16 @@ def _catalog_match(message: str) -> tuple[str, str, dict[str, Any]] | None:
         match = template.regex.search(message)
         if match:
             values = {
-                k: _number(v) if k in NUMERIC_FIELDS else v for k, v in match.groupdict().items() if v is not None
+                k: _number_or_text(v) if k in NUMERIC_FIELDS else v
+                for k, v in match.groupdict().items()
+                if v is not None
             }
             return template.kind, template.tag, values
     return None
 
 
-def _number(value: str) -> Any:
+def _number_or_text(value: str) -> Any:
+    """A captured numeric field as an int or float, or as written when it is no number."""
     # Tested before converting: an exception per value costs more than the tests, and a memory
     # pressure line alone carries four decimal numbers.
     if value.isdecimal():
