@@ -8,6 +8,7 @@ from typing import Any
 
 import polars as pl
 
+from omlx_logscan.parsing.catalog import LOGGER_PREFIX
 from omlx_logscan.parsing.event import Event
 from omlx_logscan.parsing.grammar import LEVEL_RANK
 from omlx_logscan.parsing.kinds import OMLX_ONLY_KINDS
@@ -92,7 +93,7 @@ class EventStream:
     def has_omlx_records(self) -> bool:
         """Whether anything here is an oMLX record (a README or a shell history has none)."""
         return self.requests.height > 0 or any(
-            (ev.logger or "").startswith("omlx") or ev.kind in OMLX_ONLY_KINDS for ev in self.events
+            (ev.logger or "").startswith(LOGGER_PREFIX) or ev.kind in OMLX_ONLY_KINDS for ev in self.events
         )
 
     @property
