@@ -13,7 +13,7 @@ import statistics
 
 from omlx_logscan.analysis.model import INCIDENT_GAP_S, Analysis, DeadWindow, Incident, Session
 from omlx_logscan.analysis.requests import RequestIndex
-from omlx_logscan.analysis.signatures import _signatures
+from omlx_logscan.analysis.signatures import signatures_of
 from omlx_logscan.parsing.catalog import INCIDENT_KINDS
 from omlx_logscan.parsing.classify import cellar_version
 from omlx_logscan.parsing.event import Event
@@ -194,7 +194,7 @@ def analyze(stream: EventStream) -> Analysis:
         if window_incidents:
             window_incidents[0].dead_window = len(windows)
             windows.append(_dead_window(session, following, window_incidents, builder, log_end))
-    signatures = _signatures(faults)
+    signatures = signatures_of(faults)
     return Analysis(stream, sessions, faults, repeats, windows, signatures, log_start, log_end, builder.requests)
 
 

@@ -76,7 +76,9 @@ def _signature_of(incident: Incident) -> tuple[str, Signature] | None:
     return None
 
 
-def _signatures(faults: list[Incident]) -> list[Signature]:
+def signatures_of(faults: list[Incident]) -> list[Signature]:
+    """The stack signatures of the faults, most often seen first; each fault with a traceback
+    learns the id of its own."""
     found: dict[str, Signature] = {}
     for incident in faults:
         result = _signature_of(incident)

@@ -41,7 +41,7 @@ class StartCollapser:
         return True
 
 
-def _collapse_starts(events: Iterator[Event]) -> list[Event]:
+def collapse_starts(events: Iterator[Event]) -> list[Event]:
     """One ``process_start`` per startup block, however many markers it printed."""
     collapser = StartCollapser()
     return [event for event in events if collapser.feed(event)]
