@@ -246,12 +246,12 @@ def _request_columns(keep_key: bool) -> tuple[pl.Expr, ...]:
     line = pl.col("line")
     time = line.str.head(_STAMP_LEN).str.to_datetime(_STAMP_FORMAT, strict=False, time_unit="ms", cache=False)
     head_end = _STAMP_LEN + len(_REQUEST_HEAD)
-    with_id, without_id = head_end + len(NO_REQUEST_ID + CHAT_COMPLETION), head_end + len(CHAT_COMPLETION)
+    with_id = NO_REQUEST_ID + CHAT_COMPLETION
     tokens = (
-        pl.when(line.str.slice(head_end, len(NO_REQUEST_ID + CHAT_COMPLETION)) == NO_REQUEST_ID + CHAT_COMPLETION)
-        .then(line.str.slice(with_id).str.extract(_CHAT_TAIL, 1))
+        pl.when(line.str.slice(head_end, len(with_id)) == with_id)
+        .then(line.str.slice(head_end + len(with_id)).str.extract(_CHAT_TAIL, 1))
         .when(line.str.slice(head_end, len(CHAT_COMPLETION)) == CHAT_COMPLETION)
-        .then(line.str.slice(without_id).str.extract(_CHAT_TAIL, 1))
+        .then(line.str.slice(head_end + len(CHAT_COMPLETION)).str.extract(_CHAT_TAIL, 1))
         .cast(pl.Int32, strict=False)  # more digits than fit: the grammar reads the line
     )
     shaped = (
