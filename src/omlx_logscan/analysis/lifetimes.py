@@ -11,12 +11,13 @@ from __future__ import annotations
 import itertools
 import statistics
 
-from omlx_logscan.analysis.model import CRASH_KINDS, INCIDENT_GAP_S, Analysis, DeadWindow, Incident, Session
+from omlx_logscan.analysis.model import INCIDENT_GAP_S, Analysis, DeadWindow, Incident, Session
 from omlx_logscan.analysis.requests import RequestIndex
-from omlx_logscan.analysis.signatures import _signatures
+from omlx_logscan.analysis.signatures import signatures_of
 from omlx_logscan.parsing.catalog import INCIDENT_KINDS
 from omlx_logscan.parsing.classify import cellar_version
 from omlx_logscan.parsing.event import Event
+from omlx_logscan.parsing.kinds import ACTIVE_ENGINE_KINDS, CRASH_KINDS, SERVING_KINDS
 from omlx_logscan.stream.model import EventStream
 from omlx_logscan.timeutil import seconds
 
@@ -27,22 +28,6 @@ REPEATS_STOPPED_MIN_S = 1800.0  # silence after the last repeat that says the de
 
 
 REPEATS_STOPPED_FACTOR = 4.0  # ... or this many median repeat intervals, if that is longer
-
-
-_ACTIVE_KINDS = frozenset(
-    {
-        "request_complete",
-        "engine_start",
-        "model_load",
-        "gpu_error",
-        "request_error",
-        "memory_pressure",
-        "warning",
-        "error",
-        "engine_stop",
-        "model_unload",
-    }
-)
 
 
 def session_in_progress(event: Event) -> Session:
@@ -209,7 +194,7 @@ def analyze(stream: EventStream) -> Analysis:
         if window_incidents:
             window_incidents[0].dead_window = len(windows)
             windows.append(_dead_window(session, following, window_incidents, builder, log_end))
-    signatures = _signatures(faults)
+    signatures = signatures_of(faults)
     return Analysis(stream, sessions, faults, repeats, windows, signatures, log_start, log_end, builder.requests)
 
 
@@ -247,7 +232,7 @@ def _finish_session(
 def _active_after_last_shutdown(events: list[Event], builder: _Builder, window_end: str | None) -> bool:
     """Work after the last orderly-stop line: it was a model unload or the like, not the end."""
     last = max(i for i, ev in enumerate(events) if ev.kind == "shutdown")
-    if any(ev.kind in ("request_complete", "engine_start", "gpu_error") for ev in events[last + 1 :]):
+    if any(ev.kind in SERVING_KINDS for ev in events[last + 1 :]):
         return True
     return builder.requests.count(events[last].time, window_end, after=events[last]) > 0
 
@@ -268,7 +253,7 @@ def _outcome(incident: Incident, session: Session, following: Session | None, bu
     if settled := settled_outcome(incident):
         return settled
     after = incident.last_time
-    later = any(ev.kind in _ACTIVE_KINDS and ev.time and after and ev.time > after for ev in session.events)
+    later = any(ev.kind in ACTIVE_ENGINE_KINDS and ev.time and after and ev.time > after for ev in session.events)
     later_requests = builder.requests.count(after, session.end if following else None, after=incident.records[-1])
     if following is not None and session.end_reason != "shutdown":
         next_start = following.start_after or following.start

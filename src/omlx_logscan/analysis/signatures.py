@@ -7,6 +7,13 @@ import re
 from typing import Any
 
 from omlx_logscan.analysis.model import Incident, Signature
+from omlx_logscan.parsing.catalog import (
+    CACHE_CLEAR_FUNCTION,
+    DECODE_FUNCTIONS,
+    DECODE_IN_FUNCTION,
+    PACKAGE,
+    PREFILL_IN_FUNCTION,
+)
 
 _MODULE_ROOTS = ("/site-packages/", "/dist-packages/")
 
@@ -23,31 +30,31 @@ def normal_module(path: str) -> str:
     match = _STDLIB.search(path)
     if match:
         return match["rest"]
-    cut = path.rfind("/omlx/")
+    cut = path.rfind(f"/{PACKAGE}/")
     if cut >= 0:
         return path[cut + 1 :]
     return path.rsplit("/", 1)[-1].lstrip(".")
 
 
 def _dotted(module: str) -> str:
-    return module.removesuffix(".py").replace("/", ".").removeprefix("omlx.")
+    return module.removesuffix(".py").replace("/", ".").removeprefix(f"{PACKAGE}.")
 
 
 def call_site(frames: list[dict[str, Any]], context: str) -> tuple[str, str]:
     """Which engine operation failed, as a short id and a phrase."""
     funcs = [f["func"] for f in frames]
-    if "_sync_and_clear_cache" in funcs:
-        index = funcs.index("_sync_and_clear_cache")
+    if CACHE_CLEAR_FUNCTION in funcs:
+        index = funcs.index(CACHE_CLEAR_FUNCTION)
         caller = frames[index - 1] if index > 0 else None
-        where = f"{_dotted(normal_module(frames[index]['path']))}._sync_and_clear_cache"
+        where = f"{_dotted(normal_module(frames[index]['path']))}.{CACHE_CLEAR_FUNCTION}"
         if caller is not None:
             where += f" from {_dotted(normal_module(caller['path']))}.{caller['func']}"
         return "cache_clear", f"{where} = a cache-clear drain"
     if context == "ane_dispatch":
         return "ane_dispatch", "ANE input dispatch"
-    if context == "prefill" or any("prefill" in f.lower() for f in funcs):
+    if context == "prefill" or any(PREFILL_IN_FUNCTION in f.lower() for f in funcs):
         return "prefill", "prefill"
-    if any(("decode" in f.lower() or f in ("next_generated", "_next", "_step")) for f in funcs):
+    if any((DECODE_IN_FUNCTION in f.lower() or f in DECODE_FUNCTIONS) for f in funcs):
         return "decode", "decode step"
     return "unknown", "unknown (no traceback)" if not frames else "unknown"
 
@@ -69,7 +76,9 @@ def _signature_of(incident: Incident) -> tuple[str, Signature] | None:
     return None
 
 
-def _signatures(faults: list[Incident]) -> list[Signature]:
+def signatures_of(faults: list[Incident]) -> list[Signature]:
+    """The stack signatures of the faults, most often seen first; each fault with a traceback
+    learns the id of its own."""
     found: dict[str, Signature] = {}
     for incident in faults:
         result = _signature_of(incident)

@@ -1,10 +1,13 @@
 """The message catalog: which oMLX message means which event kind.
 
-This table is the one place that knows oMLX's wording. A new message is one new row:
+This module is the one place that knows oMLX's wording; the other modules take it from here.
+Most of it is one table, ``CATALOG``, and a new message is one new row:
 ``Template(kind, regex, literal, tag)``. ``regex`` is matched (``re.search``) against the
 record's message; named groups become event fields. ``literal`` is a substring every match
 contains: the bulk scanner uses the literals to find candidate lines without running Python
-on every line. ``tag`` refines the kind (a pressure ``action``, a start ``marker``, ...).
+on every line. ``tag`` refines the kind (a pressure ``action``, a start ``marker``, ...); the
+tags ``banner`` and ``capture`` also mark the lines oMLX prints bare, which the line grammar
+knows by their literals.
 """
 
 from __future__ import annotations
@@ -26,6 +29,30 @@ class Template:
 
 
 _GB = r"(?P<{0}>[\d.]+)\s*GB"
+
+
+# Every logger oMLX names begins so (omlx.server, omlx.scheduler, omlx_app, ...).
+LOGGER_PREFIX = "omlx"
+
+
+# The logger of the oMLX menu-bar app, whose lines have a format of their own.
+APP_LOGGER = "omlx_app"
+
+
+# A finished chat completion as oMLX's server logger writes it: the bulk scanner reads these
+# lines, the one dense kind, in polars without the grammar (parsing/scan.py), so the parts of
+# their shape are named here and the chat template below is built from them.
+REQUEST_LOGGER = "omlx.server"
+
+
+NO_REQUEST_ID = "[-] - "  # the request-id field of a record outside a request (some builds write none)
+
+
+CHAT_COMPLETION = "Chat completion: "
+
+
+# What follows CHAT_COMPLETION up to the end of the counts the scanner reads.
+CHAT_COUNTS = r"(?:model=(?P<model>[^,]+), )?(?P<tokens>\d+) tokens in (?P<seconds>[\d.]+)s"
 
 
 CATALOG: tuple[Template, ...] = (
@@ -113,10 +140,10 @@ CATALOG: tuple[Template, ...] = (
     # Finished and failed requests.
     Template(
         "request_complete",
-        r"^Chat completion: (?:model=(?P<model>[^,]+), )?(?P<tokens>\d+) tokens in (?P<seconds>[\d.]+)s"
+        rf"^{CHAT_COMPLETION}{CHAT_COUNTS}"
         r"(?: \((?P<tok_per_s>[\d.]+) tok/s\))?(?:, prompt: (?P<prompt_tokens>\d+))?"
         r"(?:.*?finish_reason=(?P<finish_reason>\w+))?",
-        "Chat completion: ",
+        CHAT_COMPLETION,
         "chat",
     ),
     Template(
@@ -134,6 +161,13 @@ CATALOG: tuple[Template, ...] = (
     Template("request_error", r"^Prefill failed for (?P<request_id>\S+?):", "Prefill failed for ", "prefill"),
     Template("request_error", r"^Error during chat streaming:", "Error during chat streaming", "chat_stream"),
 )
+
+
+def bare_openings(tag: str) -> tuple[str, ...]:
+    """How the lines oMLX prints bare (no time, level or logger) begin: the literals of the
+    templates tagged ``tag`` ("banner" or "capture"), whose patterns each begin with theirs. The
+    grammar cannot find such a line by its format, so it looks for these."""
+    return tuple(t.literal for t in CATALOG if t.tag == tag)
 
 
 def _first_character(pattern: str) -> str | None:
@@ -206,19 +240,28 @@ NUMERIC_FIELDS = frozenset(
 PREFILTER_LITERALS: tuple[str, ...] = tuple(sorted({t.literal for t in CATALOG}))
 
 
+# The omlx.utils.fatal exit of post-0.5.7 builds, and the abort of older ones.
+FATAL_EXIT = re.compile(r"^Metal GPU submissions disabled:")
+
+
+ABORT = re.compile(r"^libc\+\+abi: terminating")
+
+
 # Where a GPU failure surfaced, from the record's message. First match wins.
-GPU_CONTEXTS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
-    (re.compile(p), c)
-    for p, c in (
-        (r"^Metal GPU submissions disabled:", "fatal_exit"),
-        (r"^libc\+\+abi: terminating", "uncaught_abort"),
-        (r"ANE input pack", "ane_dispatch"),
-        (r"^Engine loop error:", "engine_loop"),
-        (r"^Error in batch generation step:", "batch_step"),
-        (r"^Metal cache clear failed during error recovery:", "recovery_clear"),
-        (r"^Prefill failed for ", "prefill"),
-        (r"^Error during chat streaming:", "chat_stream"),
-    )
+GPU_CONTEXTS: tuple[tuple[re.Pattern[str], str], ...] = (
+    (FATAL_EXIT, "fatal_exit"),
+    (ABORT, "uncaught_abort"),
+    *(
+        (re.compile(p), c)
+        for p, c in (
+            (r"ANE input pack", "ane_dispatch"),
+            (r"^Engine loop error:", "engine_loop"),
+            (r"^Error in batch generation step:", "batch_step"),
+            (r"^Metal cache clear failed during error recovery:", "recovery_clear"),
+            (r"^Prefill failed for ", "prefill"),
+            (r"^Error during chat streaming:", "chat_stream"),
+        )
+    ),
 )
 
 
@@ -258,15 +301,29 @@ INCIDENT_KINDS = {
 }
 
 
-# The omlx.utils.fatal exit of post-0.5.7 builds, and the abort of older ones.
-FATAL_EXIT = re.compile(r"^Metal GPU submissions disabled:")
-
-
-ABORT = re.compile(r"^libc\+\+abi: terminating")
-
-
 # Versions: the banner, and Homebrew's keg folder in traceback paths.
 BANNER_VERSION = re.compile(r"(?:├─|└─|\|-|`-)?\s*Version:\s*(?P<version>\d[\w.\-+]*)")
 
 
+# The tree the banner draws under its first line: a line that begins with a branch continues it.
+BANNER_BRANCH = r"[├└│|`]─"
+
+
 CELLAR_VERSION = re.compile(r"/Cellar/omlx/(?P<version>\d[\w.\-+]*)/")
+
+
+# oMLX's Python package, as traceback paths and module names show it.
+PACKAGE = "omlx"
+
+
+# The engine operation a GPU error's traceback shows, by the functions in it (oMLX's and mlx-lm's).
+CACHE_CLEAR_FUNCTION = "_sync_and_clear_cache"  # the Metal cache-clear drain
+
+
+PREFILL_IN_FUNCTION = "prefill"  # any function whose name holds it (case aside) is a prefill step
+
+
+DECODE_IN_FUNCTION = "decode"  # ... a decode step
+
+
+DECODE_FUNCTIONS = ("next_generated", "_next", "_step")  # the decode loop's own steps

@@ -19,6 +19,7 @@ from omlx_logscan.parsing.catalog import (
     candidates,
 )
 from omlx_logscan.parsing.event import Event
+from omlx_logscan.parsing.kinds import TAG_FIELDS
 from omlx_logscan.parsing.records import Record
 
 _FRAME = re.compile(r'^\s*File "(?P<path>[^"]+)", line (?P<line>\d+), in (?P<func>\S+)')
@@ -90,13 +91,16 @@ def _catalog_match(message: str) -> tuple[str, str, dict[str, Any]] | None:
         match = template.regex.search(message)
         if match:
             values = {
-                k: _number(v) if k in NUMERIC_FIELDS else v for k, v in match.groupdict().items() if v is not None
+                k: _number_or_text(v) if k in NUMERIC_FIELDS else v
+                for k, v in match.groupdict().items()
+                if v is not None
             }
             return template.kind, template.tag, values
     return None
 
 
-def _number(value: str) -> Any:
+def _number_or_text(value: str) -> Any:
+    """A captured numeric field as an int or float, or as written when it is no number."""
     # Tested before converting: an exception per value costs more than the tests, and a memory
     # pressure line alone carries four decimal numbers.
     if value.isdecimal():
@@ -168,15 +172,11 @@ def classify(record: Record, source: str, index: int) -> list[Event]:
     if matched is not None:
         kind, tag, values = matched
         fields = dict(values)
-        if kind == "memory_pressure":
-            fields["action"] = tag
-        elif kind == "process_start":
-            fields["marker"] = tag
-            if tag == "banner":
-                version = next((m["version"] for m in map(BANNER_VERSION.search, record.extra) if m), None)
-                fields["omlx_version"] = version
-        elif kind in ("request_complete", "model_load", "model_unload", "request_error") and tag:
-            fields.setdefault("type" if kind == "request_complete" else "stage", tag)
+        tag_field = TAG_FIELDS.get(kind)
+        if tag_field is not None and tag:
+            fields.setdefault(tag_field, tag)
+        if kind == "process_start" and tag == "banner":
+            fields["omlx_version"] = next((m["version"] for m in map(BANNER_VERSION.search, record.extra) if m), None)
         return [make(kind, fields)]
     if level in ("ERROR", "CRITICAL"):
         fields = {}

@@ -12,6 +12,8 @@ import datetime
 import re
 from dataclasses import dataclass
 
+from omlx_logscan.parsing.catalog import APP_LOGGER, BANNER_BRANCH, bare_openings
+
 LEVELS = ("TRACE", "DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 
 
@@ -45,12 +47,17 @@ _FENCE = re.compile(r"^```[A-Za-z]*")
 _BULLET_CODE = re.compile(r"^\s*[-*] `(?P<body>.*?)`?\s*$")
 
 
+def _opening(tag: str) -> str:
+    """A regex for the openings of the bare lines the catalog tags ``tag``."""
+    return "|".join(re.escape(literal) for literal in bare_openings(tag))
+
+
 # Forms, most specific first. Each regex is anchored at the start of the cleaned line.
 _FORMS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (name, re.compile(rx))
     for name, rx in (
         ("log", rf"^{_DATE}[ T]{_TIME} - {_LOGGER} - {_LEVEL} - {_RID}(?P<msg>.*)$"),
-        ("app", rf"^{_DATE} {_TIME} (?P<logger>omlx_app[\w.]*) {_LEVEL} (?P<msg>.*)$"),
+        ("app", rf"^{_DATE} {_TIME} (?P<logger>{re.escape(APP_LOGGER)}[\w.]*) {_LEVEL} (?P<msg>.*)$"),
         ("dated", rf"^{_DATE}[ T]{_TIME}(?:\s*[-—]\s*|\s+)(?:\.\.\.\s*)?(?P<msg>.*)$"),
         ("timeonly_log", rf"^{_TIME}\s*[-—]\s*{_LOGGER} - {_LEVEL} - {_RID}(?P<msg>.*)$"),
         ("timeonly", rf"^{_TIME}(?:\s*[-—]\s*|\s+)(?P<msg>.*)$"),
@@ -61,8 +68,8 @@ _FORMS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ("faulthandler", r"^(?P<msg>Fatal Python error: .*)$"),
         ("panic", r"^(?P<msg>panic\(cpu \d+ caller 0x[0-9a-fA-F]+\): .*)$"),
         ("crash_report", r"^(?P<msg>(?:-+\s*)?Translated Report \(Full Report Below\).*)$"),
-        ("banner", r"^(?P<msg>oMLX - LLM inference.*)$"),
-        ("capture", r"^(?P<msg>(?:Log directory: |Starting server at ).*)$"),
+        ("banner", rf"^(?P<msg>(?:{_opening('banner')}).*)$"),
+        ("capture", rf"^(?P<msg>(?:{_opening('capture')}).*)$"),
     )
 )
 
@@ -70,7 +77,7 @@ _FORMS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
 # Untimed lines that are the second line of something: never a record of their own.
 _CONTINUATION = re.compile(
     r"^(?:\s|Traceback \(most recent call last\)|During handling|The above exception|"
-    r"[\w.]+(?:Error|Exception|Exit|Interrupt)\b|\(0000|Error Domain=|UserInfo=|[├└│|`]─|\"|\^)"
+    rf"[\w.]+(?:Error|Exception|Exit|Interrupt)\b|\(0000|Error Domain=|UserInfo=|{BANNER_BRANCH}|\"|\^)"
 )
 
 

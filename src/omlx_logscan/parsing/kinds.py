@@ -1,26 +1,82 @@
-"""The event kinds, apart from the catalog, so ``--help`` can list them without compiling its regexes."""
+"""The event kinds: one registry of their names and of what each says about the process.
+
+The analyzers ask questions of kinds (did the process die? was the engine still working?);
+each answer is a flag here, so adding a kind means deciding its flags in one row, and the
+sets the analyzers use are derived from the rows. Kept apart from the catalog so ``--help``
+can list the kinds without compiling its regexes.
+"""
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
+
+class Kind(NamedTuple):
+    """One event kind and what an event of it shows."""
+
+    name: str
+    # The process died: a lifetime with one ended in a crash.
+    crash_evidence: bool = False
+    # A process was already running: a startup marker after it opens a new start, not the same one.
+    shows_running_process: bool = False
+    # The engine was still working: a GPU fault followed by it was absorbed.
+    shows_active_engine: bool = False
+    # The engine was serving: after an orderly-stop line, the stop was not the process's end.
+    shows_serving: bool = False
+    # Only an oMLX process (or the Mac running it) writes it: an input with one is an oMLX log,
+    # whatever logger its lines name.
+    omlx_only: bool = False
+    # The event field the catalog template's tag goes in ("" for kinds whose tag is not shown).
+    tag_field: str = ""
+
+
 # Every event kind, in the order the docs list them.
-KINDS = (
-    "process_start",
-    "process_exit",
-    "engine_start",
-    "engine_stop",
-    "model_load",
-    "model_unload",
-    "model_load_failed",
-    "shutdown",
-    "restart_requested",
-    "gpu_error",
-    "memory_pressure",
-    "request_complete",
-    "request_error",
-    "kernel_panic",
-    "crash_report",
-    "faulthandler_dump",
-    "error",
-    "warning",
-    "record",
+REGISTRY: tuple[Kind, ...] = (
+    Kind("process_start", omlx_only=True, tag_field="marker"),
+    Kind("process_exit", crash_evidence=True, shows_running_process=True, omlx_only=True),
+    Kind("engine_start", shows_running_process=True, shows_active_engine=True, shows_serving=True, omlx_only=True),
+    Kind("engine_stop", shows_running_process=True, shows_active_engine=True),
+    Kind("model_load", shows_active_engine=True, tag_field="stage"),
+    Kind("model_unload", shows_running_process=True, shows_active_engine=True, tag_field="stage"),
+    Kind("model_load_failed"),
+    Kind("shutdown", shows_running_process=True),
+    Kind("restart_requested", shows_running_process=True),
+    Kind("gpu_error", shows_running_process=True, shows_active_engine=True, shows_serving=True, omlx_only=True),
+    Kind("memory_pressure", shows_active_engine=True, omlx_only=True, tag_field="action"),
+    Kind(
+        "request_complete",
+        shows_running_process=True,
+        shows_active_engine=True,
+        shows_serving=True,
+        omlx_only=True,
+        tag_field="type",
+    ),
+    Kind("request_error", shows_active_engine=True, tag_field="stage"),
+    Kind("kernel_panic", crash_evidence=True, shows_running_process=True, omlx_only=True),
+    Kind("crash_report", crash_evidence=True, shows_running_process=True, omlx_only=True),
+    Kind("faulthandler_dump", crash_evidence=True, shows_running_process=True, omlx_only=True),
+    Kind("error", shows_active_engine=True),
+    Kind("warning", shows_active_engine=True),
+    Kind("record"),
 )
+
+
+KINDS: tuple[str, ...] = tuple(kind.name for kind in REGISTRY)
+
+
+CRASH_KINDS = frozenset(kind.name for kind in REGISTRY if kind.crash_evidence)
+
+
+RUNNING_PROCESS_KINDS = frozenset(kind.name for kind in REGISTRY if kind.shows_running_process)
+
+
+ACTIVE_ENGINE_KINDS = frozenset(kind.name for kind in REGISTRY if kind.shows_active_engine)
+
+
+SERVING_KINDS = frozenset(kind.name for kind in REGISTRY if kind.shows_serving)
+
+
+OMLX_ONLY_KINDS = frozenset(kind.name for kind in REGISTRY if kind.omlx_only)
+
+
+TAG_FIELDS: dict[str, str] = {kind.name: kind.tag_field for kind in REGISTRY if kind.tag_field}

@@ -27,14 +27,22 @@ from omlx_logscan.inputs.blocks import Block, read_blocks
 from omlx_logscan.inputs.decoding import SNIFF_BYTES, looks_binary, normalise, not_text, sniff_codec
 from omlx_logscan.inputs.lines import KeptLine
 from omlx_logscan.inputs.sources import Source
-from omlx_logscan.parsing.catalog import GPU_LITERALS, GPU_MARKERS, PREFILTER_LITERALS
+from omlx_logscan.parsing.catalog import (
+    CHAT_COMPLETION,
+    CHAT_COUNTS,
+    GPU_LITERALS,
+    GPU_MARKERS,
+    NO_REQUEST_ID,
+    PREFILTER_LITERALS,
+    REQUEST_LOGGER,
+)
 from omlx_logscan.parsing.grammar import MAX_LINE_CHARS, PLAUSIBLE_YEARS
 
 # A line the grammar reads as a dated record, not as the continuation of the one before: a date
 # and time (with up to six digits of fraction) and a separator after them. In ASCII digits and
 # blanks, on which Python's re and polars' regex engine agree (not on every Unicode digit or
 # space): block edges are tested with the one, the block's other lines with the other.
-_STAMP = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}[ T][0-9]{2}:[0-9]{2}:[0-9]{2}(?:[,.][0-9]{1,6})?(?:[ \t]*[-—][ \t]*|[ \t]+)"
+_DATED_LINE = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}[ T][0-9]{2}:[0-9]{2}:[0-9]{2}(?:[,.][0-9]{1,6})?(?:[ \t]*[-—][ \t]*|[ \t]+)"
 
 
 # The file/console record prefix up to the level: level tests are anchored, so a message that
@@ -45,27 +53,38 @@ _RECORD_PREFIX = r"^\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d[,.]\d+ - [\w.]+ - "
 _LEVEL_RECORD = {level: f"{_RECORD_PREFIX}{level} - " for level in ("TRACE", "DEBUG", "INFO")}
 
 
-# A finished chat completion in the shape oMLX writes it, tested piece by piece because a regex
-# over the whole line costs a few nanoseconds a byte: the stamp by the time parse, the fixed head
-# by comparing slices, the rest by a short anchored regex that also captures the tokens. The test
-# only routes lines: one it rejects still reaches the grammar through the catalog literal
-# "Chat completion: ", and so do the rare embedding requests, whose tokens the analysis does not count.
+# A finished chat completion in the shape oMLX writes it (the catalog's parts of that shape),
+# tested piece by piece because a regex over the whole line costs a few nanoseconds a byte: the
+# stamp by the time parse, the fixed head by comparing slices, the counts by a short anchored
+# regex that also captures the tokens. The test only routes lines: one it rejects still reaches
+# the grammar through the catalog literal CHAT_COMPLETION, and so do the rare embedding requests,
+# whose tokens the analysis does not count.
 _STAMP_FORMAT = "%Y-%m-%d %H:%M:%S,%3f"
 
 
 _STAMP_LEN = 23
 
 
-_REQUEST_HEAD = " - omlx.server - INFO - "
+_REQUEST_HEAD = f" - {REQUEST_LOGGER} - INFO - "
 
 
-_REQUEST_ID = "[-] - "  # the request id field, absent in some builds
+def _tokens_captured(pattern: str) -> str:
+    """``pattern`` anchored, its digits ASCII (on which Python's re and polars' regex engine
+    agree, as they do not on every Unicode digit), and only its ``tokens`` group capturing, so
+    that the tokens are group 1. Applied once, to the catalog's CHAT_COUNTS."""
+
+    def ascii_digits(match: re.Match[str]) -> str:
+        in_class = match[1]  # a character class, or None for a \d outside one
+        return "[0-9]" if in_class is None else "[" + in_class.replace(r"\d", "0-9") + "]"
+
+    def tokens_only(match: re.Match[str]) -> str:
+        return "(" if match[1] == "tokens" else "(?:"
+
+    ascii_pattern = re.sub(r"\[([^\]]*)\]|\\d", ascii_digits, pattern)
+    return "^" + re.sub(r"\(\?P<(\w+)>", tokens_only, ascii_pattern)
 
 
-_CHAT = "Chat completion: "
-
-
-_CHAT_TAIL = r"^(?:model=[^,]+, )?([0-9]+) tokens in [0-9.]+s"
+_CHAT_TAIL = _tokens_captured(CHAT_COUNTS)
 
 
 # Text the grammar reads otherwise: a GPU error anywhere in the record makes it a gpu_error, and
@@ -148,13 +167,13 @@ class _BlockOutput:
     levels: set[str]
 
 
-_STAMP_AT_START = re.compile(_STAMP)
+_DATED_LINE_AT_START = re.compile(_DATED_LINE)
 
 
 def _timed(line: bytes) -> bool:
     """The scan's timestamp test for one line, in Python: what the plan's ``ts`` gives that line."""
     # Undecodable bytes become U+FFFD, as they would become Windows-1252 letters: neither is a digit.
-    return _STAMP_AT_START.match(line[:160].decode("utf-8", errors="replace")) is not None
+    return _DATED_LINE_AT_START.match(line[:160].decode("utf-8", errors="replace")) is not None
 
 
 def _lines(block: Block) -> pl.LazyFrame:
@@ -188,7 +207,7 @@ def _plan(block: Block, keep_all: bool, keep_key: bool) -> pl.LazyFrame:
     single = pl.col("single")  # a timed line no untimed line touches: a one-line record
     marked = (
         _lines(block)
-        .with_columns(total=pl.len(), ts=line.str.contains(_STAMP).fill_null(False))
+        .with_columns(total=pl.len(), ts=line.str.contains(_DATED_LINE).fill_null(False))
         .with_columns(single=ts & ts.shift(-1).fill_null(block.next_timed) & ts.shift(1).fill_null(block.prev_timed))
     )
     if keep_all:
@@ -227,12 +246,12 @@ def _request_columns(keep_key: bool) -> tuple[pl.Expr, ...]:
     line = pl.col("line")
     time = line.str.head(_STAMP_LEN).str.to_datetime(_STAMP_FORMAT, strict=False, time_unit="ms", cache=False)
     head_end = _STAMP_LEN + len(_REQUEST_HEAD)
-    with_id, without_id = head_end + len(_REQUEST_ID + _CHAT), head_end + len(_CHAT)
+    with_id = NO_REQUEST_ID + CHAT_COMPLETION
     tokens = (
-        pl.when(line.str.slice(head_end, len(_REQUEST_ID + _CHAT)) == _REQUEST_ID + _CHAT)
-        .then(line.str.slice(with_id).str.extract(_CHAT_TAIL, 1))
-        .when(line.str.slice(head_end, len(_CHAT)) == _CHAT)
-        .then(line.str.slice(without_id).str.extract(_CHAT_TAIL, 1))
+        pl.when(line.str.slice(head_end, len(with_id)) == with_id)
+        .then(line.str.slice(head_end + len(with_id)).str.extract(_CHAT_TAIL, 1))
+        .when(line.str.slice(head_end, len(CHAT_COMPLETION)) == CHAT_COMPLETION)
+        .then(line.str.slice(head_end + len(CHAT_COMPLETION)).str.extract(_CHAT_TAIL, 1))
         .cast(pl.Int32, strict=False)  # more digits than fit: the grammar reads the line
     )
     shaped = (
@@ -244,7 +263,7 @@ def _request_columns(keep_key: bool) -> tuple[pl.Expr, ...]:
     )
     columns = [time.alias("time"), pl.when(shaped).then(tokens).alias("tokens")]
     if keep_key:
-        columns.append(line.str.replace(" - [-] - ", " - ", literal=True).hash().alias("key"))
+        columns.append(line.str.replace(f" - {NO_REQUEST_ID}", " - ", literal=True).hash().alias("key"))
     return tuple(columns)
 
 

@@ -11,7 +11,7 @@ from omlx_logscan.parsing.scan import REQUEST_SCHEMA, SourceScan
 from omlx_logscan.timeutil import parse
 
 
-def _dedup_key(event: Event) -> tuple[Any, ...] | None:
+def dedup_key(event: Event) -> tuple[Any, ...] | None:
     """What makes two sources' records the same record: their time, or for untimed lines (a
     banner, an abort) the timestamps around them. None when nothing could tell two apart."""
     if event.time is not None:
@@ -21,7 +21,8 @@ def _dedup_key(event: Event) -> tuple[Any, ...] | None:
     return ("untimed", event.prev_time, event.next_time, event.message, event.kind)
 
 
-def _requests_frame(scans: list[SourceScan]) -> pl.DataFrame:
+def requests_frame(scans: list[SourceScan]) -> pl.DataFrame:
+    """The sources' dense request rows in one table, each record that two sources share once."""
     frames = [scan.requests for scan in scans if scan.requests.height]
     if not frames:
         return pl.DataFrame(schema=REQUEST_SCHEMA)
@@ -37,7 +38,7 @@ def _log_line(event: Event) -> str:
     return f"{stamp} - {event.logger} - {event.level} - {event.message}"
 
 
-def _drop_shared_requests(per_source: list[list[Event]], requests: pl.DataFrame) -> tuple[pl.DataFrame, list[Event]]:
+def drop_shared_requests(per_source: list[list[Event]], requests: pl.DataFrame) -> tuple[pl.DataFrame, list[Event]]:
     """A finished request can be a dense row in one source and an event in another (there an
     untimed line touched it): keep the copy of the first source, as for any other record.
 

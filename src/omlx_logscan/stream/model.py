@@ -4,16 +4,15 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import polars as pl
 
+from omlx_logscan.parsing.catalog import LOGGER_PREFIX
 from omlx_logscan.parsing.event import Event
 from omlx_logscan.parsing.grammar import LEVEL_RANK
+from omlx_logscan.parsing.kinds import OMLX_ONLY_KINDS
 from omlx_logscan.timeutil import seconds
-
-if TYPE_CHECKING:
-    pass
 
 
 def header(stream: EventStream) -> dict[str, Any]:
@@ -94,7 +93,7 @@ class EventStream:
     def has_omlx_records(self) -> bool:
         """Whether anything here is an oMLX record (a README or a shell history has none)."""
         return self.requests.height > 0 or any(
-            (ev.logger or "").startswith("omlx") or ev.kind in _OMLX_ONLY_KINDS for ev in self.events
+            (ev.logger or "").startswith(LOGGER_PREFIX) or ev.kind in OMLX_ONLY_KINDS for ev in self.events
         )
 
     @property
@@ -105,19 +104,3 @@ class EventStream:
         """Whether records of ``level`` would have been written (the log level is at or below it)."""
         lowest = self.lowest_level
         return lowest is not None and LEVEL_RANK[lowest] <= LEVEL_RANK[level]
-
-
-# Kinds only oMLX text yields, whatever logger name (if any) the line carries.
-_OMLX_ONLY_KINDS = frozenset(
-    {
-        "process_start",
-        "gpu_error",
-        "process_exit",
-        "kernel_panic",
-        "crash_report",
-        "faulthandler_dump",
-        "engine_start",
-        "request_complete",
-        "memory_pressure",
-    }
-)

@@ -25,9 +25,9 @@ from omlx_logscan.parsing.event import Event
 from omlx_logscan.parsing.grammar import LEVEL_RANK
 from omlx_logscan.parsing.records import Assembler, Assembly, Record, assemble_one
 from omlx_logscan.parsing.scan import SourceScan, scan_source
-from omlx_logscan.stream.dedup import _dedup_key, _drop_shared_requests, _requests_frame
+from omlx_logscan.stream.dedup import dedup_key, drop_shared_requests, requests_frame
 from omlx_logscan.stream.model import Accounting, EventStream, SourceInfo
-from omlx_logscan.stream.starts import _collapse_starts
+from omlx_logscan.stream.starts import collapse_starts
 from omlx_logscan.timeutil import stamp_of
 
 
@@ -71,7 +71,7 @@ class _SourceEvents:
             produced = classify(record, self.source.name, self.index)
             keep = [ev for ev in produced if self.keep_all or ev.kind != "record"]
             seen = self.seen
-            key = _dedup_key(produced[0]) if seen is not None else None
+            key = dedup_key(produced[0]) if seen is not None else None
             if seen is not None and key is not None and seen.setdefault(key, self.index) != self.index:
                 accounting.duplicates += 1
                 accounting.record_lines += record.lines
@@ -155,9 +155,9 @@ def read_events(
             )
         )
         per_source.append(reader.events)
-    requests = _requests_frame(scans)
+    requests = requests_frame(scans)
     if len(scans) > 1:
-        requests, shared_events = _drop_shared_requests(per_source, requests)
+        requests, shared_events = drop_shared_requests(per_source, requests)
         dropped_ids = {id(ev) for ev in shared_events}
         per_source = [[ev for ev in events if id(ev) not in dropped_ids] for events in per_source]
         moved = sum(ev.lines for ev in shared_events)
@@ -168,7 +168,7 @@ def read_events(
     accounting.duplicates += dropped
     accounting.event_lines -= dropped
     accounting.record_lines += dropped
-    merged = _collapse_starts(heapq.merge(*per_source, key=lambda ev: (ev.sort_time, ev.source_index)))
+    merged = collapse_starts(heapq.merge(*per_source, key=lambda ev: (ev.sort_time, ev.source_index)))
     counts = Counter(ev.kind for ev in merged)
     if requests.height:
         counts["request_complete"] += requests.height

@@ -5,25 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from omlx_logscan.parsing.event import Event
+from omlx_logscan.parsing.kinds import RUNNING_PROCESS_KINDS
 from omlx_logscan.timeutil import seconds
-
-# Events that show a process already running: a startup marker after one of these is a new start.
-_CLOSES_STARTUP = frozenset(
-    {
-        "engine_start",
-        "engine_stop",
-        "request_complete",
-        "gpu_error",
-        "shutdown",
-        "process_exit",
-        "model_unload",
-        "restart_requested",
-        "faulthandler_dump",
-        "kernel_panic",
-        "crash_report",
-    }
-)
-
 
 STARTUP_JOIN_SECONDS = 120.0
 
@@ -53,12 +36,12 @@ class StartCollapser:
             self._open = event
             self._last_marker_time = event.time
             return True
-        if event.kind in _CLOSES_STARTUP:
+        if event.kind in RUNNING_PROCESS_KINDS:
             self._open = None
         return True
 
 
-def _collapse_starts(events: Iterator[Event]) -> list[Event]:
+def collapse_starts(events: Iterator[Event]) -> list[Event]:
     """One ``process_start`` per startup block, however many markers it printed."""
     collapser = StartCollapser()
     return [event for event in events if collapser.feed(event)]
