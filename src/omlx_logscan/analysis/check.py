@@ -13,8 +13,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from omlx_logscan.analysis.model import CRASH_KINDS, Analysis, DeadWindow, Incident, Session
+from omlx_logscan.analysis.model import Analysis, DeadWindow, Incident, Session
 from omlx_logscan.errors import EXIT_FINDINGS, EXIT_OK
+from omlx_logscan.parsing.kinds import CRASH_KINDS
 from omlx_logscan.stream.model import header
 
 RULES = (  # every rule, in the order they are listed

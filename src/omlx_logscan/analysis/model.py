@@ -8,7 +8,6 @@ from typing import Any
 
 from omlx_logscan.analysis.requests import RequestIndex
 from omlx_logscan.parsing.event import Event
-from omlx_logscan.parsing.kinds import CRASH_KINDS as CRASH_KINDS  # re-exported: the check and the phrases read it here
 from omlx_logscan.stream.model import EventStream
 from omlx_logscan.timeutil import seconds
 

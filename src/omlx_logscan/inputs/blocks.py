@@ -25,7 +25,7 @@ class Block:
     data: bytes
     cut_tail: bool = False  # stored, not size < len(data): mending bad bytes changes the length
     size: int = 0  # bytes of whole lines as read from the source (for progress)
-    prev_timed: bool = False  # whether the line just before the block is timed (``_STAMP``)
+    prev_timed: bool = False  # whether the line just before the block is timed (``_DATED_LINE``)
     next_timed: bool = False  # whether the line just after it is
 
     def first_line(self) -> bytes:

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
-from omlx_logscan.analysis.model import CRASH_KINDS, Analysis, DeadWindow, Incident
+from omlx_logscan.analysis.model import Analysis, DeadWindow, Incident
+from omlx_logscan.parsing.kinds import CRASH_KINDS
 from omlx_logscan.stream.model import EventStream, header
 from omlx_logscan.timeutil import human_duration, human_time, seconds, to_second
 
