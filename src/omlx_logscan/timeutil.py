@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, tzinfo
 
 
 def parse(stamp: str) -> datetime:
     return datetime.fromisoformat(stamp)
+
+
+def wall_clock(moment: datetime, zone: tzinfo | None) -> datetime:
+    """A time as the log writes it: naive local time in ``zone`` (None: this machine's zone).
+    A naive ``moment`` is taken to be in the log's local time already."""
+    if moment.tzinfo is None:
+        return moment
+    return moment.astimezone(zone).replace(tzinfo=None)
 
 
 def stamp_of(moment: datetime) -> str:

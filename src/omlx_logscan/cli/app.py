@@ -128,4 +128,3 @@ def _leave(code: int) -> None:
     except (OSError, ValueError):  # a closed pipe or stream: let the normal exit report it
         return
     os._exit(code)
-

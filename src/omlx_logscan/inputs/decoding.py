@@ -7,7 +7,6 @@ import codecs
 SNIFF_BYTES = 64 * 1024  # bytes read from an input's head to tell its encoding and whether it is text
 
 
-
 def sniff_codec(head: bytes) -> str | None:
     """The codec a byte-order mark (or a UTF-16 NUL pattern) announces, if any."""
     if head.startswith(codecs.BOM_UTF8):

@@ -22,6 +22,7 @@ from xml.parsers.expat import ExpatError
 from dateutil import parser as date_parser
 
 from omlx_logscan.errors import LogscanError
+from omlx_logscan.timeutil import wall_clock
 
 SYSTEM_HISTORY = Path("/Library/Receipts/InstallHistory.plist")
 
@@ -93,11 +94,6 @@ class OsHistory:
         }
 
 
-def _local(moment: datetime, tz: tzinfo | None) -> str:
-    """An aware time as the log writes it: naive local time in ``tz`` (None: this machine's zone)."""
-    return moment.astimezone(tz).replace(tzinfo=None).isoformat()
-
-
 def _plist_installs(data: bytes, name: str, tz: tzinfo | None) -> list[OsInstall]:
     try:
         entries = plistlib.loads(data)
@@ -116,7 +112,7 @@ def _plist_installs(data: bytes, name: str, tz: tzinfo | None) -> list[OsInstall
             continue
         utc = date.replace(tzinfo=UTC) if date.tzinfo is None else date  # plist dates are UTC
         try:
-            installs.append(OsInstall(_local(utc, tz), version.strip(), display, name))
+            installs.append(OsInstall(wall_clock(utc, tz).isoformat(), version.strip(), display, name))
         except OverflowError:  # a date at the edge of the calendar cannot be a real install
             continue
     return installs
@@ -170,7 +166,7 @@ def _plain_installs(lines: list[str], name: str, tz: tzinfo | None) -> list[OsIn
             moment = datetime.fromisoformat(match["when"].replace(",", "."))
         except ValueError:
             raise LogscanError(f"{name}:{number}: {match['when']!r} is not a valid date and time") from None
-        when = _local(moment, tz) if moment.tzinfo else moment.isoformat()
+        when = wall_clock(moment, tz).isoformat()
         installs.append(OsInstall(when, match["version"], f"{MACOS_PREFIX} {match['version']}", name))
     return installs
 

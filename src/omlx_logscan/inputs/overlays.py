@@ -12,6 +12,7 @@ from typing import NamedTuple
 
 from omlx_logscan.errors import LogscanError
 from omlx_logscan.inputs.sources import read_chunks, resolve
+from omlx_logscan.timeutil import wall_clock
 
 DEFAULT_GAP_S = 300.0
 
@@ -20,7 +21,7 @@ Interval = tuple[datetime, datetime]
 
 
 # A timestamp near the start of a line of any log: oMLX's own, ISO with T or zone, logfmt's time=...
-_STAMP = re.compile(
+_ANY_LOG_TIMESTAMP = re.compile(
     r"(?P<date>\d{4}-\d\d-\d\d)[ T](?P<time>\d\d:\d\d:\d\d)(?:[.,](?P<frac>\d{1,9}))?"
     r"(?P<zone>Z|[+-]\d\d:?\d\d)?(?![\d:])"
 )
@@ -75,13 +76,6 @@ def _looks_csv(first: str) -> bool:
     return len(cells) >= 2 and _is_time(cells[0]) and _is_time(cells[1])
 
 
-def _local(moment: datetime, zone_info: tzinfo | None) -> datetime:
-    """A zoned time as the log would write it; naive times are already the log's local time."""
-    if moment.tzinfo is None:
-        return moment
-    return moment.astimezone(zone_info).replace(tzinfo=None)
-
-
 def _csv_intervals(text: str, label: str, zone_info: tzinfo | None) -> list[Interval]:
     reader = csv.reader(io.StringIO(text))
     rows = [
@@ -117,7 +111,7 @@ def _is_time(cell: str) -> bool:
 
 def _csv_time(cell: str, label: str, number: int, zone_info: tzinfo | None) -> datetime:
     try:
-        return _local(datetime.fromisoformat(cell.strip()), zone_info)
+        return wall_clock(datetime.fromisoformat(cell.strip()), zone_info)
     except (ValueError, OverflowError):
         raise LogscanError(f"{label}: line {number}: {cell.strip()!r} is not an ISO time (2026-09-15 18:10)") from None
 
@@ -125,13 +119,13 @@ def _csv_time(cell: str, label: str, number: int, zone_info: tzinfo | None) -> d
 def _log_times(text: str, zone_info: tzinfo | None) -> list[datetime]:
     times: list[datetime] = []
     for line in text.splitlines():
-        match = _STAMP.search(line, 0, _STAMP_REACH)
+        match = _ANY_LOG_TIMESTAMP.search(line, 0, _STAMP_REACH)
         if match is None:
             continue
         frac = (match["frac"] or "")[:6]
         stamp = f"{match['date']}T{match['time']}{'.' + frac.ljust(6, '0') if frac else ''}{match['zone'] or ''}"
         try:
-            times.append(_local(datetime.fromisoformat(stamp), zone_info))
+            times.append(wall_clock(datetime.fromisoformat(stamp), zone_info))
         except (ValueError, OverflowError):  # e.g. month 13, or year 1 in another zone: no usable time
             continue
     return times

@@ -26,8 +26,6 @@ from omlx_logscan.inputs.decoding import SNIFF_BYTES, looks_binary, normalise, n
 CHUNK_BYTES = 32 * 1024 * 1024
 
 
-
-
 # Names oMLX (and the app / Homebrew) give their logs, and how they rotate.
 _LOG_NAME = re.compile(
     r"^(?:server\.log(?:\.(?P<day>\d{4}-\d\d-\d\d))?|crash\.log|omlx\.log|omlx_app\.log)"
