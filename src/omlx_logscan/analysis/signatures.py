@@ -79,3 +79,10 @@ def _signatures(faults: list[Incident]) -> list[Signature]:
         incident.signature = sig_id
         found.setdefault(sig_id, signature).faults += 1
     return sorted(found.values(), key=lambda s: -s.faults)
+
+
+def signature_of(incident: Incident) -> Signature | None:
+    """The signature ``_signatures`` gives a fault (the same id), for one fault at a time: the live
+    watch signs each fault as it closes. Its ``faults`` count is the caller's to keep."""
+    found = _signature_of(incident)
+    return None if found is None else found[1]
