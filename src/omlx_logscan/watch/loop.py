@@ -58,6 +58,7 @@ class WatchOptions:
     exit_on_dead: bool = False
     command_timeout: float = 300.0
     kinds: frozenset[str] = frozenset()  # empty: every kind but routine records
+    exit_at_end: bool = False  # replay the file from its start as a finished log, then stop (implies from_start)
 
 
 class Watcher:
@@ -66,20 +67,25 @@ class Watcher:
     def __init__(self, options: WatchOptions, sink: WatchSink) -> None:
         self.options = options
         self.sink = sink
-        self.follower = Follower(options.path, from_start=options.from_start)
+        self.follower = Follower(options.path, from_start=options.from_start or options.exit_at_end)
         self.stream = LiveStream(str(options.path))
         self.state = LiveState()
         self.lines = 0
         self.events = 0
         self.hook_runs: dict[str, int] = {}
         self._running: list[HookRun] = []
-        self._catching_up = options.from_start
+        self._catching_up = options.from_start or options.exit_at_end
         self._last_line_at = 0.0
         self._began = time.monotonic()
         self._exit: int | None = None
 
     def run(self, should_stop: Callable[[], bool]) -> int:
-        """Watch until ``should_stop`` says so (exit 0) or, with exit_on_dead, the engine is dead (3)."""
+        """Watch until ``should_stop`` says so (exit 0) or, with exit_on_dead, the engine is dead (3).
+
+        With exit_at_end it stops at the end of the file instead, as ``replay_to_end`` does.
+        """
+        if self.options.exit_at_end:
+            return self.replay_to_end(should_stop)
         self.follower.check()
         self._began = time.monotonic()
         try:
@@ -88,6 +94,27 @@ class Watcher:
                     time.sleep(self.options.interval)
             if self._exit is not None:
                 self._wait_for_hooks()
+        finally:
+            self.follower.close()
+        return self._exit or 0
+
+    def replay_to_end(self, should_stop: Callable[[], bool] = lambda: False) -> int:
+        """Read the file from its start to its end as a finished log and stop: the batch analysis, live.
+
+        Nothing more will come, so what a live watch leaves open (the last record, the last incident,
+        outcomes that wait on what the process does next) is settled as the batch analysis settles it
+        at the end of a log. The parity tests compare this state with ``analyze``. Returns 3 when
+        exit_on_dead is set and the engine is dead at the end, else 0.
+        """
+        self.follower.check()
+        self._began = time.monotonic()
+        try:
+            while not self.follower.caught_up and not should_stop():
+                self.step(time.monotonic())
+            if self._catching_up:  # stopped early: what was read still counts as the whole log
+                self._caught_up(time.monotonic())
+            self.state.finish()
+            self._wait_for_hooks()
         finally:
             self.follower.close()
         return self._exit or 0
