@@ -113,7 +113,6 @@ class Watcher:
                 self.step(time.monotonic())
             if self._catching_up:  # stopped early: what was read still counts as the whole log
                 self._caught_up(time.monotonic())
-            self.state.finish()
             self._wait_for_hooks()
         finally:
             self.follower.close()
@@ -173,13 +172,18 @@ class Watcher:
 
         Waiting for more lines here would report a replayed fault as new, run --on-fault for it and
         leave it out of the replay's counts. Closing them changes only history, so nothing is reported
-        but a dead window still open at the end.
+        but a dead window still open at the end. With exit_at_end the log is finished, so the state is
+        settled first (``LiveState.finish``) and the alert is for a window still open after that.
         """
         self._feed(self.stream.flush(), now)
-        self.state.close_incident()
+        if self.options.exit_at_end:
+            self.state.finish()  # nothing more will come: settle all as the batch analysis does
+        else:
+            self.state.close_incident()
         self._catching_up = False
         state = self.state
-        self.sink.info(f"replayed {_plural(self.lines, 'line')}: {_counts(state)}; now following")
+        then = "at its end" if self.options.exit_at_end else "now following"
+        self.sink.info(f"replayed {_plural(self.lines, 'line')}: {_counts(state)}; {then}")
         if state.window is not None and state.window_entry is not None:
             self._alert(state.window, state.window_entry, now)
 
