@@ -20,6 +20,8 @@ import pytest
 from conftest import GENERATED, REAL
 from omlx_logscan.analysis.lifetimes import analyze
 from omlx_logscan.analysis.model import Analysis
+from omlx_logscan.errors import LogscanError
+from omlx_logscan.inputs.follow import log_path
 from omlx_logscan.inputs.sources import resolve
 from omlx_logscan.parsing.event import Event
 from omlx_logscan.stream.read import read_events
@@ -185,6 +187,34 @@ def test_windows_1252_lines_read_alike(utf8_mark: bool, tmp_path: Path) -> None:
     assert warning[4] == ("model caf\ufffd loaded" if utf8_mark else "model café loaded")
     gpu = next(key for key in live["events"] if key[0] == "gpu_error")
     assert gpu[3] == 5  # the head line and its four traceback lines: one record
+
+
+# Byte-level shapes of one log that the two readers must cut into the same lines.
+LINE_SHAPES = {
+    "crlf": lambda data: data.replace(b"\n", b"\r\n"),
+    "no-final-newline": lambda data: data.rstrip(b"\n"),
+    "blank-lines": lambda data: data.replace(b"\n", b"\n\n", 50),
+    "lone-carriage-returns": lambda data: data.replace(b"\n", b"\r", 3),
+    "nul-bytes": lambda data: data.replace(b"Traceback", b"Trace\x00back", 2),
+}
+
+
+@pytest.mark.parametrize("shape", sorted(LINE_SHAPES))
+def test_line_shapes_read_alike(shape: str, tmp_path: Path) -> None:
+    """A last line without its newline is a line once the log is finished (the follower holds it until then)."""
+    path = _plain("s1-file-info", tmp_path)
+    path.write_bytes(LINE_SHAPES[shape](path.read_bytes()))
+    assert_same_state(path)
+
+
+def test_utf16_is_read_by_timeline_and_refused_by_watch(tmp_path: Path) -> None:
+    """A true limit: the follower cuts bytes at newlines, which UTF-16 text does not allow. oMLX
+    writes UTF-8, so watch refuses such a file at once (as binary data) rather than misread it."""
+    path = tmp_path / "server.log"
+    path.write_bytes("\n".join(RULE_CASES["absorbed-with-requests"]).encode("utf-16") + "\n".encode("utf-16-le"))
+    assert len(batch_state(path)["faults"]) == 1
+    with pytest.raises(LogscanError, match="not a text log"):
+        Watcher(WatchOptions(log_path(str(path), None), exit_at_end=True), EventKeeper()).replay_to_end()
 
 
 # -- the command, as a supervisor runs it ----------------------------------------------------------

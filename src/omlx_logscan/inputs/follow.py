@@ -107,6 +107,16 @@ class Follower:
                 self._read(out)
         return out
 
+    def take_unfinished(self) -> list[KeptLine]:
+        """The last line without its newline, as a line: for a file known to be complete.
+
+        While a file grows, such a line is still being written and waits for its newline; when no
+        more will come (``watch --exit-at-end``), the batch reader counts it as a line, and so must we.
+        """
+        out: list[KeptLine | FileChange] = []
+        self._emit_partial(out)
+        return [item for item in out if isinstance(item, KeptLine)]
+
     def close(self) -> None:
         if self._handle is not None:
             self._handle.close()

@@ -175,10 +175,14 @@ class Watcher:
         but a dead window still open at the end. With exit_at_end the log is finished, so the state is
         settled first (``LiveState.finish``) and the alert is for a window still open after that.
         """
-        self._feed(self.stream.flush(), now)
-        if self.options.exit_at_end:
-            self.state.finish()  # nothing more will come: settle all as the batch analysis does
+        if self.options.exit_at_end:  # nothing more will come: settle all as the batch analysis does
+            unfinished = self.follower.take_unfinished()
+            self.lines += len(unfinished)
+            self._feed(self.stream.add(unfinished), now)
+            self._feed(self.stream.flush(), now)
+            self.state.finish()
         else:
+            self._feed(self.stream.flush(), now)
             self.state.close_incident()
         self._catching_up = False
         state = self.state
