@@ -148,6 +148,13 @@ RULE_CASES: dict[str, list[str]] = {
     "repeats-stopped-long-ago": [timeout(0), ignored(0), ignored(5), ignored(10), busy(100)],
     "records-before-the-first-start": [busy(0), timeout(1), busy(2), start(10), timeout(20)],
     "no-events-at-all": [record(0, "DEBUG", "omlx.server", "nothing to see")],
+    # Threads write out of order: a request logged after the fault but timed before it is not after it.
+    "a-request-timed-before-the-fault": [start(0), timeout(10), _completion(9.99), start(10.5)],
+    "many-faults-and-requests": [
+        start(0),
+        *(line for n in range(40) for line in (timeout(1 + n), *(_completion(1.1 + n + k / 100) for k in range(n)))),
+        start(50),
+    ],
 }
 
 

@@ -53,12 +53,19 @@ class _AwaitedOutcome:
     """A fault whose records leave its outcome open: what its process did after it decides it.
 
     The batch rule (``outcome_from_what_followed``) needs the whole rest of the session, so the
-    live state gathers the same facts as events arrive and decides when the session ends.
+    live state gathers the same facts as events arrive and decides when the session ends. Its
+    requests are counted from the session's tally, so a request costs one comparison however many
+    faults wait: batch counts those timed after the fault, so the few timed before it are taken off.
     """
 
     incident: Incident
+    after: str | None  # the fault's last time: what happens later counts
+    tally_at_close: int  # the session's requests when it closed, less those already after it
     active_later: bool = False
-    later_requests: int = 0
+    requests_not_after: int = 0  # requests since it closed timed at or before ``after``
+
+    def later_requests(self, tally: int) -> int:
+        return tally - self.tally_at_close - self.requests_not_after
 
 
 @dataclass
@@ -68,7 +75,10 @@ class _SessionFacts:
     latest: str | None = None  # the latest event time (``_repeats_stopped`` looks for one long after the failures)
     shutdown: Event | None = None  # the last orderly-stop line with no work after it
     crashed: bool = False  # an exit, abort or crash report: the session did not end in order
+    requests: int = 0  # finished requests so far
     awaited: list[_AwaitedOutcome] = field(default_factory=list)
+    inactive: list[_AwaitedOutcome] = field(default_factory=list)  # awaited, with nothing after them yet
+    latest_after: str = ""  # the latest ``after`` of the awaited faults
 
 
 class LiveState:
@@ -162,17 +172,20 @@ class LiveState:
             facts.shutdown = event
         elif event.kind in ("request_complete", "engine_start", "gpu_error"):
             facts.shutdown = None  # work after the stop line: it was a model unload or the like
-        if event.kind == "request_complete" and self._incident is not None:
-            self._requests_after_incident.append(event.time)
-        for awaited in facts.awaited:
-            after = awaited.incident.last_time
-            if event.kind == "request_complete" and event.time and after and event.time > after:
-                awaited.later_requests += 1
-            if shows_activity_after(event, after):
-                awaited.active_later = True
-            if awaited.active_later or awaited.later_requests:
+        request = event.kind == "request_complete"
+        if request:
+            facts.requests += 1
+            if self._incident is not None:
+                self._requests_after_incident.append(event.time)
+            if event.time is None or event.time <= facts.latest_after:  # rare: a request not after them all
+                for awaited in facts.awaited:
+                    awaited.requests_not_after += not _later(event.time, awaited.after)
+        for awaited in facts.inactive:
+            if shows_activity_after(event, awaited.after) or (request and _later(event.time, awaited.after)):
+                awaited.active_later = awaited.active_later or not request
                 awaited.incident.outcome = "absorbed"  # final: a crash would leave nothing after it
-                awaited.incident.later_requests = awaited.later_requests
+                awaited.incident.later_requests = awaited.later_requests(facts.requests)
+        facts.inactive = [awaited for awaited in facts.inactive if awaited.incident.outcome != "absorbed"]
 
     def _decide_outcomes(self, following: Session | None) -> None:
         """The current session ended (``following`` began, or the log ended): decide what waited."""
@@ -182,12 +195,12 @@ class LiveState:
             awaited.incident.outcome = outcome_from_what_followed(
                 awaited.incident,
                 awaited.active_later,
-                awaited.later_requests,
+                awaited.later_requests(facts.requests),
                 followed=following is not None,
                 next_start=next_start,
                 shut_down=facts.shutdown is not None and not facts.crashed,
             )
-        facts.awaited = []
+        facts.awaited, facts.inactive = [], []
 
     def settle(self, now: float) -> list[Change]:
         """Close the open incident once nothing joined it for INCIDENT_GAP_S of wall time."""
@@ -271,11 +284,15 @@ class LiveState:
         settled = settled_outcome(incident)
         incident.outcome = settled or "unknown"
         if settled is None:
-            after = incident.last_time
-            requests = sum(1 for t in self._requests_after_incident if t and after and t > after)
-            self._facts.awaited.append(_AwaitedOutcome(incident, later_requests=requests))
-            if requests:
-                incident.outcome, incident.later_requests = "absorbed", requests
+            facts, after = self._facts, incident.last_time
+            already = sum(1 for t in self._requests_after_incident if _later(t, after))
+            awaited = _AwaitedOutcome(incident, after, facts.requests - already)
+            facts.awaited.append(awaited)
+            facts.latest_after = max(facts.latest_after, after or "")
+            if already:
+                incident.outcome, incident.later_requests = "absorbed", already
+            else:
+                facts.inactive.append(awaited)
         self._sign(incident)
         self.faults.append(incident)
         self.sessions[incident.session - 1].faults += 1
@@ -328,3 +345,8 @@ class LiveState:
         window.end_reason = reason
         self.window = self.window_entry = None
         return [WindowClosed(window, inferred)]
+
+
+def _later(stamp: str | None, after: str | None) -> bool:
+    """Whether a request at ``stamp`` is one batch counts after a fault whose last time is ``after``."""
+    return bool(stamp and after and stamp > after)
