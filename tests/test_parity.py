@@ -8,6 +8,7 @@ outcomes and signatures, the same dead windows and the same line accounting, for
 from __future__ import annotations
 
 import gzip
+import itertools
 import json
 import subprocess
 import sys
@@ -21,6 +22,7 @@ from conftest import GENERATED, REAL
 from omlx_logscan.analysis.lifetimes import analyze
 from omlx_logscan.analysis.model import Analysis
 from omlx_logscan.errors import LogscanError
+from omlx_logscan.inputs import follow
 from omlx_logscan.inputs.follow import log_path
 from omlx_logscan.inputs.sources import resolve
 from omlx_logscan.parsing.event import Event
@@ -212,6 +214,29 @@ def test_line_shapes_read_alike(shape: str, tmp_path: Path) -> None:
     path = _plain("s1-file-info", tmp_path)
     path.write_bytes(LINE_SHAPES[shape](path.read_bytes()))
     assert_same_state(path)
+
+
+def test_a_slow_replay_in_small_polls_gives_the_same_state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """History is timed by the log: polls of a few hundred bytes, each a minute apart on the wall clock,
+    must not close a fault or a record between two polls."""
+    frames = [f'  File "/opt/omlx/scheduler.py", line {n}, in step\n    mx.synchronize()' for n in range(40)]
+    traceback = ["Traceback (most recent call last):", *frames, "RuntimeError: GPU"]
+    escalation = [timeout(10), *traceback, ignored(10.001), *traceback]
+    path = write_log(tmp_path / "server.log", [start(0), *escalation, ignored(15), *traceback, busy(16)])
+    monkeypatch.setattr(follow, "POLL_BYTES", 256)
+    monkeypatch.setattr(follow, "READ_BYTES", 128)
+    ticks = itertools.count(step=60.0)
+    watcher = Watcher(WatchOptions(path, exit_at_end=True), EventKeeper())
+    watcher.replay_to_end(clock=lambda: next(ticks))
+    batch = batch_state(path)
+    assert [f.as_dict() for f in watcher.state.faults] == batch["faults"]
+    assert [w.as_dict() for w in watcher.state.windows] == batch["dead_windows"]
+    assert watcher.lines == batch["lines"]
+
+
+def test_exit_at_end_needs_a_file(tmp_path: Path) -> None:
+    with pytest.raises(LogscanError, match="no such file"):
+        Watcher(WatchOptions(tmp_path / "server.log", exit_at_end=True), EventKeeper()).replay_to_end()
 
 
 def test_utf16_is_read_by_timeline_and_refused_by_watch(tmp_path: Path) -> None:

@@ -73,6 +73,7 @@ class _SessionFacts:
     """What the batch analyzer reads off a whole session, kept as the current one goes on."""
 
     latest: str | None = None  # the latest event time (``_repeats_stopped`` looks for one long after the failures)
+    last: str | None = None  # the last event time in file order (an inferred start lies after it)
     shutdown: Event | None = None  # the last orderly-stop line with no work after it
     crashed: bool = False  # an exit, abort or crash report: the session did not end in order
     requests: int = 0  # finished requests so far
@@ -166,6 +167,7 @@ class LiveState:
         facts = self._facts
         if event.time is not None:
             facts.latest = max(facts.latest or event.time, event.time)
+            facts.last = event.time
         if event.kind in CRASH_KINDS:
             facts.crashed = True
         if event.kind == "shutdown":
@@ -220,7 +222,7 @@ class LiveState:
             len(self.sessions) + 1,
             event,
             inferred=inferred,
-            after=self._facts.latest,
+            after=self._facts.last,
             version=previous.omlx_version if inferred and previous else None,
         )
         if (

@@ -20,7 +20,7 @@ from typing import Protocol
 
 from omlx_logscan.analysis.live import Change, FaultClosed, LiveState, WindowOpened
 from omlx_logscan.analysis.model import DeadWindow, Incident
-from omlx_logscan.errors import EXIT_DEAD
+from omlx_logscan.errors import EXIT_DEAD, LogscanError
 from omlx_logscan.inputs.follow import Follower
 from omlx_logscan.inputs.lines import KeptLine
 from omlx_logscan.parsing.event import Event
@@ -98,7 +98,9 @@ class Watcher:
             self.follower.close()
         return self._exit or 0
 
-    def replay_to_end(self, should_stop: Callable[[], bool] = lambda: False) -> int:
+    def replay_to_end(
+        self, should_stop: Callable[[], bool] = lambda: False, clock: Callable[[], float] = time.monotonic
+    ) -> int:
         """Read the file from its start to its end as a finished log and stop: the batch analysis, live.
 
         Nothing more will come, so what a live watch leaves open (the last record, the last incident,
@@ -107,12 +109,14 @@ class Watcher:
         exit_on_dead is set and the engine is dead at the end, else 0.
         """
         self.follower.check()
-        self._began = time.monotonic()
+        if not self.options.path.is_file():  # nothing to wait for: the log is taken as finished
+            raise LogscanError(f"{self.options.path}: no such file (--exit-at-end reads a log that exists)")
+        self._began = clock()
         try:
             while not self.follower.caught_up and not should_stop():
-                self.step(time.monotonic())
+                self.step(clock())
             if self._catching_up:  # stopped early: what was read still counts as the whole log
-                self._caught_up(time.monotonic())
+                self._caught_up(clock())
             self._wait_for_hooks()
         finally:
             self.follower.close()
@@ -138,7 +142,8 @@ class Watcher:
             self._feed(self.stream.add(batch), now)
         elif self.stream.holding and now - self._last_line_at >= RECORD_HOLD_S:
             self._feed(self.stream.flush(), now)
-        self._apply(self.state.settle(now), now)
+        if not self._catching_up:  # history is timed by the log alone: a slow replay must not split a fault
+            self._apply(self.state.settle(now), now)
         if self._catching_up and self.follower.caught_up:
             self._caught_up(now)
         self._reap(now)
