@@ -86,7 +86,10 @@ class LiveState:
     """Sessions, fault incidents and dead windows, updated one event at a time by the analyzer's rules.
 
     An incident is complete when a record two seconds later arrives (log time) or when nothing was
-    added to it for two seconds (wall time, see ``settle``): only then is its outcome known.
+    added to it for two seconds (wall time, see ``settle``): then it is a fault (signed as batch
+    signs it) or a repeat. Its own records may settle its outcome; if not, it is ``absorbed`` as soon
+    as the process shows it went on, and what the next start (or, in a replay, ``finish``) shows
+    decides the rest, by the batch rule ``outcome_from_what_followed``.
     """
 
     def __init__(self) -> None:
