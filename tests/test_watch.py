@@ -674,3 +674,38 @@ def test_sigterm_stops_cleanly(tmp_path: Path, watches: list[Watch]) -> None:
 def test_a_binary_file_is_refused() -> None:
     result = runner.invoke(app, ["watch", "/bin/ls"])
     assert result.exit_code == 2 and "not a text log" in result.stderr
+
+
+# -- --exit-at-end and the batch rules, live --------------------------------------------------------
+
+
+def test_exit_at_end_replays_a_finished_log_and_stops(tmp_path: Path) -> None:
+    """No following: the whole file, then the summary; the fault is absorbed, as the timeline says."""
+    log = tmp_path / "server.log"
+    log.write_text(startup(T0) + timeout(T0 + timedelta(minutes=1)) + warning(T0 + timedelta(minutes=2)))
+    result = runner.invoke(app, ["watch", str(log), "--exit-at-end", "-f", "ndjson"])
+    assert result.exit_code == 0, result.output
+    kinds = [json.loads(line).get("kind") for line in result.stdout.splitlines()]
+    assert kinds == ["process_start", "gpu_error", "request_error"]
+    assert "replayed 11 lines: 1 session, 1 GPU fault, 0 dead windows; at its end" in result.stderr
+    assert "logscan watch: stopped after" in result.stderr
+
+
+def test_exit_at_end_with_exit_on_dead_says_whether_the_engine_is_dead_at_the_end(tmp_path: Path) -> None:
+    log = tmp_path / "server.log"
+    log.write_text(escalation(T0) + repeat(T0 + timedelta(minutes=5)))
+    result = runner.invoke(app, ["watch", str(log), "--exit-at-end", "--exit-on-dead", "-q"])
+    assert result.exit_code == EXIT_DEAD, result.output
+    assert [json.loads(line)["window"]["repeats"] for line in result.stdout.splitlines() if '"watch"' in line] == [1]
+
+
+def test_a_live_fault_has_its_signature_and_is_absorbed_when_the_process_goes_on(tmp_path: Path) -> None:
+    """The record that closes the fault shows the process working: the notice already says absorbed."""
+    text = startup(T0) + timeout(T0 + timedelta(minutes=1)) + warning(T0 + timedelta(minutes=2))
+    log = tmp_path / "server.log"
+    log.write_text(text)
+    batch_fault = analysis_of(log).faults[0]
+    _events, state, _changes = _live(text)
+    live_fault = state.faults[0]
+    assert (live_fault.outcome, live_fault.signature) == ("absorbed", batch_fault.signature)
+    assert live_fault.signature is not None and state.signatures[live_fault.signature].faults == 1

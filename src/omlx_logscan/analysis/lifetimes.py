@@ -253,20 +253,61 @@ def _outcome(incident: Incident, session: Session, following: Session | None, bu
     if settled := settled_outcome(incident):
         return settled
     after = incident.last_time
-    later = any(ev.kind in ACTIVE_ENGINE_KINDS and ev.time and after and ev.time > after for ev in session.events)
+    later = any(shows_activity_after(ev, after) for ev in session.events)
     later_requests = builder.requests.count(after, session.end if following else None, after=incident.records[-1])
-    if following is not None and session.end_reason != "shutdown":
-        next_start = following.start_after or following.start
-        gap = seconds(after, next_start)
-        if not later and later_requests == 0 and gap is not None and gap <= CRASH_WINDOW_S:
+    next_start = following.start_after or following.start if following is not None else None
+    return outcome_from_what_followed(
+        incident,
+        later,
+        later_requests,
+        followed=following is not None,
+        next_start=next_start,
+        shut_down=session.end_reason == "shutdown",
+    )
+
+
+# -- rules shared with the live watch (analysis/live.py), one fault or window at a time ----------
+
+
+def shows_activity_after(event: Event, after: str | None) -> bool:
+    """Whether ``event`` shows the process still working after the moment ``after``."""
+    return bool(event.kind in ACTIVE_ENGINE_KINDS and event.time and after and event.time > after)
+
+
+def outcome_from_what_followed(
+    incident: Incident,
+    active_later: bool,
+    later_requests: int,
+    *,
+    followed: bool,
+    next_start: str | None,
+    shut_down: bool,
+) -> str:
+    """The outcome of a fault its own records leave open (``settled_outcome`` is None), from what its
+    process did after it: ``active_later`` (any ``shows_activity_after``), the requests it finished
+    after it, whether another session ``followed`` (starting at ``next_start``) and whether the
+    process ``shut_down`` in order. Sets ``later_requests`` when the fault was absorbed."""
+    if followed and not shut_down:
+        gap = seconds(incident.last_time, next_start)
+        if not active_later and later_requests == 0 and gap is not None and gap <= CRASH_WINDOW_S:
             return "crash"
-    if later or later_requests:
+    if active_later or later_requests:
         incident.later_requests = later_requests
         return "absorbed"
-    if following is not None and session.end_reason == "shutdown":
+    if followed and shut_down:
         incident.later_requests = 0
         return "absorbed"
     return "unknown"
+
+
+def failures_stopped(intervals: list[float], last_failure: str | None, latest: str | None) -> bool:
+    """``_repeats_stopped`` for a window whose failures started ``intervals`` apart, the last at
+    ``last_failure``, in a session whose latest event is at ``latest``."""
+    if len(intervals) < 2 or last_failure is None:
+        return False
+    quiet = max(REPEATS_STOPPED_MIN_S, REPEATS_STOPPED_FACTOR * statistics.median(intervals))
+    gap = seconds(last_failure, latest)
+    return gap is not None and gap > quiet
 
 
 def _dead_window(
@@ -324,8 +365,5 @@ def _repeats_stopped(session: Session, intervals: list[float], failure_times: li
     report). When the log goes on far longer than that with no further failure, the process
     behind it was replaced even though the log level hid the new start.
     """
-    if len(intervals) < 2 or not failure_times:
-        return False
-    quiet = max(REPEATS_STOPPED_MIN_S, REPEATS_STOPPED_FACTOR * statistics.median(intervals))
-    last = max(failure_times)
-    return any(ev.time and (gap := seconds(last, ev.time)) is not None and gap > quiet for ev in session.events)
+    latest = max((t for ev in session.events if (t := ev.time)), default=None)
+    return failures_stopped(intervals, max(failure_times, default=None), latest)

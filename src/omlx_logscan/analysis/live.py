@@ -2,12 +2,22 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from omlx_logscan.analysis.lifetimes import joins_incident, session_in_progress, session_started_by, settled_outcome
-from omlx_logscan.analysis.model import INCIDENT_GAP_S, DeadWindow, Incident, Session
+from omlx_logscan.analysis.lifetimes import (
+    failures_stopped,
+    joins_incident,
+    outcome_from_what_followed,
+    session_in_progress,
+    session_started_by,
+    settled_outcome,
+    shows_activity_after,
+)
+from omlx_logscan.analysis.model import INCIDENT_GAP_S, DeadWindow, Incident, Session, Signature
+from omlx_logscan.analysis.signatures import signature_of
 from omlx_logscan.parsing.catalog import INCIDENT_KINDS
 from omlx_logscan.parsing.event import Event
+from omlx_logscan.parsing.kinds import CRASH_KINDS
 from omlx_logscan.timeutil import seconds
 
 # -- live analyzer state ------------------------------------------------------------------------
@@ -39,11 +49,48 @@ class WindowClosed:
 Change = FaultClosed | WindowOpened | WindowClosed
 
 
+@dataclass
+class _AwaitedOutcome:
+    """A fault whose records leave its outcome open: what its process did after it decides it.
+
+    The batch rule (``outcome_from_what_followed``) needs the whole rest of the session, so the
+    live state gathers the same facts as events arrive and decides when the session ends. Its
+    requests are counted from the session's tally, so a request costs one comparison however many
+    faults wait: batch counts those timed after the fault, so the few timed before it are taken off.
+    """
+
+    incident: Incident
+    after: str | None  # the fault's last time: what happens later counts
+    tally_at_close: int  # the session's requests when it closed, less those already after it
+    active_later: bool = False
+    requests_not_after: int = 0  # requests since it closed timed at or before ``after``
+
+    def later_requests(self, tally: int) -> int:
+        return tally - self.tally_at_close - self.requests_not_after
+
+
+@dataclass
+class _SessionFacts:
+    """What the batch analyzer reads off a whole session, kept as the current one goes on."""
+
+    latest: str | None = None  # the latest event time (``_repeats_stopped`` looks for one long after the failures)
+    last: str | None = None  # the last event time in file order (an inferred start lies after it)
+    shutdown: Event | None = None  # the last orderly-stop line with no work after it
+    crashed: bool = False  # an exit, abort or crash report: the session did not end in order
+    requests: int = 0  # finished requests so far
+    awaited: list[_AwaitedOutcome] = field(default_factory=list)
+    inactive: list[_AwaitedOutcome] = field(default_factory=list)  # awaited, with nothing after them yet
+    latest_after: str = ""  # the latest ``after`` of the awaited faults
+
+
 class LiveState:
     """Sessions, fault incidents and dead windows, updated one event at a time by the analyzer's rules.
 
     An incident is complete when a record two seconds later arrives (log time) or when nothing was
-    added to it for two seconds (wall time, see ``settle``): only then is its outcome known.
+    added to it for two seconds (wall time, see ``settle``): then it is a fault (signed as batch
+    signs it) or a repeat. Its own records may settle its outcome; if not, it is ``absorbed`` as soon
+    as the process shows it went on, and what the next start (or, in a replay, ``finish``) shows
+    decides the rest, by the batch rule ``outcome_from_what_followed``.
     """
 
     def __init__(self) -> None:
@@ -54,7 +101,12 @@ class LiveState:
         self.window: DeadWindow | None = None  # the open dead window
         self.window_entry: Incident | None = None
         self.last_stamp: str | None = None
+        self.log_start: str | None = None  # the earliest dated record, of any kind
+        self.signatures: dict[str, Signature] = {}
+        self._facts = _SessionFacts()
+        self._exited: DeadWindow | None = None  # a window its process's exit ended: its end waits on what follows
         self._incident: Incident | None = None
+        self._requests_after_incident: list[str | None] = []  # times of requests since its last record
         self._incident_seen = 0.0
         self._last_incident_start: str | None = None
         self.info_seen = False  # an oMLX INFO record so far: the log level shows finished requests
@@ -67,25 +119,94 @@ class LiveState:
             gap = seconds(self._incident.last_time, event.time)
             if gap is not None and gap >= INCIDENT_GAP_S:
                 changes += self.close_incident()
+        if event.time is not None:
+            self.log_start = min(self.log_start or event.time, event.time)
+        if event.kind == "record":  # routine lines: the log's span only, as in the batch analysis
+            self._note_time(event.time)
+            return changes
         if event.kind == "process_start":
             changes += self.close_incident()
-            changes += self._end_window("restart", event)
-            self._open_session(event, inferred=False)
+            changes += self._open_session(event, inferred=False)
         elif event.kind == "gpu_error":
             changes += self._add_failure(event, now)
         elif event.kind in ("process_exit", "faulthandler_dump"):
             changes += self.close_incident()
             reason = "fatal_exit" if event.fields.get("reason") == "fatal_exit" else "crash"
             self._session(event).end_reason = reason
-            changes += self._end_window(reason, event)
+            changes += self._end_window(None, reason, event)
         else:
             self._count(event)
+        self._note_facts(event)
+        self._note_time(event.time)
         if event.time is not None:
-            self.last_stamp = event.time
             self._session(event).end = event.time
-            if self.window is not None:
-                self.window.log_end = event.time
         return changes
+
+    def finish(self) -> list[Change]:
+        """The log ended (a replay reached its end): settle what waited on more lines, as batch does.
+
+        The open incident closes, faults waiting on what their process did next get the outcome the
+        batch analysis gives at the end of a log, and a dead window whose failures stopped long
+        before the log did ended with an unseen restart (``failures_stopped``).
+        """
+        changes = self.close_incident()
+        self._decide_outcomes(None)
+        if self._exited is not None and self.sessions:
+            self._exited.end = self.sessions[-1].end  # no next start: the end of the process in the log
+        window = self.window
+        if window is not None and failures_stopped(window.intervals_s, window.last_failure, self._facts.latest):
+            window.end_reason, window.end_after, window.end_inferred = "restart", window.last_failure, True
+            self.window = self.window_entry = None
+            changes.append(WindowClosed(window, inferred=True))
+        return changes
+
+    def _note_time(self, stamp: str | None) -> None:
+        if stamp is not None:
+            self.last_stamp = stamp
+            if self.window is not None:
+                self.window.log_end = stamp
+
+    def _note_facts(self, event: Event) -> None:
+        """Gather, for the current session, the facts batch rules read from the whole session."""
+        facts = self._facts
+        if event.time is not None:
+            facts.latest = max(facts.latest or event.time, event.time)
+            facts.last = event.time
+        if event.kind in CRASH_KINDS:
+            facts.crashed = True
+        if event.kind == "shutdown":
+            facts.shutdown = event
+        elif event.kind in ("request_complete", "engine_start", "gpu_error"):
+            facts.shutdown = None  # work after the stop line: it was a model unload or the like
+        request = event.kind == "request_complete"
+        if request:
+            facts.requests += 1
+            if self._incident is not None:
+                self._requests_after_incident.append(event.time)
+            if event.time is None or event.time <= facts.latest_after:  # rare: a request not after them all
+                for awaited in facts.awaited:
+                    awaited.requests_not_after += not _later(event.time, awaited.after)
+        for awaited in facts.inactive:
+            if shows_activity_after(event, awaited.after) or (request and _later(event.time, awaited.after)):
+                awaited.active_later = awaited.active_later or not request
+                awaited.incident.outcome = "absorbed"  # final: a crash would leave nothing after it
+                awaited.incident.later_requests = awaited.later_requests(facts.requests)
+        facts.inactive = [awaited for awaited in facts.inactive if awaited.incident.outcome != "absorbed"]
+
+    def _decide_outcomes(self, following: Session | None) -> None:
+        """The current session ended (``following`` began, or the log ended): decide what waited."""
+        facts = self._facts
+        next_start = following.start_after or following.start if following is not None else None
+        for awaited in facts.awaited:
+            awaited.incident.outcome = outcome_from_what_followed(
+                awaited.incident,
+                awaited.active_later,
+                awaited.later_requests(facts.requests),
+                followed=following is not None,
+                next_start=next_start,
+                shut_down=facts.shutdown is not None and not facts.crashed,
+            )
+        facts.awaited, facts.inactive = [], []
 
     def settle(self, now: float) -> list[Change]:
         """Close the open incident once nothing joined it for INCIDENT_GAP_S of wall time."""
@@ -98,13 +219,32 @@ class LiveState:
             self.sessions.append(session_in_progress(event))
         return self.sessions[-1]
 
-    def _open_session(self, event: Event, *, inferred: bool) -> None:
-        previous = self.sessions[-1].omlx_version if inferred and self.sessions else None
-        self.sessions.append(
-            session_started_by(
-                len(self.sessions) + 1, event, inferred=inferred, after=self.last_stamp, version=previous
-            )
+    def _open_session(self, event: Event, *, inferred: bool) -> list[Change]:
+        """A new process begins with ``event``: the last one's waiting outcomes and dead window end."""
+        previous = self.sessions[-1] if self.sessions else None
+        started = session_started_by(
+            len(self.sessions) + 1,
+            event,
+            inferred=inferred,
+            after=self._facts.last,
+            version=previous.omlx_version if inferred and previous else None,
         )
+        if (
+            previous is None
+            and self.log_start is not None
+            and self.log_start < (started.start_after or started.start or "")
+        ):
+            # Records older than the first start belong to a process already running when the log began.
+            self.sessions.append(Session(1, self.log_start, False, None, start_in_log=False, source=event.source))
+            started.index = 2
+        self._decide_outcomes(started)
+        if self._exited is not None:
+            self._end_at_start(self._exited, started)
+            self._exited = None
+        changes = self._end_window(started, "restart", event, inferred=inferred)
+        self.sessions.append(started)
+        self._facts = _SessionFacts()
+        return changes
 
     def _count(self, event: Event) -> None:
         session = self._session(event)
@@ -117,18 +257,17 @@ class LiveState:
 
     def _add_failure(self, event: Event, now: float) -> list[Change]:
         incident = self._incident
+        self._incident_seen = now
+        self._requests_after_incident = []
         if incident is not None and joins_incident(incident.last_time, event):
             incident.records.append(event)
-            self._incident_seen = now
             return []
         changes = self.close_incident()
         if self.window is not None and event.fields.get("code_name") != "SubmissionsIgnored":
             # A penalty-boxed process fails only with SubmissionsIgnored: another fault means a new process.
-            changes += self._end_window("restart", event, inferred=True)
-            self._open_session(event, inferred=True)
+            changes += self._open_session(event, inferred=True)
         name = str(event.fields.get("code_name"))
         self._incident = Incident([event], self._session(event).index, INCIDENT_KINDS.get(name, "other_gpu"))
-        self._incident_seen = now
         return changes
 
     def close_incident(self) -> list[Change]:
@@ -148,7 +287,19 @@ class LiveState:
             self._last_incident_start = incident.time
             window.last_failure = max([*failure_times, window.last_failure or ""]) or None
             return []
-        incident.outcome = settled_outcome(incident) or "unknown"
+        settled = settled_outcome(incident)
+        incident.outcome = settled or "unknown"
+        if settled is None:
+            facts, after = self._facts, incident.last_time
+            already = sum(1 for t in self._requests_after_incident if _later(t, after))
+            awaited = _AwaitedOutcome(incident, after, facts.requests - already)
+            facts.awaited.append(awaited)
+            facts.latest_after = max(facts.latest_after, after or "")
+            if already:
+                incident.outcome, incident.later_requests = "absorbed", already
+            else:
+                facts.inactive.append(awaited)
+        self._sign(incident)
         self.faults.append(incident)
         self.sessions[incident.session - 1].faults += 1
         changes: list[Change] = [FaultClosed(incident)]
@@ -173,13 +324,35 @@ class LiveState:
             changes.append(WindowOpened(opened, incident))
         return changes
 
-    def _end_window(self, reason: str, event: Event, *, inferred: bool = False) -> list[Change]:
+    @staticmethod
+    def _end_at_start(window: DeadWindow, following: Session) -> None:
+        """A window ends where the next process starts, whatever ended it (as ``_dead_window`` has it)."""
+        window.end, window.end_exact, window.end_after = following.start, following.start_exact, following.start_after
+
+    def _sign(self, incident: Incident) -> None:
+        """Give a new fault its stack signature, the id the batch analysis gives it."""
+        signature = signature_of(incident)
+        if signature is not None:
+            incident.signature = signature.id
+            self.signatures.setdefault(signature.id, signature).faults += 1
+
+    def _end_window(
+        self, following: Session | None, reason: str, event: Event, *, inferred: bool = False
+    ) -> list[Change]:
+        """The open window ends: at the ``following`` session's start, else (an exit) at ``event``."""
         window = self.window
         if window is None:
             return []
-        window.end = event.time
-        window.end_exact = event.time is not None and not inferred
-        window.end_after = None if window.end_exact else (self.last_stamp if inferred else event.prev_time)
+        if following is not None:
+            self._end_at_start(window, following)
+        else:  # the process ended: at its last moment in the log (so far), or the next start if one comes
+            window.end, window.end_exact, window.end_after = event.time or self._session(event).end, True, None
+            self._exited = window
         window.end_reason = reason
         self.window = self.window_entry = None
         return [WindowClosed(window, inferred)]
+
+
+def _later(stamp: str | None, after: str | None) -> bool:
+    """Whether a request at ``stamp`` is one batch counts after a fault whose last time is ``after``."""
+    return bool(stamp and after and stamp > after)

@@ -59,7 +59,9 @@ def call_site(frames: list[dict[str, Any]], context: str) -> tuple[str, str]:
     return "unknown", "unknown (no traceback)" if not frames else "unknown"
 
 
-def _signature_of(incident: Incident) -> tuple[str, Signature] | None:
+def signature_of(incident: Incident) -> Signature | None:
+    """The signature of a fault's first record with a traceback; batch and the live watch (which signs
+    each fault as it closes) give one fault the same id. Its ``faults`` count is the caller's to keep."""
     for event in incident.records:
         frames = event.fields.get("traceback")
         if not frames:
@@ -72,7 +74,7 @@ def _signature_of(incident: Incident) -> tuple[str, Signature] | None:
         sig_id = hashlib.sha1(key.encode()).hexdigest()[:10]
         site, label = call_site(frames, incident.context)
         innermost = normal[-1]["code"] if normal else ""
-        return sig_id, Signature(sig_id, normal, event.fields.get("exception"), site, label, innermost, 0)
+        return Signature(sig_id, normal, event.fields.get("exception"), site, label, innermost, 0)
     return None
 
 
@@ -81,10 +83,9 @@ def signatures_of(faults: list[Incident]) -> list[Signature]:
     learns the id of its own."""
     found: dict[str, Signature] = {}
     for incident in faults:
-        result = _signature_of(incident)
-        if result is None:
+        signature = signature_of(incident)
+        if signature is None:
             continue
-        sig_id, signature = result
-        incident.signature = sig_id
-        found.setdefault(sig_id, signature).faults += 1
+        incident.signature = signature.id
+        found.setdefault(signature.id, signature).faults += 1
     return sorted(found.values(), key=lambda s: -s.faults)

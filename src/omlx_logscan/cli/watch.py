@@ -69,6 +69,14 @@ def watch(
         ),
     ] = None,
     from_start: Annotated[bool, typer.Option(help="Replay what the file already holds, then follow.")] = False,
+    exit_at_end: Annotated[
+        bool,
+        typer.Option(
+            help="Replay the file from its start as a finished log, print the summary and exit 0 (3 with "
+            "--exit-on-dead if the engine is dead at its end) instead of following. The state then is the "
+            "one `timeline` reads."
+        ),
+    ] = False,
     interval: Annotated[
         float, typer.Option(metavar="SECONDS", help="Seconds between polls of the file (0.01 to 3600).")
     ] = 0.5,
@@ -113,6 +121,7 @@ def watch(
         exit_on_dead=exit_on_dead,
         command_timeout=command_timeout,
         kinds=kinds,
+        exit_at_end=exit_at_end,
     )
     watcher = Watcher(options, sink)
     with _stop_on_signals() as stop:

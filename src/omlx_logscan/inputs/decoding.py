@@ -44,16 +44,22 @@ def looks_binary(head: bytes) -> bool:
     return suspicious > 0.1 * len(sample)
 
 
+def decode_line(raw: bytes) -> str:
+    """One line as text, by the rule every reader follows: UTF-8, else Windows-1252 for that line.
+
+    oMLX writes UTF-8, but a pasted or re-saved log may hold a line in a Windows code page; reading
+    only that line as Windows-1252 keeps its neighbours exact and its own words readable. The batch
+    reader and the live follower both call this, so a line reads the same in ``timeline`` and ``watch``.
+    """
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return raw.decode("cp1252", errors="replace")
+
+
 def _decode_lines_mixed(block: bytes) -> bytes:
-    """Re-encode a block whose bytes are not all UTF-8: each bad line is read as Windows-1252."""
-    out: list[bytes] = []
-    for raw in block.split(b"\n"):
-        try:
-            raw.decode("utf-8")
-            out.append(raw)
-        except UnicodeDecodeError:
-            out.append(raw.decode("cp1252", errors="replace").encode("utf-8"))
-    return b"\n".join(out)
+    """Re-encode a block whose bytes are not all UTF-8: each bad line is read by ``decode_line``."""
+    return "\n".join(decode_line(raw) for raw in block.split(b"\n")).encode("utf-8")
 
 
 def is_utf8(data: bytes) -> bool:

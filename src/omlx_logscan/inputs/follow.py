@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import os
 import stat
 from dataclasses import dataclass
@@ -9,7 +10,7 @@ from pathlib import Path
 from typing import IO
 
 from omlx_logscan.errors import LogscanError
-from omlx_logscan.inputs.decoding import SNIFF_BYTES, looks_binary, not_text
+from omlx_logscan.inputs.decoding import SNIFF_BYTES, decode_line, looks_binary, not_text
 from omlx_logscan.inputs.lines import KeptLine
 
 READ_BYTES = 1 << 20
@@ -65,6 +66,7 @@ class Follower:
         self._offset = 0
         self._line = 0
         self._partial = b""
+        self._utf8_announced = False  # the file began with a UTF-8 byte-order mark
         self._said: str | None = None  # the last waiting/unreadable notice, so it is said once
 
     def check(self) -> None:
@@ -105,6 +107,16 @@ class Follower:
                 self._read(out)
         return out
 
+    def take_unfinished(self) -> list[KeptLine]:
+        """The last line without its newline, as a line: for a file known to be complete.
+
+        While a file grows, such a line is still being written and waits for its newline; when no
+        more will come (``watch --exit-at-end``), the batch reader counts it as a line, and so must we.
+        """
+        out: list[KeptLine | FileChange] = []
+        self._emit_partial(out)
+        return [item for item in out if isinstance(item, KeptLine)]
+
     def close(self) -> None:
         if self._handle is not None:
             self._handle.close()
@@ -139,6 +151,8 @@ class Follower:
         assert self._handle is not None
         position = last_break = lines = 0
         while data := self._handle.read(READ_BYTES):
+            if position == 0:
+                self._utf8_announced = data.startswith(codecs.BOM_UTF8)  # line 1 is skipped, its mark still counts
             lines += data.count(b"\n")
             cut = data.rfind(b"\n")
             if cut >= 0:
@@ -186,5 +200,17 @@ class Follower:
 
     def _emit(self, raw: bytes, out: list[KeptLine | FileChange]) -> None:
         self._line += 1
-        text = raw.decode("utf-8", errors="replace")
-        out.append(KeptLine(self._line, text.removeprefix("\ufeff") if self._line == 1 else text))
+        out.append(KeptLine(self._line, self._decode(raw)))
+
+    def _decode(self, raw: bytes) -> str:
+        """A line's text exactly as the batch reader gives it, so watch and timeline see the same records.
+
+        A file that opens with a UTF-8 byte-order mark is read as UTF-8 throughout, bad bytes
+        replaced, as ``sources.read_chunks`` does; any other line goes through ``decode_line``.
+        """
+        if self._line == 1:
+            self._utf8_announced = raw.startswith(codecs.BOM_UTF8)
+            raw = raw.removeprefix(codecs.BOM_UTF8)
+        if self._utf8_announced:
+            return raw.decode("utf-8", errors="replace")
+        return decode_line(raw)

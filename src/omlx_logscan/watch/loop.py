@@ -20,7 +20,7 @@ from typing import Protocol
 
 from omlx_logscan.analysis.live import Change, FaultClosed, LiveState, WindowOpened
 from omlx_logscan.analysis.model import DeadWindow, Incident
-from omlx_logscan.errors import EXIT_DEAD
+from omlx_logscan.errors import EXIT_DEAD, LogscanError
 from omlx_logscan.inputs.follow import Follower
 from omlx_logscan.inputs.lines import KeptLine
 from omlx_logscan.parsing.event import Event
@@ -58,6 +58,7 @@ class WatchOptions:
     exit_on_dead: bool = False
     command_timeout: float = 300.0
     kinds: frozenset[str] = frozenset()  # empty: every kind but routine records
+    exit_at_end: bool = False  # replay the file from its start as a finished log, then stop (implies from_start)
 
 
 class Watcher:
@@ -66,20 +67,25 @@ class Watcher:
     def __init__(self, options: WatchOptions, sink: WatchSink) -> None:
         self.options = options
         self.sink = sink
-        self.follower = Follower(options.path, from_start=options.from_start)
+        self.follower = Follower(options.path, from_start=options.from_start or options.exit_at_end)
         self.stream = LiveStream(str(options.path))
         self.state = LiveState()
         self.lines = 0
         self.events = 0
         self.hook_runs: dict[str, int] = {}
         self._running: list[HookRun] = []
-        self._catching_up = options.from_start
+        self._catching_up = options.from_start or options.exit_at_end
         self._last_line_at = 0.0
         self._began = time.monotonic()
         self._exit: int | None = None
 
     def run(self, should_stop: Callable[[], bool]) -> int:
-        """Watch until ``should_stop`` says so (exit 0) or, with exit_on_dead, the engine is dead (3)."""
+        """Watch until ``should_stop`` says so (exit 0) or, with exit_on_dead, the engine is dead (3).
+
+        With exit_at_end it stops at the end of the file instead, as ``replay_to_end`` does.
+        """
+        if self.options.exit_at_end:
+            return self.replay_to_end(should_stop)
         self.follower.check()
         self._began = time.monotonic()
         try:
@@ -88,6 +94,30 @@ class Watcher:
                     time.sleep(self.options.interval)
             if self._exit is not None:
                 self._wait_for_hooks()
+        finally:
+            self.follower.close()
+        return self._exit or 0
+
+    def replay_to_end(
+        self, should_stop: Callable[[], bool] = lambda: False, clock: Callable[[], float] = time.monotonic
+    ) -> int:
+        """Read the file from its start to its end as a finished log and stop: the batch analysis, live.
+
+        Nothing more will come, so what a live watch leaves open (the last record, the last incident,
+        outcomes that wait on what the process does next) is settled as the batch analysis settles it
+        at the end of a log. The parity tests compare this state with ``analyze``. Returns 3 when
+        exit_on_dead is set and the engine is dead at the end, else 0.
+        """
+        self.follower.check()
+        if not self.options.path.is_file():  # nothing to wait for: the log is taken as finished
+            raise LogscanError(f"{self.options.path}: no such file (--exit-at-end reads a log that exists)")
+        self._began = clock()
+        try:
+            while not self.follower.caught_up and not should_stop():
+                self.step(clock())
+            if self._catching_up:  # stopped early: what was read still counts as the whole log
+                self._caught_up(clock())
+            self._wait_for_hooks()
         finally:
             self.follower.close()
         return self._exit or 0
@@ -112,7 +142,8 @@ class Watcher:
             self._feed(self.stream.add(batch), now)
         elif self.stream.holding and now - self._last_line_at >= RECORD_HOLD_S:
             self._feed(self.stream.flush(), now)
-        self._apply(self.state.settle(now), now)
+        if not self._catching_up:  # history is timed by the log alone: a slow replay must not split a fault
+            self._apply(self.state.settle(now), now)
         if self._catching_up and self.follower.caught_up:
             self._caught_up(now)
         self._reap(now)
@@ -146,13 +177,22 @@ class Watcher:
 
         Waiting for more lines here would report a replayed fault as new, run --on-fault for it and
         leave it out of the replay's counts. Closing them changes only history, so nothing is reported
-        but a dead window still open at the end.
+        but a dead window still open at the end. With exit_at_end the log is finished, so the state is
+        settled first (``LiveState.finish``) and the alert is for a window still open after that.
         """
-        self._feed(self.stream.flush(), now)
-        self.state.close_incident()
+        if self.options.exit_at_end:  # nothing more will come: settle all as the batch analysis does
+            unfinished = self.follower.take_unfinished()
+            self.lines += len(unfinished)
+            self._feed(self.stream.add(unfinished), now)
+            self._feed(self.stream.flush(), now)
+            self.state.finish()
+        else:
+            self._feed(self.stream.flush(), now)
+            self.state.close_incident()
         self._catching_up = False
         state = self.state
-        self.sink.info(f"replayed {_plural(self.lines, 'line')}: {_counts(state)}; now following")
+        then = "at its end" if self.options.exit_at_end else "now following"
+        self.sink.info(f"replayed {_plural(self.lines, 'line')}: {_counts(state)}; {then}")
         if state.window is not None and state.window_entry is not None:
             self._alert(state.window, state.window_entry, now)
 

@@ -1,0 +1,284 @@
+"""``logscan watch --exit-at-end`` ends in the state the batch analysis gives: one set of rules, two readers.
+
+The watcher reads a log line by line, as it is written; ``read_events`` + ``analyze`` read it whole.
+Replayed to its end, the watcher must find the same events, the same faults with the same final
+outcomes and signatures, the same dead windows and the same line accounting, for every fixture.
+"""
+
+from __future__ import annotations
+
+import gzip
+import itertools
+import json
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import GENERATED, REAL
+from omlx_logscan.analysis.lifetimes import analyze
+from omlx_logscan.analysis.model import Analysis
+from omlx_logscan.errors import LogscanError
+from omlx_logscan.inputs import follow
+from omlx_logscan.inputs.follow import log_path
+from omlx_logscan.inputs.sources import resolve
+from omlx_logscan.parsing.event import Event
+from omlx_logscan.stream.read import read_events
+from omlx_logscan.watch.loop import Watcher, WatchOptions
+from omlx_logscan.watch.notices import Notice
+from synthetic import busy, ignored, record, start, timeout, write_log
+
+SINGLE_FILE_CASES = sorted(p.parent.name for p in GENERATED.glob("s*-*/omlx.log.gz") if "-rotated" not in str(p))
+REAL_LOGS = sorted(p.name for p in REAL.glob("*.log"))
+SUBPROCESS_CASES = ["s1-file-info", "s5-console-warning", "omlx-issue-3683.log"]
+
+# Requests are dense rows in a batch read and events in a live one: compared by count, not as events.
+DENSE_KINDS = frozenset({"request_complete", "record"})
+
+
+class EventKeeper:
+    """A watch sink that keeps the events (every kind) and the notices."""
+
+    def __init__(self) -> None:
+        self.events: list[Event] = []
+        self.notices: list[Notice] = []
+
+    def event(self, event: Event) -> None:
+        self.events.append(event)
+
+    def notice(self, notice: Notice) -> None:
+        self.notices.append(notice)
+
+    def info(self, message: str) -> None:
+        pass
+
+
+def _event_keys(events: list[Event]) -> list[tuple[Any, ...]]:
+    return [(e.kind, e.line, e.time, e.lines, e.message) for e in events if e.kind not in DENSE_KINDS]
+
+
+def batch_state(path: Path) -> dict[str, Any]:
+    """What ``logscan timeline`` reads in the log, in the terms the watcher can be held to."""
+    stream = read_events(resolve([str(path)]))
+    analysis: Analysis = analyze(stream)
+    return {
+        "events": _event_keys(stream.events),
+        "requests": stream.kind_counts["request_complete"],
+        "sessions": len(analysis.sessions),
+        "faults": [f.as_dict() for f in analysis.faults],
+        "signatures": {s.id: s.faults for s in analysis.signatures},
+        "dead_windows": [w.as_dict() for w in analysis.dead_windows],
+        "lines": stream.accounting.lines,
+        "unparsed": stream.accounting.unparsed,
+    }
+
+
+def live_state(path: Path) -> dict[str, Any]:
+    """The same, from the watcher replaying the file to its end (the library call behind --exit-at-end)."""
+    sink = EventKeeper()
+    watcher = Watcher(WatchOptions(path, exit_at_end=True), sink)
+    assert watcher.replay_to_end() == 0
+    state = watcher.state
+    return {
+        "events": _event_keys(sink.events),
+        "requests": Counter(e.kind for e in sink.events)["request_complete"],
+        "sessions": len(state.sessions),
+        "faults": [f.as_dict() for f in state.faults],
+        "signatures": {sig.id: sig.faults for sig in state.signatures.values()},
+        "dead_windows": [w.as_dict() for w in state.windows],
+        "lines": watcher.lines,
+        "unparsed": watcher.stream.unparsed,
+    }
+
+
+def assert_same_state(path: Path) -> None:
+    batch, live = batch_state(path), live_state(path)
+    for part in batch:  # one part at a time, so a failure names what differs
+        assert live[part] == batch[part], part
+
+
+def _plain(case: str, tmp_path: Path) -> Path:
+    """A generator fixture decompressed: the watcher follows plain files, as oMLX writes them."""
+    plain = tmp_path / "omlx.log"
+    plain.write_bytes(gzip.decompress((GENERATED / case / "omlx.log.gz").read_bytes()))
+    return plain
+
+
+@pytest.mark.parametrize("case", SINGLE_FILE_CASES)
+def test_generated_logs_replay_to_the_batch_state(case: str, tmp_path: Path) -> None:
+    assert_same_state(_plain(case, tmp_path))
+
+
+@pytest.mark.parametrize("name", REAL_LOGS)
+def test_real_logs_replay_to_the_batch_state(name: str) -> None:
+    assert_same_state(REAL / name)
+
+
+# -- the rules one at a time, on small logs written for them --------------------------------------
+
+
+def _completion(minute: float) -> str:
+    return record(minute, "INFO", "omlx.server", "Chat completion: 12 tokens in 3.00s (20.0 tok/s), prompt: 900")
+
+
+def _shutdown(minute: float) -> str:
+    return record(minute, "INFO", "omlx.engine_pool", "Engine pool shutdown complete")
+
+
+_ABORT = (
+    "libc++abi: terminating due to uncaught exception of type std::runtime_error: [METAL] Command buffer "
+    "execution failed: Ignored (for causing prior/excessive GPU errors) "
+    "(00000004:kIOGPUCommandBufferCallbackErrorSubmissionsIgnored)"
+)
+
+
+RULE_CASES: dict[str, list[str]] = {
+    "absorbed-with-requests": [start(0), timeout(5), _completion(6), busy(7), _completion(8)],
+    "absorbed-requests-only": [start(0), timeout(5), _completion(6), _completion(8)],
+    "unknown-at-the-end": [start(0), busy(1), timeout(10)],
+    "crash-just-before-a-start": [start(0), busy(1), timeout(10), start(10.5), busy(12)],
+    "restart-long-after": [start(0), busy(1), timeout(10), start(30), busy(32)],
+    "shutdown-after-the-fault": [start(0), timeout(10), _shutdown(10.2), start(10.5)],
+    "work-after-the-shutdown": [start(0), timeout(10), _shutdown(10.2), _completion(10.3), start(10.5)],
+    "still-dead": [start(0), busy(5), timeout(10), ignored(10), ignored(15), ignored(20), ignored(25)],
+    "a-start-ends-the-window": [start(0), timeout(10), ignored(10), ignored(15), start(20), busy(25)],
+    "an-abort-ends-the-window": [start(0), timeout(10), ignored(10), ignored(15), _ABORT, start(20)],
+    "a-new-fault-means-a-restart": [timeout(10), ignored(10), ignored(15), timeout(60), busy(61)],
+    "repeats-stopped-long-ago": [timeout(0), ignored(0), ignored(5), ignored(10), busy(100)],
+    "records-before-the-first-start": [busy(0), timeout(1), busy(2), start(10), timeout(20)],
+    "no-events-at-all": [record(0, "DEBUG", "omlx.server", "nothing to see")],
+    # Threads write out of order: a request logged after the fault but timed before it is not after it.
+    "a-request-timed-before-the-fault": [start(0), timeout(10), _completion(9.99), start(10.5)],
+    "many-faults-and-requests": [
+        start(0),
+        *(line for n in range(40) for line in (timeout(1 + n), *(_completion(1.1 + n + k / 100) for k in range(n)))),
+        start(50),
+    ],
+}
+
+
+@pytest.mark.parametrize("case", sorted(RULE_CASES))
+def test_each_rule_gives_the_batch_state_live(case: str, tmp_path: Path) -> None:
+    assert_same_state(write_log(tmp_path / "server.log", RULE_CASES[case]))
+
+
+# -- bytes that are not UTF-8 --------------------------------------------------------------------
+
+
+def _windows_1252_log(tmp_path: Path, *, utf8_mark: bool) -> Path:
+    """A head line and a traceback line in Windows-1252 (é, curly quotes), between UTF-8 lines."""
+    lines = [
+        start(0).encode(),
+        record(2, "WARNING", "omlx.server", "model caf\u00e9 loaded").encode("cp1252"),
+        timeout(5).encode(),
+        b"Traceback (most recent call last):",
+        b'  File "/opt/omlx/scheduler.py", line 10, in step',
+        b"    raise RuntimeError(\x93GPU\x94)",
+        b"RuntimeError: GPU",
+        busy(7).encode(),
+    ]
+    path = tmp_path / "server.log"
+    path.write_bytes((b"\xef\xbb\xbf" if utf8_mark else b"") + b"\n".join(lines) + b"\n")
+    return path
+
+
+@pytest.mark.parametrize("utf8_mark", [False, True], ids=["no-mark", "utf8-byte-order-mark"])
+def test_windows_1252_lines_read_alike(utf8_mark: bool, tmp_path: Path) -> None:
+    """Batch reads a bad line as Windows-1252 (or, after a UTF-8 mark, as UTF-8 with U+FFFD): so does watch."""
+    path = _windows_1252_log(tmp_path, utf8_mark=utf8_mark)
+    assert_same_state(path)
+    live = live_state(path)
+    assert live["unparsed"] == 0
+    warning = next(key for key in live["events"] if key[0] == "warning")
+    assert warning[4] == ("model caf\ufffd loaded" if utf8_mark else "model café loaded")
+    gpu = next(key for key in live["events"] if key[0] == "gpu_error")
+    assert gpu[3] == 5  # the head line and its four traceback lines: one record
+
+
+# Byte-level shapes of one log that the two readers must cut into the same lines.
+LINE_SHAPES = {
+    "crlf": lambda data: data.replace(b"\n", b"\r\n"),
+    "no-final-newline": lambda data: data.rstrip(b"\n"),
+    "blank-lines": lambda data: data.replace(b"\n", b"\n\n", 50),
+    "lone-carriage-returns": lambda data: data.replace(b"\n", b"\r", 3),
+    "nul-bytes": lambda data: data.replace(b"Traceback", b"Trace\x00back", 2),
+}
+
+
+@pytest.mark.parametrize("shape", sorted(LINE_SHAPES))
+def test_line_shapes_read_alike(shape: str, tmp_path: Path) -> None:
+    """A last line without its newline is a line once the log is finished (the follower holds it until then)."""
+    path = _plain("s1-file-info", tmp_path)
+    path.write_bytes(LINE_SHAPES[shape](path.read_bytes()))
+    assert_same_state(path)
+
+
+def test_a_slow_replay_in_small_polls_gives_the_same_state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """History is timed by the log: polls of a few hundred bytes, each a minute apart on the wall clock,
+    must not close a fault or a record between two polls."""
+    frames = [f'  File "/opt/omlx/scheduler.py", line {n}, in step\n    mx.synchronize()' for n in range(40)]
+    traceback = ["Traceback (most recent call last):", *frames, "RuntimeError: GPU"]
+    escalation = [timeout(10), *traceback, ignored(10.001), *traceback]
+    path = write_log(tmp_path / "server.log", [start(0), *escalation, ignored(15), *traceback, busy(16)])
+    monkeypatch.setattr(follow, "POLL_BYTES", 256)
+    monkeypatch.setattr(follow, "READ_BYTES", 128)
+    ticks = itertools.count(step=60.0)
+    watcher = Watcher(WatchOptions(path, exit_at_end=True), EventKeeper())
+    watcher.replay_to_end(clock=lambda: next(ticks))
+    batch = batch_state(path)
+    assert [f.as_dict() for f in watcher.state.faults] == batch["faults"]
+    assert [w.as_dict() for w in watcher.state.windows] == batch["dead_windows"]
+    assert watcher.lines == batch["lines"]
+
+
+def test_exit_at_end_needs_a_file(tmp_path: Path) -> None:
+    with pytest.raises(LogscanError, match="no such file"):
+        Watcher(WatchOptions(tmp_path / "server.log", exit_at_end=True), EventKeeper()).replay_to_end()
+
+
+def test_utf16_is_read_by_timeline_and_refused_by_watch(tmp_path: Path) -> None:
+    """A true limit: the follower cuts bytes at newlines, which UTF-16 text does not allow. oMLX
+    writes UTF-8, so watch refuses such a file at once (as binary data) rather than misread it."""
+    path = tmp_path / "server.log"
+    path.write_bytes("\n".join(RULE_CASES["absorbed-with-requests"]).encode("utf-16") + "\n".encode("utf-16-le"))
+    assert len(batch_state(path)["faults"]) == 1
+    with pytest.raises(LogscanError, match="not a text log"):
+        Watcher(WatchOptions(log_path(str(path), None), exit_at_end=True), EventKeeper()).replay_to_end()
+
+
+# -- the command, as a supervisor runs it ----------------------------------------------------------
+
+
+def _fixture(case: str, tmp_path: Path) -> Path:
+    return REAL / case if case.endswith(".log") else _plain(case, tmp_path)
+
+
+@pytest.mark.parametrize("case", SUBPROCESS_CASES)
+def test_watch_exit_at_end_prints_what_timeline_reads(case: str, tmp_path: Path) -> None:
+    path = _fixture(case, tmp_path)
+    command = [sys.executable, "-m", "omlx_logscan"]
+    watch = subprocess.run(
+        [*command, "watch", str(path), "--exit-at-end", "-f", "ndjson", "-k", "gpu_error"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    timeline = subprocess.run(
+        [*command, "timeline", str(path), "-f", "json"], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert watch.returncode == 0, watch.stderr
+    document = json.loads(timeline.stdout)
+    rows = [json.loads(line) for line in watch.stdout.splitlines()]
+    batch = batch_state(path)
+    assert [(r["kind"], r["line"], r["time"]) for r in rows if "kind" in r] == [
+        (k[0], k[1], k[2]) for k in batch["events"] if k[0] == "gpu_error"
+    ]
+    header = document["header"]
+    summary = watch.stderr.strip().splitlines()[-1]
+    sessions, faults, windows = len(document["sessions"]), len(document["faults"]), len(document["dead_windows"])
+    assert f"{header['lines']} line" in summary
+    assert f"{sessions} session" in summary and f"{faults} GPU fault" in summary and f"{windows} dead window" in summary
+    assert ("unparsed line" in summary) == (header["unparsed_lines"] > 0)
