@@ -20,6 +20,12 @@ FIXTURES = ROOT / "tests" / "fixtures"
 REAL = FIXTURES / "real"
 GENERATED = FIXTURES / "generated"
 EXAMPLE = ROOT / "examples" / "omlx-3706.log"
+# A routine WARNING line (format: second, text) and a GPU timeout fault, for small hand-made logs.
+WARN = "2026-09-15 20:00:{:02d},000 - omlx.scheduler - WARNING - [-] - message {}\n"
+TIMEOUT_LINE = (
+    "2026-09-15 20:19:38,663 - omlx.engine_core - ERROR - [-] - Engine loop error: [METAL] Command buffer execution "
+    "failed: Caused GPU Timeout Error (00000002:kIOGPUCommandBufferCallbackErrorTimeout)\n"
+)
 
 
 def stream_of(*paths: str | Path) -> EventStream:
