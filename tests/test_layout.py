@@ -138,3 +138,5 @@ def test_machine_formats_do_not_import_rich(run: str) -> None:
     }
     assert "polars" in imported
     assert not {name for name in imported if name == "rich" or name.startswith("rich.")}
+    if "OS history" not in run:  # OS histories, their plist reader and the bounds load only when asked for
+        assert not imported & {"plistlib", "dateutil", "omlx_logscan.analysis.bounds", "omlx_logscan.inputs.oshistory"}

@@ -8,20 +8,17 @@ from typing import IO, TYPE_CHECKING, Any
 
 from omlx_logscan import __version__
 from omlx_logscan.analysis.attribution import Attribution, Evidence, LoadContext, WhyFaulted, explain
-from omlx_logscan.analysis.bounds import CONFIDENCE, Bounds
-from omlx_logscan.analysis.check import CheckResult, Finding
 from omlx_logscan.analysis.model import Analysis
 from omlx_logscan.analysis.overlay import OverlayCorrelation
-from omlx_logscan.output.findings import finding_message, finding_title, rule_finds, rule_threshold, rule_title
 from omlx_logscan.output.overlays import RATE_RATIO_TEST
 from omlx_logscan.output.phrases import crash_rows, escalation_rows, summary
-from omlx_logscan.output.versions import bounds_sentence
 from omlx_logscan.output.why import evidence_what, hidden_phrases, load_label, load_note
 from omlx_logscan.parsing.event import Event
 from omlx_logscan.stream.model import EventStream, header
 
 if TYPE_CHECKING:
-    pass
+    from omlx_logscan.analysis.bounds import Bounds
+    from omlx_logscan.analysis.check import CheckResult, Finding
 
 
 BOUNDS_SCHEMA = "omlx-logscan/bounds/1"
@@ -32,6 +29,9 @@ BOUNDS_SCHEMA = "omlx-logscan/bounds/1"
 
 def bounds_document(bounds: Bounds, analysis: Analysis) -> dict[str, Any]:
     """The ``bounds --format json`` document."""
+    from omlx_logscan.analysis.bounds import CONFIDENCE
+    from omlx_logscan.output.versions import bounds_sentence
+
     return {
         "schema": BOUNDS_SCHEMA,
         "generator": f"omlx-logscan {__version__}",
@@ -52,6 +52,8 @@ CHECK_SCHEMA = "omlx-logscan/check/1"
 
 def check_document(result: CheckResult) -> dict[str, Any]:
     """The ``check --format json`` document (schema omlx-logscan/check/1)."""
+    from omlx_logscan.output.findings import rule_finds, rule_threshold, rule_title
+
     return {
         "schema": CHECK_SCHEMA,
         "generator": f"omlx-logscan {__version__}",
@@ -74,6 +76,8 @@ def check_document(result: CheckResult) -> dict[str, Any]:
 
 def finding_dict(finding: Finding) -> dict[str, Any]:
     """One ``findings`` entry: the rule, its words, and where the finding points."""
+    from omlx_logscan.output.findings import finding_message, finding_title
+
     return {
         "rule": finding.rule,
         "title": finding_title(finding),

@@ -9,10 +9,7 @@ from functools import cache
 from typing import IO, TYPE_CHECKING
 
 from omlx_logscan.analysis.attribution import WhyFaulted
-from omlx_logscan.analysis.bounds import Bounds
-from omlx_logscan.analysis.check import CheckResult
 from omlx_logscan.analysis.model import Analysis
-from omlx_logscan.output.findings import check_headline, finding_message, rule_threshold
 from omlx_logscan.output.phrases import (
     accounting_lines,
     count_text,
@@ -28,7 +25,6 @@ from omlx_logscan.output.phrases import (
     summary,
     window_end_phrase,
 )
-from omlx_logscan.output.versions import bounds_heading, bounds_measures, bounds_sentence
 from omlx_logscan.output.why import write_why_text
 from omlx_logscan.parsing.event import Event
 from omlx_logscan.stream.model import EventStream, header
@@ -38,11 +34,16 @@ if TYPE_CHECKING:
     from rich.console import Console
     from rich.text import Text
 
+    from omlx_logscan.analysis.bounds import Bounds
+    from omlx_logscan.analysis.check import CheckResult
+
 
 def bounds_table(bounds: Bounds, con: Console) -> None:
     """The bounds on a terminal: one column per version (few versions, many measures), then the sentence."""
     from rich.table import Table
     from rich.text import Text
+
+    from omlx_logscan.output.versions import bounds_heading, bounds_measures, bounds_sentence
 
     con.print(Text("Version bounds", style="bold"))
     table = Table(show_edge=False, pad_edge=False, box=None, padding=(0, 2, 0, 0))
@@ -59,6 +60,8 @@ def bounds_table(bounds: Bounds, con: Console) -> None:
 def check_text(result: CheckResult, con: Console) -> None:
     """The terminal view: one line per rule, then one per finding."""
     from rich.text import Text
+
+    from omlx_logscan.output.findings import check_headline, finding_message, rule_threshold
 
     con.print(Text(check_headline(result), style="bold"))
     for rule in result.rules.names:
