@@ -7,44 +7,24 @@ from typing import Annotated
 
 import typer
 
-from omlx_logscan.cli.app import app, guarded
 from omlx_logscan.cli.load import load_stream
 from omlx_logscan.cli.options import (
     CommonOptions,
-    Debug,
-    OsHistoryFiles,
-    OsInstalls,
-    Output,
-    Paths,
-    Quiet,
     ReportFormatOption,
-    Since,
-    Strict,
-    Tz,
-    Until,
+    logs_command,
 )
 from omlx_logscan.errors import LogscanError
 from omlx_logscan.output.formats import ReportFormat
 
 
-@app.command()
-@guarded
+@logs_command(history=True)
 def bounds(
-    paths: Paths,
-    os_history: OsHistoryFiles = None,
-    os_installs: OsInstalls = None,
+    options: CommonOptions,
     by: Annotated[
         str,
         typer.Option(metavar="os|omlx|both", help="One row per macOS version, per oMLX version, or per pair."),
     ] = "os",
-    since: Since = None,
-    until: Until = None,
-    tz: Tz = None,
     fmt: ReportFormatOption = ReportFormat.text,
-    output: Output = None,
-    quiet: Quiet = False,
-    strict: Strict = False,
-    debug: Debug = False,
 ) -> None:
     """Faults per macOS (or oMLX) version, with exact 95 % upper bounds on the fault rate per start and per hour."""
     from omlx_logscan.analysis.bounds import Grouping, build_bounds
@@ -55,7 +35,6 @@ def bounds(
     if by not in Grouping.__members__:
         raise LogscanError(f"--by {by!r}: expected os, omlx or both")
     grouping = Grouping(by)
-    options = CommonOptions.from_params(locals())
     history = load_history(options.os_history, options.os_installs, options.tz, use_system=True)
     if history is None and grouping is not Grouping.omlx:
         raise LogscanError(

@@ -7,19 +7,11 @@ from typing import Annotated
 
 import typer
 
-from omlx_logscan.cli.app import app, guarded
 from omlx_logscan.cli.load import load_stream
 from omlx_logscan.cli.options import (
     CheckFormatOption,
     CommonOptions,
-    Debug,
-    Output,
-    Paths,
-    Quiet,
-    Since,
-    Strict,
-    Tz,
-    Until,
+    logs_command,
 )
 from omlx_logscan.errors import LogscanError
 from omlx_logscan.output.formats import CheckFormat
@@ -27,10 +19,9 @@ from omlx_logscan.output.formats import CheckFormat
 DEFAULT_FAIL_ON = "penalty_box,dead_engine,crash"
 
 
-@app.command()
-@guarded
+@logs_command()
 def check(
-    paths: Paths,
+    options: CommonOptions,
     fail_on: Annotated[
         str,
         typer.Option(
@@ -55,13 +46,6 @@ def check(
         ),
     ] = None,
     fmt: CheckFormatOption = CheckFormat.text,
-    output: Output = None,
-    since: Since = None,
-    until: Until = None,
-    tz: Tz = None,
-    quiet: Quiet = False,
-    strict: Strict = False,
-    debug: Debug = False,
 ) -> None:
     """A CI gate: exit 0 when the log shows none of the --fail-on failures, 1 when it does, 2 when it cannot check."""
     from omlx_logscan.analysis.check import Rules, run_check
@@ -75,7 +59,6 @@ def check(
     )
     if not rules.names:
         raise LogscanError("nothing to check: give --fail-on rules, --max-faults or --max-dead")
-    options = CommonOptions.from_params(locals())
     stream = load_stream(options)
     unreadable = [source.problem for source in stream.sources if source.problem]
     if unreadable:

@@ -1,13 +1,15 @@
 """The options the commands share, each declared once, and the typed values they become.
 
-A command lists the shared options it takes (the order of its parameters is the order of its
-help); ``CommonOptions.from_params(locals())`` then turns their strings into the values the core
-takes, so a command hands the core one object instead of passing each option on.
+A command that reads logs is declared with ``logs_command``: its own parameters are only the
+options it alone takes, the shared ones are added to its signature here, and it is called with
+one ``CommonOptions`` holding their typed values, which it hands to the core as one object.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import functools
+import inspect
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, tzinfo
 from pathlib import Path
@@ -43,9 +45,8 @@ class CommonOptions:
 
     @classmethod
     def from_params(cls, params: Mapping[str, Any]) -> CommonOptions:
-        """From a command's parameters, as its ``locals()`` before it rebinds any of them (typer has
-        converted them by then, unlike click's ``Context.params``); a bad value fails here, before any
-        log is read."""
+        """From the shared options' values as typer converted them; a bad value fails here, before
+        any log is read."""
         from omlx_logscan.cli.values import overlay_specs, parse_gap, parse_os_flag, time_window, zone
 
         tz = zone(params.get("tz"))
@@ -197,3 +198,49 @@ OsInstalls = Annotated[
         show_default=False,
     ),
 ]
+
+
+# The options every log-reading command takes, with their defaults, and the two groups that only
+# the commands about versions and about other activity take; each becomes a keyword parameter.
+_SHARED: tuple[tuple[str, Any, Any], ...] = (
+    ("since", Since, None),
+    ("until", Until, None),
+    ("tz", Tz, None),
+    ("output", Output, None),
+    ("quiet", Quiet, False),
+    ("strict", Strict, False),
+    ("debug", Debug, False),
+)
+_HISTORY: tuple[tuple[str, Any, Any], ...] = (("os_history", OsHistoryFiles, None), ("os_installs", OsInstalls, None))
+_OVERLAYS: tuple[tuple[str, Any, Any], ...] = (("overlay", Overlays, None), ("overlay_gap", OverlayGap, None))
+
+
+def logs_command(
+    *, history: bool = False, overlays: bool = False
+) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """Register a command that reads logs: ``PATH...``, then its own options, then the shared ones
+    (with ``history`` the OS-history options, with ``overlays`` the overlay options). The command's
+    first parameter is ``options: CommonOptions``; its other parameters are its own options."""
+    from omlx_logscan.cli.app import app, guarded
+
+    shared = (*_SHARED, *(_HISTORY if history else ()), *(_OVERLAYS if overlays else ()))
+    keyword = inspect.Parameter.KEYWORD_ONLY
+
+    def register(command: Callable[..., None]) -> Callable[..., None]:
+        own = list(inspect.signature(command, eval_str=True).parameters.values())[1:]
+
+        @functools.wraps(command)
+        def run(**values: Any) -> None:
+            common = {name: values.pop(name) for name in ("paths", *(name for name, _, _ in shared))}
+            command(CommonOptions.from_params(common), **values)
+
+        run.__signature__ = inspect.Signature(  # type: ignore[attr-defined]  # what typer reads the options from
+            [
+                inspect.Parameter("paths", keyword, annotation=Paths),
+                *(parameter.replace(kind=keyword) for parameter in own),
+                *(inspect.Parameter(name, keyword, annotation=kind, default=default) for name, kind, default in shared),
+            ]
+        )
+        return app.command()(guarded(run))
+
+    return register

@@ -6,34 +6,16 @@ from typing import Annotated
 
 import typer
 
-from omlx_logscan.cli.app import app, guarded
 from omlx_logscan.cli.load import load_investigation
 from omlx_logscan.cli.options import (
     CommonOptions,
-    Debug,
-    OsHistoryFiles,
-    OsInstalls,
-    Output,
-    OverlayGap,
-    Overlays,
-    Paths,
-    Quiet,
-    Since,
-    Strict,
-    Tz,
-    Until,
+    logs_command,
 )
 
 
-@app.command()
-@guarded
+@logs_command(history=True, overlays=True)
 def report(
-    paths: Paths,
-    os_history: OsHistoryFiles = None,
-    os_installs: OsInstalls = None,
-    overlay: Overlays = None,
-    overlay_gap: OverlayGap = None,
-    output: Output = None,
+    options: CommonOptions,
     redact: Annotated[
         bool,
         typer.Option(
@@ -41,12 +23,6 @@ def report(
             help="Mask home folders, user and host names, IP and e-mail addresses, API keys and prompt text.",
         ),
     ] = True,
-    since: Since = None,
-    until: Until = None,
-    tz: Tz = None,
-    quiet: Quiet = False,
-    strict: Strict = False,
-    debug: Debug = False,
 ) -> None:
     """A Markdown summary to paste into a GitHub issue (under GitHub's 65,536-character limit).
 
@@ -58,7 +34,6 @@ def report(
     from omlx_logscan.output.markdown import bounds_markdown
     from omlx_logscan.output.report import build_report
 
-    options = CommonOptions.from_params(locals())
     found = load_investigation(options)
     text = build_report(
         found.analysis,
