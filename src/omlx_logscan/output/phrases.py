@@ -3,16 +3,13 @@
 from __future__ import annotations
 
 from collections import Counter
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from omlx_logscan.analysis.model import Analysis, DeadWindow, Incident
+from omlx_logscan.parsing.catalog import FATAL_LOGGER, PENALTY_BOX_CODE
 from omlx_logscan.parsing.kinds import CRASH_KINDS
 from omlx_logscan.stream.model import EventStream, header
 from omlx_logscan.timeutil import human_duration, human_time, seconds, to_second
-
-if TYPE_CHECKING:
-    pass
-
 
 LEVEL_NOTES = {
     "WARNING": "written at WARNING level: INFO records (startup blocks, engine starts, finished requests, "
@@ -65,7 +62,7 @@ def crash_rows(analysis: Analysis) -> list[dict[str, Any]]:
             detail = (
                 "uncaught C++ exception (libc++abi abort)"
                 if event.fields.get("reason") == "abort"
-                else ("omlx.utils.fatal exit for a supervisor restart")
+                else f"{FATAL_LOGGER} exit for a supervisor restart"
             )
         rows.append(
             {
@@ -113,9 +110,9 @@ def fault_phrase(incident: Incident, requests_visible: bool) -> str:
     names = incident.code_names
     first = names[0] if names else incident.kind
     if incident.outcome == "penalty_box":
-        if first != "SubmissionsIgnored":
-            return f"{first} → SubmissionsIgnored {_same_second(incident)}"
-        return "SubmissionsIgnored: driver penalty box"
+        if first != PENALTY_BOX_CODE:
+            return f"{first} → {PENALTY_BOX_CODE} {_same_second(incident)}"
+        return f"{PENALTY_BOX_CODE}: driver penalty box"
     if incident.outcome == "absorbed":
         if incident.later_requests and requests_visible:
             return f"{first}   absorbed, engine kept serving ({incident.later_requests} requests completed after)"
@@ -123,12 +120,12 @@ def fault_phrase(incident: Incident, requests_visible: bool) -> str:
     if incident.outcome == "crash":
         return f"{first}   process crashed"
     if incident.outcome == "fatal_exit":
-        return f"{first}   process exited (omlx.utils.fatal) for a clean restart"
+        return f"{first}   process exited ({FATAL_LOGGER}) for a clean restart"
     return f"{first}   outcome unknown: the log ends too soon after it"
 
 
 def window_phrase(window: DeadWindow) -> str:
-    parts = [f"SubmissionsIgnored {_interval_phrase(window)}".rstrip(), "engine generation-dead"]
+    parts = [f"{PENALTY_BOX_CODE} {_interval_phrase(window)}".rstrip(), "engine generation-dead"]
     if window.repeats == 0:
         parts[0] = "no further failure logged"
     return ", ".join(parts)
