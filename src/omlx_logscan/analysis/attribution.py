@@ -20,6 +20,7 @@ from omlx_logscan.analysis.model import Analysis, Incident, Session
 from omlx_logscan.analysis.overlay import OverlayCorrelation, correlate, dead_intervals
 from omlx_logscan.analysis.signatures import call_site
 from omlx_logscan.inputs.overlays import Interval, Overlay
+from omlx_logscan.parsing.catalog import chat_completion_message
 from omlx_logscan.parsing.event import Event
 from omlx_logscan.parsing.grammar import parse_line
 from omlx_logscan.timeutil import parse, stamp_of
@@ -257,7 +258,7 @@ class _Attributor:
         if self.completions is not None:
             for source, line, moment, tokens, text in self.completions.between(parse(start), parse(end)):
                 if self._written_before(source, line, incident):
-                    message = parse_line(text).message if text else f"Chat completion: {tokens} tokens"
+                    message = parse_line(text).message if text else chat_completion_message(tokens)
                     found.append(
                         Evidence(
                             stamp_of(moment),

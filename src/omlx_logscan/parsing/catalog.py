@@ -58,6 +58,12 @@ NO_REQUEST_ID = "[-] - "  # the request-id field of a record outside a request (
 CHAT_COMPLETION = "Chat completion: "
 
 
+def chat_completion_message(tokens: int) -> str:
+    """How oMLX's line for a finished chat completion begins, rebuilt for a dense request row whose
+    text the scanner did not keep: evidence quotes the log, so a rebuilt quote is in oMLX's words."""
+    return f"{CHAT_COMPLETION}{tokens} tokens"
+
+
 # What follows CHAT_COMPLETION up to the end of the counts the scanner reads.
 CHAT_COUNTS = r"(?:model=(?P<model>[^,]+), )?(?P<tokens>\d+) tokens in (?P<seconds>[\d.]+)s"
 
