@@ -17,7 +17,7 @@ from datetime import timedelta
 from enum import StrEnum
 
 from omlx_logscan.analysis.model import Analysis, Incident, Session
-from omlx_logscan.analysis.overlay import OverlayCorrelation, correlate, dead_intervals
+from omlx_logscan.analysis.overlays import OverlayCorrelation, correlate, dead_intervals
 from omlx_logscan.analysis.signatures import call_site
 from omlx_logscan.inputs.overlays import Interval, Overlay
 from omlx_logscan.parsing.catalog import chat_completion_message

@@ -9,7 +9,7 @@ from typing import IO, TYPE_CHECKING, Any
 from omlx_logscan import __version__
 from omlx_logscan.analysis.attribution import Attribution, Evidence, LoadContext, WhyFaulted, explain
 from omlx_logscan.analysis.model import Analysis
-from omlx_logscan.analysis.overlay import OverlayCorrelation
+from omlx_logscan.analysis.overlays import OverlayCorrelation
 from omlx_logscan.output.overlays import RATE_RATIO_TEST
 from omlx_logscan.output.phrases import crash_rows, escalation_rows, summary
 from omlx_logscan.output.why import evidence_what, hidden_phrases, load_label, load_note
