@@ -5,7 +5,7 @@ escalated, how long it was dead, which versions were involved — and, as plainl
 cannot show. It must fit one GitHub comment (65,536 characters): when it would not, the longest
 tables are cut in the middle (first and last rows stay; as a last resort, every row) and each
 cut says where it is; no single log line takes more than ``LINE_MAX`` characters. Personal data
-is masked by default (see ``redact.py``): only the text copied from the log, never the report's
+is masked by default (see ``output.redact``): only the text copied from the log, never the report's
 own words.
 """
 
@@ -71,11 +71,11 @@ def build_report(
 ) -> str:
     """The whole report, shorter than ``limit`` characters.
 
-    Both optional inputs come from the Mac's OS install history (``bounds.py``):
-    ``bounds_markdown`` is the body of the *Version bounds* section (``bounds.bounds_markdown``,
+    Both optional inputs come from the Mac's OS install history (``analysis.bounds``):
+    ``bounds_markdown`` is the body of the *Version bounds* section (``output.markdown.bounds_markdown``,
     no heading) and ``os_versions`` maps each process to the macOS version it ran on
-    (``bounds.session_os_versions``). Without them the report says the log cannot show them.
-    ``why`` is the fault attribution (``attribution.explain``, with any overlays); by default it
+    (``analysis.bounds.session_os_versions``). Without them the report says the log cannot show them.
+    ``why`` is the fault attribution (``analysis.attribution.explain``, with any overlays); by default it
     is computed without overlays.
     """
     parts: list[Part] = [
