@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import dataclass
 from typing import Any
 
-from omlx_logscan.analysis.model import Analysis, DeadWindow, Incident
+from omlx_logscan.analysis.model import Analysis, DeadWindow, Incident, Signature
+from omlx_logscan.analysis.signatures import cache_clear_call
 from omlx_logscan.parsing.catalog import FATAL_LOGGER, PENALTY_BOX_CODE
 from omlx_logscan.parsing.kinds import CRASH_KINDS
 from omlx_logscan.stream.model import EventStream, header
@@ -37,6 +39,41 @@ def level_phrase(level: str | None, records: int) -> str:
     if records < LEVEL_EVIDENCE_RECORDS:
         return f"{level} is the lowest level present (too few records to tell how the log was written)"
     return f"written at {level} (the lowest level present)"
+
+
+@dataclass(frozen=True)
+class CallSiteWords:
+    """A call site's two names: ``short`` in a fault's one-line summary, ``label`` where a stack is named."""
+
+    short: str
+    label: str
+
+
+CALL_SITE_WORDS = {  # by the ids of analysis.signatures.call_site
+    "cache_clear": CallSiteWords("cache-clear drain", "a cache-clear drain"),  # the label follows where it ran
+    "decode": CallSiteWords("decode step", "decode step"),
+    "prefill": CallSiteWords("prefill", "prefill"),
+    "ane_dispatch": CallSiteWords("ANE dispatch", "ANE input dispatch"),
+    "unknown": CallSiteWords("call site unknown", "unknown"),
+}
+
+
+def call_site_label(signature: Signature) -> str:
+    """A stack's call site, as the signature list, the summary and the JSON ``call_site_label`` say it; a
+    cache clear names where it ran (``scheduler._sync_and_clear_cache from scheduler.step = a cache-clear
+    drain``), as the clear's caller tells which of oMLX's clears it was."""
+    label = CALL_SITE_WORDS[signature.call_site].label
+    clear = cache_clear_call(signature.frames)
+    if clear is None:
+        return label
+    where, caller = clear
+    return f"{where}{f' from {caller}' if caller else ''} = {label}"
+
+
+def untraced_call_site_label(call_site: str) -> str:
+    """The call site of a fault without a traceback (known from its record's context alone, if at all)."""
+    label = CALL_SITE_WORDS[call_site].label
+    return f"{label} (no traceback)" if call_site == "unknown" else label
 
 
 def signature_share(faults: int, total: int) -> str:
@@ -253,7 +290,7 @@ def _fault_summary(analysis: Analysis) -> str:
     sigs = analysis.signatures
     with_stack = sum(s.faults for s in sigs)
     if len(sigs) == 1 and with_stack == len(faults):
-        text += f" The stack is identical for all {len(faults)} faults: {sigs[0].call_site_label}."
+        text += f" The stack is identical for all {len(faults)} faults: {call_site_label(sigs[0])}."
     elif sigs:
         text += f" {plural(len(sigs), 'distinct stack')} among the {with_stack} faults with a traceback."
     return text

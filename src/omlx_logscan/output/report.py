@@ -27,6 +27,7 @@ from omlx_logscan.output.blocks import MIN_KEPT_ROWS, Part, ReportBlock
 from omlx_logscan.output.chart import gantt_chart
 from omlx_logscan.output.markup import fence_for, md_escape
 from omlx_logscan.output.phrases import (
+    call_site_label,
     count_text,
     dead_for,
     escalation_lines,
@@ -246,7 +247,7 @@ def _signatures(analysis: Analysis) -> list[Part]:
         if sig.innermost_code:
             frames.append(f"  → {_logged_line(sig.innermost_code)}")
         share = "identical for all" if sig.faults == total and len(analysis.signatures) == 1 else "shared by"
-        title = f"**{share} {sig.faults} of {total} faults** — `{sig.call_site_label}`"
+        title = f"**{share} {sig.faults} of {total} faults** — `{call_site_label(sig)}`"
         rows.append("\n".join([title, *_code(frames), ""]))
     out.append(
         ReportBlock(
