@@ -387,21 +387,21 @@ def test_requests_in_oMLX_shape_take_the_dense_path() -> None:
     assert stream.kind_counts["request_complete"] == 3
 
 
-def _fake_blocks(count: int, fail_read_at: int | None = None, bug: bool = False) -> Iterator[blocks.Block]:
+def _fake_blocks(count: int, fail_read_at: int | None = None, bug: bool = False) -> Iterator[blocks.ByteBlock]:
     for seq in range(count):
         if seq == fail_read_at:
             if bug:
                 raise ZeroDivisionError("a bug in the reader")
             raise InputError("server.log.gz: compressed data is truncated or corrupt")
-        yield blocks.Block(str(seq).encode(), size=seq)
+        yield blocks.ByteBlock(str(seq).encode(), size=seq)
 
 
-def _fake_run(fail_at: int | None = None, bug_at: int | None = None) -> Callable[[blocks.Block], scan._BlockOutput]:
+def _fake_run(fail_at: int | None = None, bug_at: int | None = None) -> Callable[[blocks.ByteBlock], scan._BlockOutput]:
     """A block's "plan": sleeps a random while, so that later blocks often finish first."""
     rng = random.Random(7)
     delays = [rng.random() / 500 for _ in range(200)]
 
-    def run(block: blocks.Block) -> scan._BlockOutput:
+    def run(block: blocks.ByteBlock) -> scan._BlockOutput:
         seq = block.size
         time.sleep(delays[seq % len(delays)])
         if seq == fail_at:

@@ -16,10 +16,11 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from enum import StrEnum
 
-from omlx_logscan.analysis.model import Analysis, Incident, Session
-from omlx_logscan.analysis.overlay import OverlayCorrelation, correlate, dead_intervals
+from omlx_logscan.analysis.model import Analysis, Incident, Session, Signature
+from omlx_logscan.analysis.overlays import OverlayCorrelation, correlate, dead_intervals
 from omlx_logscan.analysis.signatures import call_site
 from omlx_logscan.inputs.overlays import Interval, Overlay
+from omlx_logscan.parsing.catalog import chat_completion_message
 from omlx_logscan.parsing.event import Event
 from omlx_logscan.parsing.grammar import parse_line
 from omlx_logscan.timeutil import parse, stamp_of
@@ -148,7 +149,7 @@ class Attribution:
 
     incident: Incident
     call_site: str
-    call_site_label: str
+    signature: Signature | None  # the fault's stack, None without a traceback
     trigger: str  # pressure, deferred, periodic, unknown or not_applicable
     candidates: list[str] = field(default_factory=list)
     evidence: list[Evidence] = field(default_factory=list)
@@ -183,14 +184,11 @@ class _Attributor:
 
     def attribute(self, incident: Incident) -> Attribution:
         signature = self.signatures.get(incident.signature or "")
-        if signature is not None:
-            site, label = signature.call_site, signature.call_site_label
-        else:
-            site, label = call_site([], incident.context)
+        site = signature.call_site if signature is not None else call_site([], incident.context)
         attribution = Attribution(
             incident,
             site,
-            label,
+            signature,
             "not_applicable",
             pressure_window_s=self.pressure_window_s,
             deferred_window_s=self.deferred_window_s,
@@ -257,7 +255,7 @@ class _Attributor:
         if self.completions is not None:
             for source, line, moment, tokens, text in self.completions.between(parse(start), parse(end)):
                 if self._written_before(source, line, incident):
-                    message = parse_line(text).message if text else f"Chat completion: {tokens} tokens"
+                    message = parse_line(text).message if text else chat_completion_message(tokens)
                     found.append(
                         Evidence(
                             stamp_of(moment),

@@ -15,6 +15,7 @@ from typing import Any
 
 from omlx_logscan.analysis.model import Analysis, DeadWindow, Incident, Session
 from omlx_logscan.errors import EXIT_FINDINGS, EXIT_OK
+from omlx_logscan.parsing.catalog import OUT_OF_MEMORY_CODE, PENALTY_BOX_CODE, TIMEOUT_CODE
 from omlx_logscan.parsing.kinds import CRASH_KINDS
 from omlx_logscan.stream.model import header
 
@@ -34,7 +35,7 @@ RULES = (  # every rule, in the order they are listed
 FAIL_ON_CHOICES = tuple(name for name in RULES if name != "max_faults")
 
 
-_CODE_RULES = {"timeout": "Timeout", "submissions_ignored": "SubmissionsIgnored", "out_of_memory": "OutOfMemory"}
+_CODE_RULES = {"timeout": TIMEOUT_CODE, "submissions_ignored": PENALTY_BOX_CODE, "out_of_memory": OUT_OF_MEMORY_CODE}
 
 
 @dataclass(frozen=True)

@@ -180,21 +180,9 @@ class Signature:
     id: str
     frames: list[dict[str, Any]]
     exception: str | None
-    call_site: str
-    call_site_label: str
+    call_site: str  # an id of analysis.signatures.call_site; output.phrases.call_site_label names it
     innermost_code: str
     faults: int
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "faults": self.faults,
-            "call_site": self.call_site,
-            "call_site_label": self.call_site_label,
-            "innermost_code": self.innermost_code,
-            "exception": self.exception,
-            "frames": self.frames,
-        }
 
 
 @dataclass

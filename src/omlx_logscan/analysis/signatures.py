@@ -40,23 +40,33 @@ def _dotted(module: str) -> str:
     return module.removesuffix(".py").replace("/", ".").removeprefix(f"{PACKAGE}.")
 
 
-def call_site(frames: list[dict[str, Any]], context: str) -> tuple[str, str]:
-    """Which engine operation failed, as a short id and a phrase."""
-    funcs = [f["func"] for f in frames]
+def call_site(funcs: list[str], context: str) -> str:
+    """Which engine operation failed, as an id (``output.phrases`` names it), from the functions of
+    the fault's traceback (none without one) and the context its record gave."""
     if CACHE_CLEAR_FUNCTION in funcs:
-        index = funcs.index(CACHE_CLEAR_FUNCTION)
-        caller = frames[index - 1] if index > 0 else None
-        where = f"{_dotted(normal_module(frames[index]['path']))}.{CACHE_CLEAR_FUNCTION}"
-        if caller is not None:
-            where += f" from {_dotted(normal_module(caller['path']))}.{caller['func']}"
-        return "cache_clear", f"{where} = a cache-clear drain"
+        return "cache_clear"
     if context == "ane_dispatch":
-        return "ane_dispatch", "ANE input dispatch"
+        return "ane_dispatch"
     if context == "prefill" or any(PREFILL_IN_FUNCTION in f.lower() for f in funcs):
-        return "prefill", "prefill"
+        return "prefill"
     if any((DECODE_IN_FUNCTION in f.lower() or f in DECODE_FUNCTIONS) for f in funcs):
-        return "decode", "decode step"
-    return "unknown", "unknown (no traceback)" if not frames else "unknown"
+        return "decode"
+    return "unknown"
+
+
+def cache_clear_call(frames: list[dict[str, Any]]) -> tuple[str, str | None] | None:
+    """Where a signature's stack ran the cache clear, as dotted names: the clear's own frame and its
+    caller's (None when the clear is the outermost frame); None when the stack has no clear. Both
+    names tell a maintainer which of oMLX's clears drained the GPU."""
+    funcs = [f["func"] for f in frames]
+    if CACHE_CLEAR_FUNCTION not in funcs:
+        return None
+    index = funcs.index(CACHE_CLEAR_FUNCTION)
+    where = f"{_dotted(frames[index]['module'])}.{CACHE_CLEAR_FUNCTION}"
+    if index == 0:
+        return where, None
+    caller = frames[index - 1]
+    return where, f"{_dotted(caller['module'])}.{caller['func']}"
 
 
 def signature_of(incident: Incident) -> Signature | None:
@@ -72,9 +82,9 @@ def signature_of(incident: Incident) -> Signature | None:
         ]
         key = "|".join(f"{f['module']}:{f['line']}:{f['func']}" for f in normal)
         sig_id = hashlib.sha1(key.encode()).hexdigest()[:10]
-        site, label = call_site(frames, incident.context)
+        site = call_site([f["func"] for f in normal], incident.context)
         innermost = normal[-1]["code"] if normal else ""
-        return Signature(sig_id, normal, event.fields.get("exception"), site, label, innermost, 0)
+        return Signature(sig_id, normal, event.fields.get("exception"), site, innermost, 0)
     return None
 
 

@@ -19,7 +19,7 @@ BLOCK_BYTES = 8 * 1024 * 1024
 
 
 @dataclass(slots=True)
-class Block:
+class ByteBlock:
     """Bytes read at once; with ``cut_tail`` the last line is unfinished and is read again next."""
 
     data: bytes
@@ -37,7 +37,7 @@ class Block:
         return self.data[self.data.rfind(b"\n", 0, end) + 1 : end]
 
 
-def file_blocks(path: Path) -> Iterator[Block]:
+def file_blocks(path: Path) -> Iterator[ByteBlock]:
     """A plain file in blocks of whole lines, by positioned reads (one copy, from the kernel)."""
     fd = os.open(path, os.O_RDONLY)
     try:
@@ -46,7 +46,7 @@ def file_blocks(path: Path) -> Iterator[Block]:
             data = os.pread(fd, size, offset)
             if len(data) < size:  # the end of the file: its last line may lack the newline
                 if data:
-                    yield Block(data, size=len(data))
+                    yield ByteBlock(data, size=len(data))
                 return
             cut = data.rfind(b"\n") + 1
             if cut == 0:  # one line longer than the block: read a larger block
@@ -54,14 +54,14 @@ def file_blocks(path: Path) -> Iterator[Block]:
                 continue
             if not is_utf8(data[cut:]):  # the unfinished line was cut inside a character: polars would reject it
                 data = data[:cut]
-            yield Block(data, cut_tail=cut < len(data), size=cut)
+            yield ByteBlock(data, cut_tail=cut < len(data), size=cut)
             offset += cut
             size = BLOCK_BYTES
     finally:
         os.close(fd)
 
 
-def read_blocks(source: Source, native: bool) -> Iterator[Block]:
+def read_blocks(source: Source, native: bool) -> Iterator[ByteBlock]:
     """Blocks of whole lines, straight from a plain file or from Python's decoded chunks."""
     if native and source.path is not None:
         try:
@@ -70,4 +70,4 @@ def read_blocks(source: Source, native: bool) -> Iterator[Block]:
             raise InputError(f"{source.name}: read error ({exc.strerror or exc})") from None
         return
     for data in read_chunks(source):
-        yield Block(data, size=len(data))
+        yield ByteBlock(data, size=len(data))

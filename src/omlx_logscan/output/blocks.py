@@ -10,7 +10,7 @@ MIN_KEPT_ROWS = 2  # a cut block keeps its first and last row, unless only cutti
 
 
 @dataclass
-class Block:
+class ReportBlock:
     """A table, code block or chart whose rows may be cut in the middle to save space.
 
     ``marker`` writes the line that stands where rows were cut, in the block's own syntax
@@ -74,4 +74,4 @@ class Block:
         self.cap(keep, reason, floor)
 
 
-Part = str | Block
+Part = str | ReportBlock

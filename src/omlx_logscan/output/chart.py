@@ -7,7 +7,7 @@ from collections import defaultdict
 from datetime import timedelta
 
 from omlx_logscan.analysis.model import Analysis, DeadWindow, Incident, Session
-from omlx_logscan.output.blocks import Block, Part
+from omlx_logscan.output.blocks import Part, ReportBlock
 from omlx_logscan.timeutil import parse, to_second
 
 _END_REASONS = {
@@ -61,7 +61,7 @@ def gantt_chart(analysis: Analysis, os_versions: dict[int, str]) -> list[Part]:
     if not rows:
         return [*out, intro, ""]
     out += [intro, ""]
-    chart = Block(
+    chart = ReportBlock(
         "charted processes",
         [
             "```mermaid",

@@ -8,10 +8,10 @@ from typing import IO, TYPE_CHECKING, Any
 
 from omlx_logscan import __version__
 from omlx_logscan.analysis.attribution import Attribution, Evidence, LoadContext, WhyFaulted, explain
-from omlx_logscan.analysis.model import Analysis
-from omlx_logscan.analysis.overlay import OverlayCorrelation
+from omlx_logscan.analysis.model import Analysis, Signature
+from omlx_logscan.analysis.overlays import OverlayCorrelation
 from omlx_logscan.output.overlays import RATE_RATIO_TEST
-from omlx_logscan.output.phrases import crash_rows, escalation_rows, summary
+from omlx_logscan.output.phrases import call_site_label, crash_rows, escalation_rows, summary
 from omlx_logscan.output.why import evidence_what, hidden_phrases, load_label, load_note
 from omlx_logscan.parsing.event import Event
 from omlx_logscan.stream.model import EventStream, header
@@ -111,13 +111,26 @@ def timeline_document(
         "sessions": [s.as_dict() for s in analysis.sessions],
         "faults": [f.as_dict() for f in analysis.faults],
         "dead_windows": [w.as_dict() for w in analysis.dead_windows],
-        "signatures": [s.as_dict() for s in analysis.signatures],
+        "signatures": [signature_dict(s) for s in analysis.signatures],
         "escalation": escalation_rows(analysis, os_versions),
         "crashes": crash_rows(analysis),
         "summary": summary(analysis),
     }
     add_why(document, why or explain(analysis))
     return document
+
+
+def signature_dict(signature: Signature) -> dict[str, Any]:
+    """One ``signatures`` entry: the stack's ids and frames, with its call site in words."""
+    return {
+        "id": signature.id,
+        "faults": signature.faults,
+        "call_site": signature.call_site,
+        "call_site_label": call_site_label(signature),
+        "innermost_code": signature.innermost_code,
+        "exception": signature.exception,
+        "frames": signature.frames,
+    }
 
 
 def add_why(document: dict[str, Any], why: WhyFaulted) -> None:

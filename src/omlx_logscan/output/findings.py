@@ -12,13 +12,20 @@ from omlx_logscan.analysis.check import (
     TooManyFaults,
 )
 from omlx_logscan.output.phrases import CRASH_WORDS, dead_for, fault_phrase, window_end_phrase
+from omlx_logscan.parsing.catalog import (
+    FATAL_LOGGER,
+    GPU_CODE_PREFIX,
+    OUT_OF_MEMORY_CODE,
+    PENALTY_BOX_CODE,
+    TIMEOUT_CODE,
+)
 from omlx_logscan.timeutil import human_duration, human_time
 
 RULE_WORDS: dict[str, tuple[str, str]] = {  # rule: (annotation title, what it finds)
-    "timeout": ("GPU timeout", "a GPU fault with a command-buffer timeout (kIOGPUCommandBufferCallbackErrorTimeout)"),
+    "timeout": ("GPU timeout", f"a GPU fault with a command-buffer timeout ({GPU_CODE_PREFIX}{TIMEOUT_CODE})"),
     "submissions_ignored": (
         "GPU submissions ignored",
-        "a GPU fault in which the driver ignored the process's submissions (SubmissionsIgnored)",
+        f"a GPU fault in which the driver ignored the process's submissions ({PENALTY_BOX_CODE})",
     ),
     "penalty_box": (
         "GPU penalty box",
@@ -30,7 +37,7 @@ RULE_WORDS: dict[str, tuple[str, str]] = {  # rule: (annotation title, what it f
         "a process that crashed: an abort, a faulthandler dump, or an end without an orderly stop",
     ),
     "fatal_exit": ("Fatal exit", "a process that exited on purpose after a GPU fault so its supervisor restarts it"),
-    "out_of_memory": ("GPU out of memory", "a GPU fault with kIOGPUCommandBufferCallbackErrorOutOfMemory"),
+    "out_of_memory": ("GPU out of memory", f"a GPU fault with {GPU_CODE_PREFIX}{OUT_OF_MEMORY_CODE}"),
     "any_gpu_error": ("GPU error", "any GPU fault"),
     "max_faults": ("Too many GPU faults", "more GPU faults than --max-faults"),
 }
@@ -84,7 +91,7 @@ def _fault_message(found: FaultFound) -> str:
 def _session_end_message(ended: SessionEnded, reason: str) -> str:
     session = ended.session
     if reason != "crash":
-        what = "exited for a restart (omlx.utils.fatal)"
+        what = f"exited for a restart ({FATAL_LOGGER})"
     elif ended.crash_kind is not None and ended.crash_kind != "process_exit":
         what = f"crashed ({CRASH_WORDS[ended.crash_kind]})"
     else:

@@ -10,6 +10,7 @@ from omlx_logscan.analysis.bounds import Bounds
 from omlx_logscan.analysis.model import Analysis
 from omlx_logscan.output.markup import md_escape
 from omlx_logscan.output.phrases import (
+    call_site_label,
     count_text,
     crash_line,
     crash_rows,
@@ -78,7 +79,7 @@ def timeline_markdown(
     if analysis.signatures:
         out += ["", "### Stack signatures", ""]
         for sig in analysis.signatures:
-            out.append(f"**{sig.faults} of {len(analysis.faults)} faults** — {md_escape(sig.call_site_label)}")
+            out.append(f"**{sig.faults} of {len(analysis.faults)} faults** — {md_escape(call_site_label(sig))}")
             out.append("```")
             out.extend(f"{f['module']}:{f['line']} in {f['func']}" for f in sig.frames)
             if sig.innermost_code:

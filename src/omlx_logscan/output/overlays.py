@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from omlx_logscan.analysis.overlay import OverlayCorrelation
+from omlx_logscan.analysis.overlays import OverlayCorrelation
 from omlx_logscan.analysis.stats import RateRatio
 
 RATE_RATIO_TEST = "exact conditional binomial, two-sided"  # the test behind ``p_value``, named in the JSON

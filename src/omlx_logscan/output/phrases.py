@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 from collections import Counter
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import Any
 
-from omlx_logscan.analysis.model import Analysis, DeadWindow, Incident
+from omlx_logscan.analysis.model import Analysis, DeadWindow, Incident, Signature
+from omlx_logscan.analysis.signatures import cache_clear_call
+from omlx_logscan.parsing.catalog import FATAL_LOGGER, PENALTY_BOX_CODE
 from omlx_logscan.parsing.kinds import CRASH_KINDS
 from omlx_logscan.stream.model import EventStream, header
 from omlx_logscan.timeutil import human_duration, human_time, seconds, to_second
-
-if TYPE_CHECKING:
-    pass
-
 
 LEVEL_NOTES = {
     "WARNING": "written at WARNING level: INFO records (startup blocks, engine starts, finished requests, "
@@ -42,6 +41,41 @@ def level_phrase(level: str | None, records: int) -> str:
     return f"written at {level} (the lowest level present)"
 
 
+@dataclass(frozen=True)
+class CallSiteWords:
+    """A call site's two names: ``short`` in a fault's one-line summary, ``label`` where a stack is named."""
+
+    short: str
+    label: str
+
+
+CALL_SITE_WORDS = {  # by the ids of analysis.signatures.call_site
+    "cache_clear": CallSiteWords("cache-clear drain", "a cache-clear drain"),  # the label follows where it ran
+    "decode": CallSiteWords("decode step", "decode step"),
+    "prefill": CallSiteWords("prefill", "prefill"),
+    "ane_dispatch": CallSiteWords("ANE dispatch", "ANE input dispatch"),
+    "unknown": CallSiteWords("call site unknown", "unknown"),
+}
+
+
+def call_site_label(signature: Signature) -> str:
+    """A stack's call site, as the signature list, the summary and the JSON ``call_site_label`` say it; a
+    cache clear names where it ran (``scheduler._sync_and_clear_cache from scheduler.step = a cache-clear
+    drain``), as the clear's caller tells which of oMLX's clears it was."""
+    label = CALL_SITE_WORDS[signature.call_site].label
+    clear = cache_clear_call(signature.frames)
+    if clear is None:
+        return label
+    where, caller = clear
+    return f"{where}{f' from {caller}' if caller else ''} = {label}"
+
+
+def untraced_call_site_label(call_site: str) -> str:
+    """The call site of a fault without a traceback (known from its record's context alone, if at all)."""
+    label = CALL_SITE_WORDS[call_site].label
+    return f"{label} (no traceback)" if call_site == "unknown" else label
+
+
 def signature_share(faults: int, total: int) -> str:
     return f"identical for all {faults} faults" if faults == total else f"shared by {faults} of {total} faults"
 
@@ -65,7 +99,7 @@ def crash_rows(analysis: Analysis) -> list[dict[str, Any]]:
             detail = (
                 "uncaught C++ exception (libc++abi abort)"
                 if event.fields.get("reason") == "abort"
-                else ("omlx.utils.fatal exit for a supervisor restart")
+                else f"{FATAL_LOGGER} exit for a supervisor restart"
             )
         rows.append(
             {
@@ -113,9 +147,9 @@ def fault_phrase(incident: Incident, requests_visible: bool) -> str:
     names = incident.code_names
     first = names[0] if names else incident.kind
     if incident.outcome == "penalty_box":
-        if first != "SubmissionsIgnored":
-            return f"{first} → SubmissionsIgnored {_same_second(incident)}"
-        return "SubmissionsIgnored: driver penalty box"
+        if first != PENALTY_BOX_CODE:
+            return f"{first} → {PENALTY_BOX_CODE} {_same_second(incident)}"
+        return f"{PENALTY_BOX_CODE}: driver penalty box"
     if incident.outcome == "absorbed":
         if incident.later_requests and requests_visible:
             return f"{first}   absorbed, engine kept serving ({incident.later_requests} requests completed after)"
@@ -123,12 +157,12 @@ def fault_phrase(incident: Incident, requests_visible: bool) -> str:
     if incident.outcome == "crash":
         return f"{first}   process crashed"
     if incident.outcome == "fatal_exit":
-        return f"{first}   process exited (omlx.utils.fatal) for a clean restart"
+        return f"{first}   process exited ({FATAL_LOGGER}) for a clean restart"
     return f"{first}   outcome unknown: the log ends too soon after it"
 
 
 def window_phrase(window: DeadWindow) -> str:
-    parts = [f"SubmissionsIgnored {_interval_phrase(window)}".rstrip(), "engine generation-dead"]
+    parts = [f"{PENALTY_BOX_CODE} {_interval_phrase(window)}".rstrip(), "engine generation-dead"]
     if window.repeats == 0:
         parts[0] = "no further failure logged"
     return ", ".join(parts)
@@ -256,7 +290,7 @@ def _fault_summary(analysis: Analysis) -> str:
     sigs = analysis.signatures
     with_stack = sum(s.faults for s in sigs)
     if len(sigs) == 1 and with_stack == len(faults):
-        text += f" The stack is identical for all {len(faults)} faults: {sigs[0].call_site_label}."
+        text += f" The stack is identical for all {len(faults)} faults: {call_site_label(sigs[0])}."
     elif sigs:
         text += f" {plural(len(sigs), 'distinct stack')} among the {with_stack} faults with a traceback."
     return text

@@ -5,7 +5,7 @@ escalated, how long it was dead, which versions were involved — and, as plainl
 cannot show. It must fit one GitHub comment (65,536 characters): when it would not, the longest
 tables are cut in the middle (first and last rows stay; as a last resort, every row) and each
 cut says where it is; no single log line takes more than ``LINE_MAX`` characters. Personal data
-is masked by default (see ``redact.py``): only the text copied from the log, never the report's
+is masked by default (see ``output.redact``): only the text copied from the log, never the report's
 own words.
 """
 
@@ -23,10 +23,11 @@ from omlx_logscan.analysis.bounds import UNKNOWN
 from omlx_logscan.analysis.model import Analysis, Session
 from omlx_logscan.errors import InputError
 from omlx_logscan.inputs.sources import Source, read_chunks
-from omlx_logscan.output.blocks import MIN_KEPT_ROWS, Block, Part
+from omlx_logscan.output.blocks import MIN_KEPT_ROWS, Part, ReportBlock
 from omlx_logscan.output.chart import gantt_chart
 from omlx_logscan.output.markup import fence_for, md_escape
 from omlx_logscan.output.phrases import (
+    call_site_label,
     count_text,
     dead_for,
     escalation_lines,
@@ -71,11 +72,11 @@ def build_report(
 ) -> str:
     """The whole report, shorter than ``limit`` characters.
 
-    Both optional inputs come from the Mac's OS install history (``bounds.py``):
-    ``bounds_markdown`` is the body of the *Version bounds* section (``bounds.bounds_markdown``,
+    Both optional inputs come from the Mac's OS install history (``analysis.bounds``):
+    ``bounds_markdown`` is the body of the *Version bounds* section (``output.markdown.bounds_markdown``,
     no heading) and ``os_versions`` maps each process to the macOS version it ran on
-    (``bounds.session_os_versions``). Without them the report says the log cannot show them.
-    ``why`` is the fault attribution (``attribution.explain``, with any overlays); by default it
+    (``analysis.bounds.session_os_versions``). Without them the report says the log cannot show them.
+    ``why`` is the fault attribution (``analysis.attribution.explain``, with any overlays); by default it
     is computed without overlays.
     """
     parts: list[Part] = [
@@ -90,7 +91,7 @@ def build_report(
         *_first_fault(analysis),
         *_cannot_show(analysis, os_versions),
     ]
-    blocks = [part for part in parts if isinstance(part, Block)]
+    blocks = [part for part in parts if isinstance(part, ReportBlock)]
     while True:
         text = _finish(_join(parts), blocks, redact_personal=redact_personal)
         excess = len(text) - (limit - 1)
@@ -103,20 +104,20 @@ def build_report(
         block.trim(excess + CUT_SLACK, SIZE_REASON, floor)
 
 
-def _next_cut(blocks: list[Block]) -> tuple[Block, int] | None:
+def _next_cut(blocks: list[ReportBlock]) -> tuple[ReportBlock, int] | None:
     """The longest block that can lose rows, and how few it may keep: its first and last row, else none."""
     for floor in (MIN_KEPT_ROWS, 0):
         cuttable = [block for block in blocks if block.keep > floor]
         if cuttable:
-            return max(cuttable, key=Block.size), floor
+            return max(cuttable, key=ReportBlock.size), floor
     return None
 
 
 def _join(parts: list[Part]) -> str:
-    return "\n".join(line for part in parts for line in (part.lines() if isinstance(part, Block) else [part]))
+    return "\n".join(line for part in parts for line in (part.lines() if isinstance(part, ReportBlock) else [part]))
 
 
-def _finish(body: str, blocks: list[Block], *, redact_personal: bool) -> str:
+def _finish(body: str, blocks: list[ReportBlock], *, redact_personal: bool) -> str:
     """Title, the notes on redaction and cuts, and the body (masked unless redaction is off)."""
     body = _ANSI.sub("", body)
     if redact_personal:
@@ -200,7 +201,7 @@ def _what_the_log_is(analysis: Analysis, os_versions: dict[int, str] | None) -> 
         for f in head["files"]
     ]
     out.append(
-        Block(
+        ReportBlock(
             "files",
             ["| file | lines | first record | last record | levels present |", "|---|---|---|---|---|"],
             rows,
@@ -246,10 +247,10 @@ def _signatures(analysis: Analysis) -> list[Part]:
         if sig.innermost_code:
             frames.append(f"  → {_logged_line(sig.innermost_code)}")
         share = "identical for all" if sig.faults == total and len(analysis.signatures) == 1 else "shared by"
-        title = f"**{share} {sig.faults} of {total} faults** — `{sig.call_site_label}`"
+        title = f"**{share} {sig.faults} of {total} faults** — `{call_site_label(sig)}`"
         rows.append("\n".join([title, *_code(frames), ""]))
     out.append(
-        Block(
+        ReportBlock(
             "stack signatures",
             [],
             rows,
@@ -269,7 +270,7 @@ def _escalation(analysis: Analysis, os_versions: dict[int, str] | None) -> list[
     return [
         "### Escalation",
         "",
-        Block(
+        ReportBlock(
             "escalation rows",
             [fence],
             rows,
@@ -296,7 +297,7 @@ def _dead_windows(analysis: Analysis) -> list[Part]:
             f"{w.repeats} | {count_text(w.requests_completed)} |"
         )
     out.append(
-        Block(
+        ReportBlock(
             "dead-engine windows",
             [
                 "| process | from | last failure | end | repeats | requests completed |",
@@ -329,7 +330,7 @@ def _why(analysis: Analysis, why: WhyFaulted) -> list[Part]:
     return [
         "### Why it faulted",
         "",
-        Block(
+        ReportBlock(
             "fault attributions",
             [fence],
             rows,
@@ -384,7 +385,7 @@ def _first_fault(analysis: Analysis) -> list[Part]:
         raw.pop()
     rows = [_logged_line(_ANSI.sub("", line)) for line in raw]
     fence = fence_for(rows)
-    excerpt = Block("excerpt lines", [fence], rows, [fence], lambda n: f"… {n} lines cut here", "the log itself")
+    excerpt = ReportBlock("excerpt lines", [fence], rows, [fence], lambda n: f"… {n} lines cut here", "the log itself")
     return [*out, f"{where} ({count}):", "", excerpt]
 
 

@@ -12,6 +12,7 @@ from omlx_logscan.analysis.attribution import WhyFaulted
 from omlx_logscan.analysis.model import Analysis
 from omlx_logscan.output.phrases import (
     accounting_lines,
+    call_site_label,
     count_text,
     crash_line,
     crash_rows,
@@ -221,7 +222,7 @@ def timeline_text(
         total = len(analysis.faults)
         for sig in analysis.signatures:
             con.print(
-                Text(printable(f"  [{sig.id}] {signature_share(sig.faults, total)}: {sig.call_site_label}")),
+                Text(printable(f"  [{sig.id}] {signature_share(sig.faults, total)}: {call_site_label(sig)}")),
                 soft_wrap=True,
             )
             for frame in sig.frames:

@@ -22,19 +22,11 @@ from omlx_logscan.analysis.attribution import (
 )
 from omlx_logscan.output.markup import fence_for
 from omlx_logscan.output.overlays import overlay_sentence
+from omlx_logscan.output.phrases import CALL_SITE_WORDS, call_site_label, untraced_call_site_label
 from omlx_logscan.timeutil import human_time, seconds
 
 if TYPE_CHECKING:
     from rich.console import Console
-
-
-CALL_SITE_WORDS = {
-    "cache_clear": "cache-clear drain",
-    "decode": "decode step",
-    "prefill": "prefill",
-    "ane_dispatch": "ANE dispatch",
-    "unknown": "call site unknown",
-}
 
 
 PRESSURE_ACTION_WORDS = {  # the name in reports of each pressure action of analysis.attribution
@@ -198,12 +190,13 @@ def fault_lines(why: WhyFaulted, *, full: bool) -> list[str]:
     for number, a in enumerate(why.attributions, start=1):
         when = human_time(a.incident.time)
         if not full:
-            words = [CALL_SITE_WORDS[a.call_site]]
+            words = [CALL_SITE_WORDS[a.call_site].short]
             if a.trigger != "not_applicable":
                 words.append(f"trigger {trigger_phrase(a, full=False)}")
             out.append(f"{when}  {', '.join(words)}; {load_phrase(a.load, full=False)}")
             continue
-        out.append(f"{when}  fault {number} (session {a.incident.session}): {a.call_site_label}")
+        site = call_site_label(a.signature) if a.signature else untraced_call_site_label(a.call_site)
+        out.append(f"{when}  fault {number} (session {a.incident.session}): {site}")
         out.append(f"    trigger   {trigger_phrase(a, full=True)}")
         out.extend(f"    evidence  {evidence_line(e)}" for e in a.evidence)
         out.append(f"    load      {load_phrase(a.load, full=True)}")

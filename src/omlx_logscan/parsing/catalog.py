@@ -39,6 +39,13 @@ LOGGER_PREFIX = "omlx"
 APP_LOGGER = "omlx_app"
 
 
+# Where oMLX keeps its logs and settings: the environment variable that moves it, and its default.
+BASE_PATH_VARIABLE = "OMLX_BASE_PATH"
+
+
+DEFAULT_BASE_PATH = "~/.omlx"
+
+
 # A finished chat completion as oMLX's server logger writes it: the bulk scanner reads these
 # lines, the one dense kind, in polars without the grammar (parsing/scan.py), so the parts of
 # their shape are named here and the chat template below is built from them.
@@ -49,6 +56,12 @@ NO_REQUEST_ID = "[-] - "  # the request-id field of a record outside a request (
 
 
 CHAT_COMPLETION = "Chat completion: "
+
+
+def chat_completion_message(tokens: int) -> str:
+    """How oMLX's line for a finished chat completion begins, rebuilt for a dense request row whose
+    text the scanner did not keep: evidence quotes the log, so a rebuilt quote is in oMLX's words."""
+    return f"{CHAT_COMPLETION}{tokens} tokens"
 
 
 # What follows CHAT_COMPLETION up to the end of the counts the scanner reads.
@@ -240,11 +253,19 @@ NUMERIC_FIELDS = frozenset(
 PREFILTER_LITERALS: tuple[str, ...] = tuple(sorted({t.literal for t in CATALOG}))
 
 
-# The omlx.utils.fatal exit of post-0.5.7 builds, and the abort of older ones.
+# The logger of the deliberate exit after a GPU fault (post-0.5.7 builds), so a supervisor restarts oMLX.
+FATAL_LOGGER = "omlx.utils.fatal"
+
+
+# The fatal exit's message, and the uncaught C++ abort of older builds; the line grammar knows the
+# abort's bare line by ABORT_OPENING.
 FATAL_EXIT = re.compile(r"^Metal GPU submissions disabled:")
 
 
-ABORT = re.compile(r"^libc\+\+abi: terminating")
+ABORT_OPENING = r"libc\+\+abi: terminating"
+
+
+ABORT = re.compile(f"^{ABORT_OPENING}")
 
 
 # Where a GPU failure surfaced, from the record's message. First match wins.
@@ -282,22 +303,34 @@ GPU_LITERALS: tuple[str, ...] = ("CommandBufferCallbackError", "[metal::malloc]"
 GPU_MARKERS: tuple[str, ...] = ("kIO", "metal::malloc")
 
 
+# The full name of a Metal command-buffer error is this prefix and its code name.
+GPU_CODE_PREFIX = "kIOGPUCommandBufferCallbackError"
+
+
+# The code names the analysis and the reports single out, so each is spelled once.
+TIMEOUT_CODE = "Timeout"
+PENALTY_BOX_CODE = "SubmissionsIgnored"  # the driver ignores the process's work: its penalty box
+OUT_OF_MEMORY_CODE = "OutOfMemory"
+IMPACTING_INTERACTIVITY_CODE = "ImpactingInteractivity"
+RESOURCE_LIMIT_CODE = "ResourceLimit"  # our name for a [metal::malloc] resource-limit error, which has no code
+
+
 # Short names for the codes the fact sheet documents; others keep the name as written.
 GPU_CODE_NAMES = {
-    "00000002": "Timeout",
-    "00000004": "SubmissionsIgnored",
-    "00000008": "OutOfMemory",
-    "0000000e": "ImpactingInteractivity",
+    "00000002": TIMEOUT_CODE,
+    "00000004": PENALTY_BOX_CODE,
+    "00000008": OUT_OF_MEMORY_CODE,
+    "0000000e": IMPACTING_INTERACTIVITY_CODE,
 }
 
 
 # Fault incident kinds, from the code name of an incident's first record.
 INCIDENT_KINDS = {
-    "Timeout": "timeout",
-    "SubmissionsIgnored": "submissions_ignored",
-    "OutOfMemory": "out_of_memory",
-    "ImpactingInteractivity": "impacting_interactivity",
-    "ResourceLimit": "resource_limit",
+    TIMEOUT_CODE: "timeout",
+    PENALTY_BOX_CODE: "submissions_ignored",
+    OUT_OF_MEMORY_CODE: "out_of_memory",
+    IMPACTING_INTERACTIVITY_CODE: "impacting_interactivity",
+    RESOURCE_LIMIT_CODE: "resource_limit",
 }
 
 

@@ -16,9 +16,11 @@ from omlx_logscan.parsing.catalog import (
     GPU_MARKERS,
     GPU_RESOURCE_LIMIT,
     NUMERIC_FIELDS,
+    RESOURCE_LIMIT_CODE,
     candidates,
 )
 from omlx_logscan.parsing.event import Event
+from omlx_logscan.parsing.grammar import FAULTHANDLER_OPENING, PANIC
 from omlx_logscan.parsing.kinds import TAG_FIELDS
 from omlx_logscan.parsing.records import Record
 
@@ -32,9 +34,6 @@ _EXCEPTION_LINE = re.compile(r"^(?P<type>[A-Za-z_][\w.]*(?:Error|Exception|Exit|
 
 
 _EXCEPTION_TYPE = re.compile(r"^\s*Exception Type:\s+(?P<type>.+)$")
-
-
-_PANIC = re.compile(r"^panic\(cpu \d+ caller 0x[0-9a-fA-F]+\): (?P<panic>.*)$")
 
 
 def _frames(lines: list[str]) -> list[dict[str, Any]]:
@@ -70,7 +69,7 @@ def _gpu_fields(record: Record, text: str) -> dict[str, Any] | None:
         limit = GPU_RESOURCE_LIMIT.search(text)
         if limit is None:
             return None
-        code, name = None, "ResourceLimit"
+        code, name = None, RESOURCE_LIMIT_CODE
     context = "other"
     for regex, ctx in GPU_CONTEXTS:
         if regex.search(record.head.message):
@@ -140,7 +139,7 @@ def classify(record: Record, source: str, index: int) -> list[Event]:
         )
 
     if head.form == "panic":
-        match = _PANIC.match(head.message)
+        match = PANIC.match(head.message)
         return [make("kernel_panic", {"panic": match["panic"] if match else head.message}, "CRITICAL")]
     if head.form == "crash_report":
         exc = next((m["type"] for m in map(_EXCEPTION_TYPE.match, record.extra) if m), None)
@@ -150,7 +149,7 @@ def classify(record: Record, source: str, index: int) -> list[Event]:
             make(
                 "faulthandler_dump",
                 {
-                    "error": head.message.removeprefix("Fatal Python error: "),
+                    "error": head.message.removeprefix(FAULTHANDLER_OPENING),
                     "traceback": _frames(record.extra),
                 },
                 "CRITICAL",

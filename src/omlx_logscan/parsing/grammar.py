@@ -12,7 +12,7 @@ import datetime
 import re
 from dataclasses import dataclass
 
-from omlx_logscan.parsing.catalog import APP_LOGGER, BANNER_BRANCH, bare_openings
+from omlx_logscan.parsing.catalog import ABORT_OPENING, APP_LOGGER, BANNER_BRANCH, bare_openings
 
 LEVELS = ("TRACE", "DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 
@@ -52,6 +52,16 @@ def _opening(tag: str) -> str:
     return "|".join(re.escape(literal) for literal in bare_openings(tag))
 
 
+# How the first lines of the blocks the system writes begin: a faulthandler dump and a kernel panic.
+FAULTHANDLER_OPENING = "Fatal Python error: "
+
+
+_PANIC_OPENING = r"panic\(cpu \d+ caller 0x[0-9a-fA-F]+\): "
+
+
+PANIC = re.compile(rf"^{_PANIC_OPENING}(?P<panic>.*)$")  # the panic's own words are the group ``panic``
+
+
 # Forms, most specific first. Each regex is anchored at the start of the cleaned line.
 _FORMS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (name, re.compile(rx))
@@ -64,9 +74,9 @@ _FORMS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ("uvicorn", r"^(?P<level>INFO|WARNING|ERROR|CRITICAL|DEBUG):\s{2,}(?P<msg>.*)$"),
         ("pydefault", rf"^{_LEVEL}:(?P<logger>[\w.]+):(?P<msg>.*)$"),
         ("nostamp_log", rf"^{_LOGGER} - {_LEVEL} - {_RID}(?P<msg>.*)$"),
-        ("abort", r"^(?P<msg>libc\+\+abi: terminating.*)$"),
-        ("faulthandler", r"^(?P<msg>Fatal Python error: .*)$"),
-        ("panic", r"^(?P<msg>panic\(cpu \d+ caller 0x[0-9a-fA-F]+\): .*)$"),
+        ("abort", rf"^(?P<msg>{ABORT_OPENING}.*)$"),
+        ("faulthandler", rf"^(?P<msg>{re.escape(FAULTHANDLER_OPENING)}.*)$"),
+        ("panic", rf"^(?P<msg>{_PANIC_OPENING}.*)$"),
         ("crash_report", r"^(?P<msg>(?:-+\s*)?Translated Report \(Full Report Below\).*)$"),
         ("banner", rf"^(?P<msg>(?:{_opening('banner')}).*)$"),
         ("capture", rf"^(?P<msg>(?:{_opening('capture')}).*)$"),

@@ -23,7 +23,7 @@ from typing import Any
 import polars as pl
 
 from omlx_logscan.errors import InputError
-from omlx_logscan.inputs.blocks import Block, read_blocks
+from omlx_logscan.inputs.blocks import ByteBlock, read_blocks
 from omlx_logscan.inputs.decoding import SNIFF_BYTES, looks_binary, normalise, not_text, sniff_codec
 from omlx_logscan.inputs.lines import KeptLine
 from omlx_logscan.inputs.sources import Source
@@ -176,7 +176,7 @@ def _timed(line: bytes) -> bool:
     return _DATED_LINE_AT_START.match(line[:160].decode("utf-8", errors="replace")) is not None
 
 
-def _lines(block: Block) -> pl.LazyFrame:
+def _lines(block: ByteBlock) -> pl.LazyFrame:
     """A block's lines, numbered from 1 within the block, without the unfinished last one.
 
     polars takes bytes that begin like a zlib stream ("x^", "x\\x01") for compressed data: such a
@@ -190,7 +190,7 @@ def _lines(block: Block) -> pl.LazyFrame:
     return lines.filter(pl.col("n") > 0) if shielded else lines
 
 
-def _plan(block: Block, keep_all: bool, keep_key: bool) -> pl.LazyFrame:
+def _plan(block: ByteBlock, keep_all: bool, keep_key: bool) -> pl.LazyFrame:
     """The vectorised work on one block, as a lazy plan so that blocks run in parallel.
 
     A timed line is kept when an untimed line touches it (it heads or follows a multi-line
@@ -328,7 +328,7 @@ def _scan(
     result = SourceScan(source, index)
     request_blocks: list[tuple[int, pl.DataFrame]] = []
 
-    def run(block: Block) -> _BlockOutput:
+    def run(block: ByteBlock) -> _BlockOutput:
         return _run(block, source.name, keep_all, dedup_keys, keep_request_text)
 
     try:
@@ -344,7 +344,7 @@ def _scan(
     return result
 
 
-def _in_order(run: Callable[[Block], _BlockOutput], blocks: Iterator[Block]) -> Iterator[_BlockOutput]:
+def _in_order(run: Callable[[ByteBlock], _BlockOutput], blocks: Iterator[ByteBlock]) -> Iterator[_BlockOutput]:
     """Each block's output, in the blocks' order, the blocks read and run by ``IN_FLIGHT`` worker
     threads. Reads and collects release the GIL, so the caller's Python work on one block
     overlaps the reading and polars' work on the next ones; the workers go on to the next
@@ -413,7 +413,7 @@ def _in_order(run: Callable[[Block], _BlockOutput], blocks: Iterator[Block]) -> 
         raise failure
 
 
-def _run(block: Block, source_name: str, keep_all: bool, keep_key: bool, keep_request_text: bool) -> _BlockOutput:
+def _run(block: ByteBlock, source_name: str, keep_all: bool, keep_key: bool, keep_request_text: bool) -> _BlockOutput:
     """One block's plan, collected on a worker thread, and the small frames it gives filed."""
     size = block.size
     # polars must not fail while another plan runs (a failing plan can crash its threads), so
@@ -451,11 +451,11 @@ def _outputs(
     return requests, others, summary
 
 
-def _linked(blocks: Iterator[Block]) -> Iterator[Block]:
+def _linked(blocks: Iterator[ByteBlock]) -> Iterator[ByteBlock]:
     """Blocks that know whether the lines just before and after them are timed, so that their
     first and last lines are classified as if the block had no edges. A block is handed on once
     the next one is read; a read that fails part-way hands on the last good block, then raises."""
-    last: Block | None = None
+    last: ByteBlock | None = None
     try:
         for block in blocks:
             if last is not None:

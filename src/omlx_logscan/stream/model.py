@@ -1,4 +1,8 @@
-"""What the analyzers receive: events, dense request rows, sources and the line accounting."""
+"""What the analyzers receive: events, dense request rows, sources and the line accounting.
+
+``header`` describes the input (its files, span, level and line accounting): every JSON document
+opens with it, so each result says what it was computed from.
+"""
 
 from __future__ import annotations
 
