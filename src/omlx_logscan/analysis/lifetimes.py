@@ -12,7 +12,7 @@ import itertools
 import statistics
 from dataclasses import dataclass
 
-from omlx_logscan.analysis.model import INCIDENT_GAP_S, Analysis, DeadWindow, Incident, Session
+from omlx_logscan.analysis.model import INCIDENT_GAP_S, Analysis, DeadWindow, Incident, Session, shows_penalty_box
 from omlx_logscan.analysis.requests import RequestIndex
 from omlx_logscan.analysis.signatures import signatures_of
 from omlx_logscan.parsing.catalog import INCIDENT_KINDS
@@ -153,11 +153,6 @@ def _last_time(events: list[Event]) -> str | None:
         if event.time:
             return event.time
     return None
-
-
-def shows_penalty_box(record: Event) -> bool:
-    """Whether a gpu_error record is the driver ignoring the process's submissions (its penalty box)."""
-    return record.fields.get("code_name") == "SubmissionsIgnored"
 
 
 def shows_unseen_restart(record: Event) -> bool:

@@ -17,10 +17,9 @@ from omlx_logscan.analysis.lifetimes import (
     session_started_by,
     settled_outcome,
     shows_activity_after,
-    shows_penalty_box,
     shows_unseen_restart,
 )
-from omlx_logscan.analysis.model import INCIDENT_GAP_S, DeadWindow, Incident, Session
+from omlx_logscan.analysis.model import INCIDENT_GAP_S, DeadWindow, Incident, Session, shows_penalty_box
 from omlx_logscan.analysis.signatures import signature_of
 from omlx_logscan.parsing.catalog import INCIDENT_KINDS
 from omlx_logscan.parsing.event import Event
