@@ -21,6 +21,7 @@ import pytest
 from conftest import GENERATED, REAL
 from omlx_logscan.analysis.lifetimes import analyze
 from omlx_logscan.analysis.model import Analysis
+from omlx_logscan.analysis.signatures import signatures_of
 from omlx_logscan.errors import LogscanError
 from omlx_logscan.inputs import follow
 from omlx_logscan.inputs.follow import log_path
@@ -67,7 +68,7 @@ def batch_state(path: Path) -> dict[str, Any]:
     return {
         "events": _event_keys(stream.events),
         "requests": stream.kind_counts["request_complete"],
-        "sessions": len(analysis.sessions),
+        "sessions": [(s.index, s.end_reason, s.end) for s in analysis.sessions],
         "faults": [f.as_dict() for f in analysis.faults],
         "signatures": {s.id: s.faults for s in analysis.signatures},
         "dead_windows": [w.as_dict() for w in analysis.dead_windows],
@@ -85,9 +86,9 @@ def live_state(path: Path) -> dict[str, Any]:
     return {
         "events": _event_keys(sink.events),
         "requests": Counter(e.kind for e in sink.events)["request_complete"],
-        "sessions": len(state.sessions),
+        "sessions": [(s.index, s.end_reason, s.end) for s in state.sessions],
         "faults": [f.as_dict() for f in state.faults],
-        "signatures": {sig.id: sig.faults for sig in state.signatures.values()},
+        "signatures": {sig.id: sig.faults for sig in signatures_of(state.faults)},
         "dead_windows": [w.as_dict() for w in state.windows],
         "lines": watcher.lines,
         "unparsed": watcher.stream.unparsed,
@@ -124,6 +125,15 @@ def _completion(minute: float) -> str:
     return record(minute, "INFO", "omlx.server", "Chat completion: 12 tokens in 3.00s (20.0 tok/s), prompt: 900")
 
 
+def _at_ms(line: str, milliseconds: int) -> str:
+    """A line of ``synthetic`` (timed to the second) moved ``milliseconds`` into its second."""
+    return line.replace(",000 ", f",{milliseconds:03d} ", 1)
+
+
+def _panic() -> str:
+    return "panic(cpu 0 caller 0xfffffe0012345678): GPU hang"
+
+
 def _shutdown(minute: float) -> str:
     return record(minute, "INFO", "omlx.engine_pool", "Engine pool shutdown complete")
 
@@ -152,6 +162,36 @@ RULE_CASES: dict[str, list[str]] = {
     "no-events-at-all": [record(0, "DEBUG", "omlx.server", "nothing to see")],
     # Threads write out of order: a request logged after the fault but timed before it is not after it.
     "a-request-timed-before-the-fault": [start(0), timeout(10), _completion(9.99), start(10.5)],
+    # Work within two seconds of a fault's last record, while it is still open, shows the process went on.
+    "a-warning-while-the-fault-is-open": [start(0), timeout(10), _at_ms(busy(10), 500), start(10.5)],
+    "a-warning-while-the-fault-is-open-at-the-end": [start(0), timeout(10), _at_ms(busy(10), 500)],
+    "a-warning-between-two-records": [
+        start(0),
+        timeout(10),
+        _at_ms(busy(10), 500),
+        _at_ms(timeout(10), 800),
+        start(11),
+    ],
+    "a-warning-written-before-the-fault": [start(0), _at_ms(busy(10), 900), _at_ms(timeout(10), 100), start(10.5)],
+    # An abort after the penalty box ends the process: a later fault of another kind is a new one's.
+    "a-fault-after-an-abort": [start(0), timeout(10), ignored(10), _ABORT, timeout(20), busy(21)],
+    "a-request-after-the-shutdown-timed-before-it": [
+        start(0),
+        timeout(10),
+        _shutdown(10.2),
+        _completion(10.1),
+        start(11),
+    ],
+    "a-panic-after-the-fault": [start(0), timeout(10), busy(11), _panic(), start(20)],
+    "a-shutdown-at-the-end": [start(0), busy(1), _shutdown(2)],
+    "a-start-with-nothing-after-it": [start(0), start(10)],
+    "a-restart-at-warning-level": [
+        busy(0),
+        timeout(1),
+        busy(2),
+        record(30, "WARNING", "omlx.server", "Server initialized with 1 models"),
+        busy(31),
+    ],
     "many-faults-and-requests": [
         start(0),
         *(line for n in range(40) for line in (timeout(1 + n), *(_completion(1.1 + n + k / 100) for k in range(n)))),

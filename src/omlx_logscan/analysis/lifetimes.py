@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import itertools
 import statistics
+from dataclasses import dataclass
 
-from omlx_logscan.analysis.model import INCIDENT_GAP_S, Analysis, DeadWindow, Incident, Session
+from omlx_logscan.analysis.model import INCIDENT_GAP_S, Analysis, DeadWindow, Incident, Session, shows_penalty_box
 from omlx_logscan.analysis.requests import RequestIndex
 from omlx_logscan.analysis.signatures import signatures_of
 from omlx_logscan.parsing.catalog import INCIDENT_KINDS
@@ -90,21 +91,26 @@ class _Builder:
 
 
 def _with_process_before_first_start(sessions: list[Session], log_start: str | None) -> list[Session]:
-    """Records older than the first start line belong to a process already running when the log begins.
+    """``process_before_first_start`` for the whole log: the sessions after it are renumbered."""
+    earlier = process_before_first_start(sessions[0], log_start) if sessions else None
+    if earlier is None:
+        return sessions
+    for number, session in enumerate(sessions, start=2):
+        session.index = number
+    return [earlier, *sessions]
+
+
+def process_before_first_start(first: Session, log_start: str | None) -> Session | None:
+    """The process already running when the log begins, if records older than the ``first`` session's
+    start line show one (it is session 1 and the sessions after it are one later).
 
     Its routine lines yield no events, yet it existed and ended (the new start says so): without
     it, a restart seen only as a new startup block would hide the process that went before.
     """
-    if not sessions or not sessions[0].start_in_log or log_start is None:
-        return sessions
-    first = sessions[0]
     started = first.start_after or first.start
-    if started is None or log_start >= started:
-        return sessions
-    earlier = Session(1, log_start, False, None, start_in_log=False, source=first.source)
-    for number, session in enumerate(sessions, start=2):
-        session.index = number
-    return [earlier, *sessions]
+    if not first.start_in_log or log_start is None or started is None or log_start >= started:
+        return None
+    return Session(1, log_start, False, None, start_in_log=False, source=first.source)
 
 
 def joins_incident(last_time: str | None, event: Event) -> bool:
@@ -149,6 +155,13 @@ def _last_time(events: list[Event]) -> str | None:
     return None
 
 
+def shows_unseen_restart(record: Event) -> bool:
+    """Whether a gpu_error record that begins a new incident, in a process the penalty box already
+    holds, shows a new process: a penalty-boxed process fails only with SubmissionsIgnored, so
+    anything else comes from one restarted unseen (its start line hidden by the log level)."""
+    return not shows_penalty_box(record)
+
+
 def _restart_evidence(session: Session) -> int | None:
     """Index of the first event that a penalty-boxed process could not have produced, if any."""
     dead = False
@@ -156,12 +169,10 @@ def _restart_evidence(session: Session) -> int | None:
     for index, event in enumerate(session.events):
         if event.kind != "gpu_error":
             continue
-        name = event.fields.get("code_name")
         new_incident = last_gpu is None or not joins_incident(last_gpu, event)
-        if dead and new_incident and name != "SubmissionsIgnored":
+        if dead and new_incident and shows_unseen_restart(event):
             return index
-        if name == "SubmissionsIgnored":
-            dead = True
+        dead = dead or shows_penalty_box(event)
         last_gpu = event.time or last_gpu
     return None
 
@@ -202,7 +213,6 @@ def _finish_session(
     session: Session, following: Session | None, stream: EventStream, builder: _Builder, log_end: str | None
 ) -> None:
     kinds = {ev.kind for ev in session.events}
-    exits = [ev.fields.get("reason") for ev in session.events if ev.kind == "process_exit"]
     last_activity = _last_time(session.events)
     next_start = following.start_after or following.start if following else None
     window_end = next_start if following else log_end
@@ -215,18 +225,12 @@ def _finish_session(
         session.engine_starts = sum(1 for ev in session.events if ev.kind == "engine_start")
     if session.omlx_version is None:
         session.omlx_version = next((v for ev in session.events if (v := cellar_version(ev))), None)
-    if "fatal_exit" in exits:
-        session.end_reason = "fatal_exit"
-    elif exits or kinds & CRASH_KINDS:
-        session.end_reason = "crash"
-    elif "shutdown" in kinds and not _active_after_last_shutdown(session.events, builder, window_end):
-        session.end_reason = "shutdown"
-    elif following is None:
-        session.end_reason = "eof"
-    elif stream.shows("INFO"):
-        session.end_reason = "crash"
-    else:
-        session.end_reason = "restart"
+    ending = SessionEnding(
+        any(process_end_reason(ev) == "fatal_exit" for ev in session.events),
+        bool(kinds & CRASH_KINDS),
+        "shutdown" in kinds and not _active_after_last_shutdown(session.events, builder, window_end),
+    )
+    session.end_reason = ending.reason(followed=following is not None, info_shown=stream.shows("INFO"))
 
 
 def _active_after_last_shutdown(events: list[Event], builder: _Builder, window_end: str | None) -> bool:
@@ -269,9 +273,15 @@ def _outcome(incident: Incident, session: Session, following: Session | None, bu
 # -- rules shared with the live watch (analysis/live.py), one fault or window at a time ----------
 
 
+def activity_time(event: Event) -> str | None:
+    """When ``event`` shows the engine at work (its time, if its kind shows that), else None."""
+    return event.time if event.kind in ACTIVE_ENGINE_KINDS else None
+
+
 def shows_activity_after(event: Event, after: str | None) -> bool:
     """Whether ``event`` shows the process still working after the moment ``after``."""
-    return bool(event.kind in ACTIVE_ENGINE_KINDS and event.time and after and event.time > after)
+    active = activity_time(event)
+    return bool(active and after and active > after)
 
 
 def outcome_from_what_followed(
@@ -321,41 +331,85 @@ def _dead_window(
     failure_times = [t for inc in incidents for ev in inc.records if (t := ev.time)]
     starts = [t for inc in incidents if (t := inc.time)]
     intervals = [d for a, b in itertools.pairwise(starts) if (d := seconds(a, b)) is not None]
-    exits = [ev.fields.get("reason") for ev in session.events if ev.kind == "process_exit"]
-    if "fatal_exit" in exits:
+    ends = {reason for ev in session.events if (reason := process_end_reason(ev))}
+    if "fatal_exit" in ends:
         reason = "fatal_exit"
-    elif exits or any(ev.kind == "faulthandler_dump" for ev in session.events):
+    elif ends:
         reason = "crash"
     elif following is not None or _repeats_stopped(session, intervals, failure_times):
         reason = "restart"
     else:
         reason = "eof"
-    end = end_after = None
-    end_exact = False
-    if following is not None:
-        end, end_exact = following.start, following.start_exact
-        end_after = following.start_after
-    elif reason in ("fatal_exit", "crash"):
-        end, end_exact = session.end, True
-    if following is None and reason == "restart":
-        end_after = max(failure_times) if failure_times else entry.time
-    inside_end = end if end is not None else log_end
-    return DeadWindow(
+    window = DeadWindow(
         session.index,
         entry.time,
         max(failure_times) if failure_times else entry.time,
-        end,
-        end_exact,
-        end_after,
+        None,
+        False,
+        None,
         reason,
         len(incidents) - 1,
         intervals,
-        builder.requests.count(entry.time, inside_end, include_start=True, after=entry.records[-1])
-        if builder.stream.shows("INFO")
-        else None,
+        None,
         log_end,
         end_inferred=following is None and reason == "restart",
     )
+    if following is not None:
+        end_window_at_start(window, following)
+    elif reason in ("fatal_exit", "crash"):
+        window.end, window.end_exact = session.end, True
+    elif reason == "restart":
+        window.end_after = window.last_failure
+    if builder.stream.shows("INFO"):
+        inside_end = window.end if window.end is not None else log_end
+        window.requests_completed = builder.requests.count(
+            entry.time, inside_end, include_start=True, after=entry.records[-1]
+        )
+    return window
+
+
+def end_window_at_start(window: DeadWindow, following: Session) -> None:
+    """A dead window ends where the next process starts, whatever ended it (an exit, a crash, or
+    nothing seen): until then no process could generate."""
+    window.end, window.end_exact, window.end_after = following.start, following.start_exact, following.start_after
+
+
+def process_end_reason(event: Event) -> str | None:
+    """How ``event`` ends the process that wrote it: ``fatal_exit`` (it exits for a clean restart),
+    ``crash`` (an abort, any other exit, a faulthandler dump), or None when it does not end it.
+    These end a dead window at once; a session's end also counts the OS's crash evidence."""
+    if event.kind == "process_exit":
+        return "fatal_exit" if event.fields.get("reason") == "fatal_exit" else "crash"
+    return "crash" if event.kind == "faulthandler_dump" else None
+
+
+@dataclass
+class SessionEnding:
+    """What a session's own events say about its end; ``reason`` adds what came after it."""
+
+    fatal_exit: bool = False  # a fatal exit line: the process exits for a clean restart
+    crashed: bool = False  # an exit, abort, crash report or kernel panic (CRASH_KINDS)
+    shut_down: bool = False  # an orderly-stop line with no work after it
+
+    @property
+    def stopped_in_order(self) -> bool:
+        """It shut down and nothing says it died: a fault before the stop line was absorbed, not fatal."""
+        return self.shut_down and not self.crashed and not self.fatal_exit
+
+    def reason(self, *, followed: bool, info_shown: bool) -> str:
+        """The session's end_reason, given whether another session ``followed`` it and whether the
+        log level shows INFO lines (``info_shown``). A process replaced with neither a crash nor an
+        orderly stop in view crashed when the log would have shown its stop line; at WARNING level
+        it may have been restarted in order, unseen."""
+        if self.fatal_exit:
+            return "fatal_exit"
+        if self.crashed:
+            return "crash"
+        if self.stopped_in_order:
+            return "shutdown"
+        if not followed:
+            return "eof"
+        return "crash" if info_shown else "restart"
 
 
 def _repeats_stopped(session: Session, intervals: list[float], failure_times: list[str]) -> bool:

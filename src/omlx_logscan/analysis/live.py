@@ -5,22 +5,26 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from omlx_logscan.analysis.lifetimes import (
+    SessionEnding,
+    activity_time,
+    end_window_at_start,
     failures_stopped,
     joins_incident,
     outcome_from_what_followed,
+    process_before_first_start,
+    process_end_reason,
     session_in_progress,
     session_started_by,
     settled_outcome,
     shows_activity_after,
+    shows_unseen_restart,
 )
-from omlx_logscan.analysis.model import INCIDENT_GAP_S, DeadWindow, Incident, Session, Signature
+from omlx_logscan.analysis.model import INCIDENT_GAP_S, DeadWindow, Incident, Session, shows_penalty_box
 from omlx_logscan.analysis.signatures import signature_of
 from omlx_logscan.parsing.catalog import INCIDENT_KINDS
 from omlx_logscan.parsing.event import Event
-from omlx_logscan.parsing.kinds import CRASH_KINDS
+from omlx_logscan.parsing.kinds import CRASH_KINDS, SERVING_KINDS
 from omlx_logscan.timeutil import seconds
-
-# -- live analyzer state ------------------------------------------------------------------------
 
 
 @dataclass
@@ -71,12 +75,21 @@ class _AwaitedOutcome:
 
 @dataclass
 class _SessionFacts:
-    """What the batch analyzer reads off a whole session, kept as the current one goes on."""
+    """What the batch analyzer reads off a whole session, kept as the current one goes on.
 
-    latest: str | None = None  # the latest event time (``_repeats_stopped`` looks for one long after the failures)
-    last: str | None = None  # the last event time in file order (an inferred start lies after it)
+    Requests are kept apart from the other events: batch reads them from its dense request table,
+    by time, not as events in file order.
+    """
+
+    latest: str | None = None  # the latest event time (``failures_stopped`` looks for one long after the failures)
+    last: str | None = None  # the last event time in file order, requests aside (an inferred start lies after it)
+    latest_request: str | None = None  # the latest request timed at or after the session's start
+    # When the engine was last seen at work (``activity_time``), in whatever order the lines came:
+    # a fault closing finds in it the work done while it was still open.
+    latest_activity: str | None = None
     shutdown: Event | None = None  # the last orderly-stop line with no work after it
-    crashed: bool = False  # an exit, abort or crash report: the session did not end in order
+    penalty_boxed: bool = False  # a SubmissionsIgnored record: see ``shows_unseen_restart``
+    ending: SessionEnding = field(default_factory=SessionEnding)
     requests: int = 0  # finished requests so far
     awaited: list[_AwaitedOutcome] = field(default_factory=list)
     inactive: list[_AwaitedOutcome] = field(default_factory=list)  # awaited, with nothing after them yet
@@ -90,20 +103,20 @@ class LiveState:
     added to it for two seconds (wall time, see ``settle``): then it is a fault (signed as batch
     signs it) or a repeat. Its own records may settle its outcome; if not, it is ``absorbed`` as soon
     as the process shows it went on, and what the next start (or, in a replay, ``finish``) shows
-    decides the rest, by the batch rule ``outcome_from_what_followed``.
+    decides the rest, by the batch rule ``outcome_from_what_followed``. A session's end reason is
+    the batch rule ``SessionEnding.reason`` on what is known so far; ``finish`` makes it final.
     """
 
     def __init__(self) -> None:
         self.sessions: list[Session] = []
         self.faults: list[Incident] = []
         self.windows: list[DeadWindow] = []
-        self.repeats = 0
         self.window: DeadWindow | None = None  # the open dead window
         self.window_entry: Incident | None = None
         self.last_stamp: str | None = None
         self.log_start: str | None = None  # the earliest dated record, of any kind
-        self.signatures: dict[str, Signature] = {}
         self._facts = _SessionFacts()
+        self._endings: list[SessionEnding] = []  # each session's, in step with ``sessions``
         self._exited: DeadWindow | None = None  # a window its process's exit ended: its end waits on what follows
         self._incident: Incident | None = None
         self._requests_after_incident: list[str | None] = []  # times of requests since its last record
@@ -129,27 +142,25 @@ class LiveState:
             changes += self._open_session(event, inferred=False)
         elif event.kind == "gpu_error":
             changes += self._add_failure(event, now)
-        elif event.kind in ("process_exit", "faulthandler_dump"):
+        elif reason := process_end_reason(event):
             changes += self.close_incident()
-            reason = "fatal_exit" if event.fields.get("reason") == "fatal_exit" else "crash"
-            self._session(event).end_reason = reason
+            self._session(event)
             changes += self._end_window(None, reason, event)
         else:
             self._count(event)
         self._note_facts(event)
         self._note_time(event.time)
-        if event.time is not None:
-            self._session(event).end = event.time
         return changes
 
-    def finish(self) -> list[Change]:
+    def finish(self) -> None:
         """The log ended (a replay reached its end): settle what waited on more lines, as batch does.
 
         The open incident closes, faults waiting on what their process did next get the outcome the
-        batch analysis gives at the end of a log, and a dead window whose failures stopped long
-        before the log did ended with an unseen restart (``failures_stopped``).
+        batch analysis gives at the end of a log, a dead window whose failures stopped long before
+        the log did ended with an unseen restart (``failures_stopped``), and each session's end
+        reason is final now the log level is known. The changes are history, so none is returned.
         """
-        changes = self.close_incident()
+        self.close_incident()
         self._decide_outcomes(None)
         if self._exited is not None and self.sessions:
             self._exited.end = self.sessions[-1].end  # no next start: the end of the process in the log
@@ -157,8 +168,11 @@ class LiveState:
         if window is not None and failures_stopped(window.intervals_s, window.last_failure, self._facts.latest):
             window.end_reason, window.end_after, window.end_inferred = "restart", window.last_failure, True
             self.window = self.window_entry = None
-            changes.append(WindowClosed(window, inferred=True))
-        return changes
+        if self.sessions and self.sessions[0].start is None:  # as in batch: the log's first moment
+            first = self.sessions[0]
+            first.start = self.log_start
+            first.end = first.end or first.start
+        self._name_end_reasons()
 
     def _note_time(self, stamp: str | None) -> None:
         if stamp is not None:
@@ -168,17 +182,20 @@ class LiveState:
 
     def _note_facts(self, event: Event) -> None:
         """Gather, for the current session, the facts batch rules read from the whole session."""
-        facts = self._facts
+        facts, session = self._facts, self.sessions[-1]
+        request = event.kind == "request_complete"
         if event.time is not None:
             facts.latest = max(facts.latest or event.time, event.time)
-            facts.last = event.time
-        if event.kind in CRASH_KINDS:
-            facts.crashed = True
-        if event.kind == "shutdown":
-            facts.shutdown = event
-        elif event.kind in ("request_complete", "engine_start", "gpu_error"):
-            facts.shutdown = None  # work after the stop line: it was a model unload or the like
-        request = event.kind == "request_complete"
+            if request and event.time >= (session.start_after or session.start or ""):
+                facts.latest_request = max(facts.latest_request or event.time, event.time)
+            elif not request:
+                facts.last = event.time
+        session.end = max((t for t in (facts.last, facts.latest_request) if t), default=session.start)
+        if not request and (active := activity_time(event)):
+            facts.latest_activity = max(facts.latest_activity or active, active)
+        if event.kind == "gpu_error" and shows_penalty_box(event):
+            facts.penalty_boxed = True
+        self._note_ending(event, request)
         if request:
             facts.requests += 1
             if self._incident is not None:
@@ -193,6 +210,30 @@ class LiveState:
                 awaited.incident.later_requests = awaited.later_requests(facts.requests)
         facts.inactive = [awaited for awaited in facts.inactive if awaited.incident.outcome != "absorbed"]
 
+    def _note_ending(self, event: Event, request: bool) -> None:
+        """What ``event`` says about how the current session ends (``SessionEnding``)."""
+        facts, ending = self._facts, self._facts.ending
+        if event.kind in CRASH_KINDS:
+            ending.crashed = True
+            ending.fatal_exit = ending.fatal_exit or process_end_reason(event) == "fatal_exit"
+        if event.kind == "shutdown":
+            facts.shutdown = event
+        elif (
+            facts.shutdown is not None
+            and event.kind in SERVING_KINDS
+            and (not request or _later(event.time, facts.shutdown.time))  # batch counts requests timed after it
+        ):
+            facts.shutdown = None  # work after the stop line: it was a model unload or the like
+        ending.shut_down = facts.shutdown is not None
+        if event.kind in CRASH_KINDS or event.kind == "shutdown":
+            self._name_end_reasons()
+
+    def _name_end_reasons(self) -> None:
+        """Each session's end reason by the batch rule, from what the log has shown so far."""
+        last = len(self.sessions) - 1
+        for position, (session, ending) in enumerate(zip(self.sessions, self._endings, strict=True)):
+            session.end_reason = ending.reason(followed=position < last, info_shown=self.info_seen)
+
     def _decide_outcomes(self, following: Session | None) -> None:
         """The current session ended (``following`` began, or the log ended): decide what waited."""
         facts = self._facts
@@ -204,7 +245,7 @@ class LiveState:
                 awaited.later_requests(facts.requests),
                 followed=following is not None,
                 next_start=next_start,
-                shut_down=facts.shutdown is not None and not facts.crashed,
+                shut_down=facts.ending.stopped_in_order,
             )
         facts.awaited, facts.inactive = [], []
 
@@ -214,9 +255,14 @@ class LiveState:
             return self.close_incident()
         return []
 
+    def _add_session(self, session: Session, facts: _SessionFacts) -> None:
+        session.end = session.start  # until an event of it says more, as in batch
+        self.sessions.append(session)
+        self._endings.append(facts.ending)
+
     def _session(self, event: Event) -> Session:
         if not self.sessions:  # the log began (or watching began) inside a running process
-            self.sessions.append(session_in_progress(event))
+            self._add_session(session_in_progress(event), self._facts)
         return self.sessions[-1]
 
     def _open_session(self, event: Event, *, inferred: bool) -> list[Change]:
@@ -229,21 +275,18 @@ class LiveState:
             after=self._facts.last,
             version=previous.omlx_version if inferred and previous else None,
         )
-        if (
-            previous is None
-            and self.log_start is not None
-            and self.log_start < (started.start_after or started.start or "")
-        ):
-            # Records older than the first start belong to a process already running when the log began.
-            self.sessions.append(Session(1, self.log_start, False, None, start_in_log=False, source=event.source))
+        earlier = process_before_first_start(started, self.log_start) if previous is None else None
+        if earlier is not None:
+            self._add_session(earlier, _SessionFacts())
             started.index = 2
         self._decide_outcomes(started)
         if self._exited is not None:
-            self._end_at_start(self._exited, started)
+            end_window_at_start(self._exited, started)
             self._exited = None
         changes = self._end_window(started, "restart", event, inferred=inferred)
-        self.sessions.append(started)
         self._facts = _SessionFacts()
+        self._add_session(started, self._facts)
+        self._name_end_reasons()
         return changes
 
     def _count(self, event: Event) -> None:
@@ -263,8 +306,7 @@ class LiveState:
             incident.records.append(event)
             return []
         changes = self.close_incident()
-        if self.window is not None and event.fields.get("code_name") != "SubmissionsIgnored":
-            # A penalty-boxed process fails only with SubmissionsIgnored: another fault means a new process.
+        if self._facts.penalty_boxed and shows_unseen_restart(event):
             changes += self._open_session(event, inferred=True)
         name = str(event.fields.get("code_name"))
         self._incident = Incident([event], self._session(event).index, INCIDENT_KINDS.get(name, "other_gpu"))
@@ -279,7 +321,6 @@ class LiveState:
         failure_times = [t for ev in incident.records if (t := ev.time)]
         window = self.window
         if window is not None:  # already dead: a repeat of the window, not a new fault
-            self.repeats += 1
             window.repeats += 1
             gap = seconds(self._last_incident_start, incident.time)
             if gap is not None:
@@ -292,14 +333,15 @@ class LiveState:
         if settled is None:
             facts, after = self._facts, incident.last_time
             already = sum(1 for t in self._requests_after_incident if _later(t, after))
-            awaited = _AwaitedOutcome(incident, after, facts.requests - already)
+            awaited = _AwaitedOutcome(incident, after, facts.requests - already, _later(facts.latest_activity, after))
             facts.awaited.append(awaited)
             facts.latest_after = max(facts.latest_after, after or "")
-            if already:
+            if already or awaited.active_later:
                 incident.outcome, incident.later_requests = "absorbed", already
             else:
                 facts.inactive.append(awaited)
-        self._sign(incident)
+        signature = signature_of(incident)  # the id the batch analysis gives it
+        incident.signature = signature.id if signature is not None else None
         self.faults.append(incident)
         self.sessions[incident.session - 1].faults += 1
         changes: list[Change] = [FaultClosed(incident)]
@@ -324,29 +366,19 @@ class LiveState:
             changes.append(WindowOpened(opened, incident))
         return changes
 
-    @staticmethod
-    def _end_at_start(window: DeadWindow, following: Session) -> None:
-        """A window ends where the next process starts, whatever ended it (as ``_dead_window`` has it)."""
-        window.end, window.end_exact, window.end_after = following.start, following.start_exact, following.start_after
-
-    def _sign(self, incident: Incident) -> None:
-        """Give a new fault its stack signature, the id the batch analysis gives it."""
-        signature = signature_of(incident)
-        if signature is not None:
-            incident.signature = signature.id
-            self.signatures.setdefault(signature.id, signature).faults += 1
-
     def _end_window(
         self, following: Session | None, reason: str, event: Event, *, inferred: bool = False
     ) -> list[Change]:
         """The open window ends: at the ``following`` session's start, else (an exit) at ``event``."""
         window = self.window
         if window is None:
+            if following is None and reason == "fatal_exit" and self._exited is not None:
+                self._exited.end_reason = reason  # a fatal exit after a crash line: batch names the fatal exit
             return []
         if following is not None:
-            self._end_at_start(window, following)
+            end_window_at_start(window, following)
         else:  # the process ended: at its last moment in the log (so far), or the next start if one comes
-            window.end, window.end_exact, window.end_after = event.time or self._session(event).end, True, None
+            window.end, window.end_exact, window.end_after = event.time or self.sessions[-1].end, True, None
             self._exited = window
         window.end_reason = reason
         self.window = self.window_entry = None
@@ -354,5 +386,5 @@ class LiveState:
 
 
 def _later(stamp: str | None, after: str | None) -> bool:
-    """Whether a request at ``stamp`` is one batch counts after a fault whose last time is ``after``."""
+    """Whether ``stamp`` (a request's time, or ``latest_activity``) is after a fault whose last time is ``after``."""
     return bool(stamp and after and stamp > after)

@@ -14,6 +14,11 @@ from omlx_logscan.timeutil import seconds
 INCIDENT_GAP_S = 2.0  # gpu_error records closer than this are one fault
 
 
+def shows_penalty_box(record: Event) -> bool:
+    """Whether a gpu_error record is the driver ignoring the process's submissions (its penalty box)."""
+    return record.fields.get("code_name") == "SubmissionsIgnored"
+
+
 @dataclass
 class Session:
     """One process lifetime."""
@@ -88,6 +93,12 @@ class Incident:
             if name and (not names or names[-1] != name):
                 names.append(name)
         return names
+
+    @property
+    def penalty_record(self) -> Event:
+        """The record that shows the penalty box (the first SubmissionsIgnored one), else the first:
+        the record an alert points at and a hook is given."""
+        return next((ev for ev in self.records if shows_penalty_box(ev)), self.first)
 
     @property
     def context(self) -> str:

@@ -13,11 +13,8 @@ from omlx_logscan.stream.starts import StartCollapser
 MAX_PENDING_LINES = 5000
 
 
-# -- lines to events ----------------------------------------------------------------------------
-
-
 class LiveStream:
-    """Appended lines → events, with ``records.assemble`` and ``events.classify``.
+    """Appended lines → events, with ``parsing/records.py`` ``assemble`` and ``parsing/classify.py`` ``classify``.
 
     The last record stays open until the next head line (or ``flush``), so a traceback joins the
     record it belongs to. The last dated head line is kept as context: it dates time-only lines

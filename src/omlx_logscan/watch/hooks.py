@@ -11,14 +11,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
+from omlx_logscan.output.notices import hook_result_message
 from omlx_logscan.parsing.event import Event
-from omlx_logscan.timeutil import human_duration
 from omlx_logscan.watch.notices import Notice
 
 OUTPUT_KEEP_CHARS = 4000  # how much of a hook command's output is reported
-
-
-# -- hook commands ------------------------------------------------------------------------------
 
 
 @dataclass
@@ -45,10 +42,7 @@ class HookRun:
         self.output.seek(0)
         text = self.output.read().decode("utf-8", errors="replace")[-OUTPUT_KEEP_CHARS:]
         self.output.close()
-        if timed_out:
-            message = f"{self.hook} command timed out after {human_duration(timeout)} and was killed"
-        else:
-            message = f"{self.hook} command exited {code}"
+        message = hook_result_message(self.hook, code, timed_out, timeout)
         data = {
             "hook": self.hook,
             "command": self.command,

@@ -1,10 +1,10 @@
-"""Live watch: follow a growing oMLX log like ``tail -F`` and keep the analyzer's state as lines arrive.
+"""The watch loop: follow a growing oMLX log like ``tail -F`` and act on what its lines change.
 
 In oMLX issue 3706 the server stayed up for hours with an engine that could not generate a token.
-Reading the log as it is written lets a supervisor learn that within seconds. Every appended line
-goes through the same grammar, record assembly and classification as the batch commands; a small
-state machine keeps sessions, fault incidents and dead-engine windows by the analyzer's rules, and
-the watcher turns their changes into alerts and the user's hook commands.
+Reading the log as it is written lets a supervisor learn that within seconds. The follower
+(``inputs/follow.py``) gives appended lines, ``stream/live.py`` turns them into events by the batch
+grammar and classification, and ``analysis/live.py`` keeps the analyzer's state; this loop drives
+them, times the held last record, and turns the state's changes into notices and hook commands.
 """
 
 from __future__ import annotations
@@ -23,11 +23,11 @@ from omlx_logscan.analysis.model import DeadWindow, Incident
 from omlx_logscan.errors import EXIT_DEAD, LogscanError
 from omlx_logscan.inputs.follow import Follower
 from omlx_logscan.inputs.lines import KeptLine
+from omlx_logscan.output.notices import counts_phrase, hook_start_failure_message, replayed_line, summary_line
 from omlx_logscan.parsing.event import Event
 from omlx_logscan.stream.live import LiveStream
-from omlx_logscan.timeutil import human_duration, human_time
 from omlx_logscan.watch.hooks import HookRun, hook_environment
-from omlx_logscan.watch.notices import Notice, dead_end_notice, dead_notice, fault_notice, penalty_event
+from omlx_logscan.watch.notices import Notice, dead_end_notice, dead_notice, fault_notice
 
 RECORD_HOLD_S = 0.5  # how long the last record waits for continuation lines before it counts as complete
 
@@ -35,11 +35,8 @@ RECORD_HOLD_S = 0.5  # how long the last record waits for continuation lines bef
 HOOK_WAIT_STEP_S = 0.05
 
 
-# -- the watcher --------------------------------------------------------------------------------
-
-
 class WatchSink(Protocol):
-    """Where the watcher's output goes; the CLI supplies the table and NDJSON renderers."""
+    """Where the watcher's output goes: the terminal table and NDJSON rows of ``watch/sinks.py``, or a test's."""
 
     def event(self, event: Event) -> None: ...
 
@@ -188,18 +185,17 @@ class Watcher:
             self.state.finish()
         else:
             self._feed(self.stream.flush(), now)
-            self.state.close_incident()
+            self.state.close_incident()  # history: its changes are not reported
         self._catching_up = False
         state = self.state
-        then = "at its end" if self.options.exit_at_end else "now following"
-        self.sink.info(f"replayed {_plural(self.lines, 'line')}: {_counts(state)}; {then}")
+        self.sink.info(replayed_line(self.lines, self._counts(), at_end=self.options.exit_at_end))
         if state.window is not None and state.window_entry is not None:
             self._alert(state.window, state.window_entry, now)
 
     def _alert(self, window: DeadWindow, entry: Incident, now: float) -> None:
         self.sink.notice(dead_notice(window, entry, self.options.path))
         if self.options.on_dead:
-            self._hook("on-dead", self.options.on_dead, window.session, window.start, penalty_event(entry), now)
+            self._hook("on-dead", self.options.on_dead, window.session, window.start, entry.penalty_record, now)
         if self.options.exit_on_dead:
             self._exit = EXIT_DEAD
 
@@ -220,7 +216,7 @@ class Watcher:
         except OSError as exc:
             output.close()
             data = {"hook": hook, "command": command, "session": session, "exit_code": None, "error": str(exc)}
-            self.sink.notice(Notice("command", f"{hook} command could not start: {exc}", data))
+            self.sink.notice(Notice("command", hook_start_failure_message(hook, exc), data))
             return
         self._running.append(HookRun(hook, command, session, process, output, now))
 
@@ -240,31 +236,17 @@ class Watcher:
 
     def summary(self) -> str:
         """The one line printed when watching stops."""
+        return summary_line(
+            time.monotonic() - self._began,
+            self.lines,
+            self.events,
+            self._counts(),
+            dead=self.state.window,
+            hook_runs=self.hook_runs,
+            hooks_running=len(self._running),
+            unparsed=self.stream.unparsed,
+        )
+
+    def _counts(self) -> str:
         state = self.state
-        elapsed = time.monotonic() - self._began
-        parts = [
-            f"logscan watch: stopped after {human_duration(elapsed)}: {_plural(self.lines, 'line')}, "
-            f"{_plural(self.events, 'event')} shown",
-            _counts(state),
-        ]
-        if state.window is not None:
-            parts.append(f"engine dead since {human_time(state.window.start)} ({state.window.repeats} repeats)")
-        if self.hook_runs:
-            parts.append(", ".join(f"{hook} ran {n}x" for hook, n in sorted(self.hook_runs.items())))
-        if self._running:
-            parts.append(f"{_plural(len(self._running), 'hook command')} still running, left to finish")
-        if self.stream.unparsed:
-            parts.append(f"{_plural(self.stream.unparsed, 'unparsed line')}")
-        return "; ".join(parts)
-
-
-def _counts(state: LiveState) -> str:
-    """The tallies both the end of the replay and the stop summary give."""
-    return (
-        f"{_plural(len(state.sessions), 'session')}, {_plural(len(state.faults), 'GPU fault')}, "
-        f"{_plural(len(state.windows), 'dead window')}"
-    )
-
-
-def _plural(number: int, noun: str) -> str:
-    return f"{number} {noun}{'' if number == 1 else 's'}"
+        return counts_phrase(len(state.sessions), len(state.faults), len(state.windows))
