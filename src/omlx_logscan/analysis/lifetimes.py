@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from omlx_logscan.analysis.model import INCIDENT_GAP_S, Analysis, DeadWindow, Incident, Session, shows_penalty_box
 from omlx_logscan.analysis.requests import RequestIndex
 from omlx_logscan.analysis.signatures import signatures_of
-from omlx_logscan.parsing.catalog import INCIDENT_KINDS
+from omlx_logscan.parsing.catalog import INCIDENT_KINDS, PENALTY_BOX_CODE
 from omlx_logscan.parsing.classify import cellar_version
 from omlx_logscan.parsing.event import Event
 from omlx_logscan.parsing.kinds import ACTIVE_ENGINE_KINDS, CRASH_KINDS, SERVING_KINDS
@@ -248,7 +248,7 @@ def settled_outcome(incident: Incident) -> str | None:
         return "fatal_exit"
     if "uncaught_abort" in contexts:
         return "crash"
-    if "SubmissionsIgnored" in incident.code_names:
+    if PENALTY_BOX_CODE in incident.code_names:
         return "penalty_box"
     return None
 

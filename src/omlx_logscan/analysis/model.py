@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from omlx_logscan.analysis.requests import RequestIndex
+from omlx_logscan.parsing.catalog import PENALTY_BOX_CODE
 from omlx_logscan.parsing.event import Event
 from omlx_logscan.stream.model import EventStream
 from omlx_logscan.timeutil import seconds
@@ -16,7 +17,7 @@ INCIDENT_GAP_S = 2.0  # gpu_error records closer than this are one fault
 
 def shows_penalty_box(record: Event) -> bool:
     """Whether a gpu_error record is the driver ignoring the process's submissions (its penalty box)."""
-    return record.fields.get("code_name") == "SubmissionsIgnored"
+    return record.fields.get("code_name") == PENALTY_BOX_CODE
 
 
 @dataclass

@@ -6,7 +6,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from omlx_logscan.analysis.model import Analysis, DeadWindow, Incident, Signature
+from omlx_logscan.analysis.model import Analysis, DeadWindow, Incident, Signature, shows_penalty_box
 from omlx_logscan.analysis.signatures import cache_clear_call
 from omlx_logscan.parsing.catalog import FATAL_LOGGER, PENALTY_BOX_CODE
 from omlx_logscan.parsing.kinds import CRASH_KINDS
@@ -135,7 +135,8 @@ def _interval_phrase(window: DeadWindow) -> str:
 
 def _same_second(incident: Incident) -> str:
     first = incident.first.time
-    ignored = next((ev.time for ev in incident.records if ev.fields.get("code_name") == "SubmissionsIgnored"), None)
+    record = incident.penalty_record
+    ignored = record.time if shows_penalty_box(record) else None
     if first and ignored and first[:19] == ignored[:19]:
         return "in the same second"
     gap = seconds(first, ignored)
