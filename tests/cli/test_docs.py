@@ -13,7 +13,7 @@ from conftest import ROOT
 from omlx_logscan.cli import COMMANDS, app
 
 runner = CliRunner()
-NAMES = [module.__name__.rpartition(".")[2] for module in COMMANDS]
+NAMES = [command.__name__ for command in COMMANDS]
 DOCS = "\n".join(path.read_text(encoding="utf-8") for path in [ROOT / "README.md", *sorted(ROOT.glob("docs/*.md"))])
 
 

@@ -32,7 +32,7 @@ def test_investigation_extras_are_parsed() -> None:
         }
     )
     assert [(i.time, i.version, i.source) for i in options.os_installs] == [("2026-09-15T17:41:00", "27.0", "--os")]
-    assert options.overlay == [OverlaySpec("gpu", "runs.csv")] and options.overlay_gap == 90.0
+    assert options.overlay == [OverlaySpec("gpu", "runs.csv", "--overlay gpu=runs.csv")] and options.overlay_gap == 90.0
     assert options.has_os_history
 
 
