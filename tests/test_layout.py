@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -120,23 +121,41 @@ MACHINE_RUNS = {
 }
 
 
-@pytest.mark.parametrize("run", sorted(MACHINE_RUNS))
-def test_machine_formats_do_not_import_rich(run: str) -> None:
-    """rich is for terminals; a JSON or NDJSON run (a CI gate, a script) starts faster without it."""
+def _imported(args: list[str]) -> tuple[subprocess.CompletedProcess[str], set[str]]:
+    """A run of ``logscan args`` and the modules it imported."""
     result = subprocess.run(
-        [sys.executable, "-X", "importtime", "-m", "omlx_logscan", *MACHINE_RUNS[run]],
+        [sys.executable, "-X", "importtime", "-m", "omlx_logscan", *args],
         capture_output=True,
         text=True,
         timeout=120,
         check=False,
     )
     assert result.returncode in (0, 1), result.stderr[-2000:]
-    first = result.stdout.splitlines()[0]
-    assert json.loads(first if run.startswith("events") else result.stdout)
     imported = {
         line.rsplit("|", 1)[-1].strip() for line in result.stderr.splitlines() if line.startswith("import time")
     }
+    return result, imported
+
+
+_RICH = re.compile(r"^rich(\.|$)")
+_OS_HISTORY_ONLY = {"plistlib", "dateutil", "omlx_logscan.analysis.bounds", "omlx_logscan.inputs.oshistory"}
+
+
+@pytest.mark.parametrize("run", sorted(MACHINE_RUNS))
+def test_machine_formats_do_not_import_rich(run: str) -> None:
+    """rich is for terminals; a JSON or NDJSON run (a CI gate, a script) starts faster without it."""
+    result, imported = _imported(MACHINE_RUNS[run])
+    first = result.stdout.splitlines()[0]
+    assert json.loads(first if run.startswith("events") else result.stdout)
     assert "polars" in imported
-    assert not {name for name in imported if name == "rich" or name.startswith("rich.")}
+    assert not {name for name in imported if _RICH.match(name)}
     if "OS history" not in run:  # OS histories, their plist reader and the bounds load only when asked for
-        assert not imported & {"plistlib", "dateutil", "omlx_logscan.analysis.bounds", "omlx_logscan.inputs.oshistory"}
+        assert not imported & _OS_HISTORY_ONLY
+
+
+def test_markdown_without_an_os_history_loads_neither_rich_nor_the_bounds() -> None:
+    """Markdown is text for GitHub: no terminal library, and the bounds' readers only with an OS history."""
+    result, imported = _imported(["timeline", str(EXAMPLE), "-f", "markdown", "-q"])
+    assert result.stdout.startswith("## oMLX log timeline")
+    assert not {name for name in imported if _RICH.match(name)}
+    assert not imported & _OS_HISTORY_ONLY

@@ -24,7 +24,8 @@ from omlx_logscan.analysis.model import Analysis
 from omlx_logscan.cli.values import overlay_specs
 from omlx_logscan.inputs.overlays import parse_overlays
 from omlx_logscan.output.documents import add_why, attribution_dict, timeline_document
-from omlx_logscan.output.text import console
+from omlx_logscan.output.markdown import why_markdown
+from omlx_logscan.output.text import console, write_why_text
 from omlx_logscan.output.why import (
     fault_lines,
     load_label,
@@ -32,8 +33,6 @@ from omlx_logscan.output.why import (
     overlay_lines,
     trigger_phrase,
     why_caveats,
-    why_markdown,
-    write_why_text,
 )
 
 

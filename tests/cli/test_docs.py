@@ -13,7 +13,7 @@ from conftest import ROOT
 from omlx_logscan.cli import COMMANDS, app
 
 runner = CliRunner()
-NAMES = [module.__name__.rpartition(".")[2] for module in COMMANDS]
+NAMES = [command.__name__ for command in COMMANDS]
 DOCS = "\n".join(path.read_text(encoding="utf-8") for path in [ROOT / "README.md", *sorted(ROOT.glob("docs/*.md"))])
 
 
@@ -46,3 +46,19 @@ def test_help_exits_zero(name: str) -> None:
     result = runner.invoke(app, [name, "--help"])
     assert result.exit_code == 0, result.output
     assert result.output.startswith("Usage: ")
+
+
+def test_help_lists_the_commands_in_commands_order() -> None:
+    result = runner.invoke(app, ["--help"])
+    assert result.exit_code == 0, result.output
+    listed = result.output.split("Commands:", 1)[1].split()
+    assert [word for word in listed if word in NAMES] == NAMES
+
+
+def test_fail_on_help_lists_every_choosable_rule() -> None:
+    """The help names the rules itself: building it from the rule tuple would load the analysis
+    (and polars) for every ``--help``; this keeps the two the same."""
+    from omlx_logscan.analysis.check import CHOOSABLE_RULES
+
+    (fail_on,) = (param for param in command("check").params if param.name == "fail_on")
+    assert getattr(fail_on, "help", None) == f"Comma list of rules: {', '.join(CHOOSABLE_RULES)}."

@@ -32,10 +32,19 @@ def test_investigation_extras_are_parsed() -> None:
         }
     )
     assert [(i.time, i.version, i.source) for i in options.os_installs] == [("2026-09-15T17:41:00", "27.0", "--os")]
-    assert options.overlay == [OverlaySpec("gpu", "runs.csv")] and options.overlay_gap == 90.0
+    assert options.overlay == [OverlaySpec("gpu", "runs.csv", "--overlay gpu=runs.csv")] and options.overlay_gap == 90.0
     assert options.has_os_history
 
 
 def test_an_empty_window_is_refused() -> None:
     with pytest.raises(LogscanError, match="--since '2026-09-16' is after --until '2026-09-15'"):
         CommonOptions.from_params({"paths": ["-"], "since": "2026-09-16", "until": "2026-09-15"})
+
+
+def test_parquet_without_a_file_is_a_user_error_for_library_users_too() -> None:
+    from omlx_logscan.output.formats import EventFormat, check_destination
+
+    with pytest.raises(LogscanError, match=r"^--format parquet writes a binary file: give --output FILE$"):
+        check_destination(EventFormat.parquet, None)
+    check_destination(EventFormat.parquet, Path("events.parquet"))
+    check_destination(EventFormat.ndjson, None)

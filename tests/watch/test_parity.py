@@ -22,9 +22,9 @@ from conftest import GENERATED, REAL
 from omlx_logscan.analysis.lifetimes import analyze
 from omlx_logscan.analysis.model import Analysis
 from omlx_logscan.analysis.signatures import signatures_of
+from omlx_logscan.cli.values import log_path
 from omlx_logscan.errors import LogscanError
 from omlx_logscan.inputs import follow
-from omlx_logscan.inputs.follow import log_path
 from omlx_logscan.inputs.sources import resolve
 from omlx_logscan.parsing.event import Event
 from omlx_logscan.stream.read import read_events

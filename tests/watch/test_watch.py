@@ -22,8 +22,9 @@ from typer.testing import CliRunner
 from conftest import EXAMPLE, GENERATED, analysis_of
 from omlx_logscan.analysis.live import LiveState
 from omlx_logscan.cli.app import app
+from omlx_logscan.cli.values import log_path
 from omlx_logscan.errors import EXIT_DEAD
-from omlx_logscan.inputs.follow import FileChange, Follower, log_path
+from omlx_logscan.inputs.follow import FileChange, Follower
 from omlx_logscan.inputs.lines import KeptLine
 from omlx_logscan.parsing.event import Event
 from omlx_logscan.stream.live import LiveStream

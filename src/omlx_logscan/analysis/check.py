@@ -32,7 +32,7 @@ RULES = (  # every rule, in the order they are listed
 )
 
 
-FAIL_ON_CHOICES = tuple(name for name in RULES if name != "max_faults")
+CHOOSABLE_RULES = tuple(name for name in RULES if name != "max_faults")  # max_faults runs with its threshold
 
 
 _CODE_RULES = {"timeout": TIMEOUT_CODE, "submissions_ignored": PENALTY_BOX_CODE, "out_of_memory": OUT_OF_MEMORY_CODE}
@@ -40,16 +40,16 @@ _CODE_RULES = {"timeout": TIMEOUT_CODE, "submissions_ignored": PENALTY_BOX_CODE,
 
 @dataclass(frozen=True)
 class Rules:
-    """What to check: the ``fail_on`` rules and the two thresholds (the faults allowed, the dead time allowed)."""
+    """What to check: the chosen rules and the two thresholds (the faults allowed, the dead time allowed)."""
 
-    fail_on: tuple[str, ...]
+    chosen: tuple[str, ...]
     max_faults: int | None = None
     max_dead_s: float | None = None
 
     @property
     def names(self) -> list[str]:
         """Every rule that runs; ``max_dead_s`` implies ``dead_engine``, ``max_faults`` adds ``max_faults``."""
-        names = list(self.fail_on)
+        names = list(self.chosen)
         if self.max_dead_s is not None and "dead_engine" not in names:
             names.append("dead_engine")
         if self.max_faults is not None:

@@ -1,12 +1,23 @@
 """The ``logscan`` command line: options in, typed values to the core, a renderer out.
 
-Each command lives in a module of its own and registers itself on ``app`` when imported;
-``COMMANDS`` is the one list of them.
+Each command lives in a module of its own; ``COMMANDS`` is the one list of them, and registering
+them from it, in its order, is what sets the order ``logscan --help`` lists them in.
 """
 
 from omlx_logscan.cli import bounds, check, events, report, sessions, timeline, watch
 from omlx_logscan.cli.app import app, main
 
-COMMANDS = (events, timeline, sessions, report, check, bounds, watch)
+COMMANDS = (
+    events.events,
+    timeline.timeline,
+    sessions.sessions,
+    bounds.bounds,
+    report.report,
+    check.check,
+    watch.watch,
+)
+
+for _command in COMMANDS:
+    app.command()(_command)
 
 __all__ = ["COMMANDS", "app", "main"]

@@ -1,4 +1,6 @@
-"""The ``logscan`` command line: parse options, call the core, render. Nothing else lives here."""
+"""The ``logscan`` application: its help and ``--version``, the guard that turns errors into one line
+and an exit code, and the entry point. The commands are in modules of their own, registered in
+``cli/__init__.py``."""
 
 from __future__ import annotations
 
@@ -13,7 +15,6 @@ import typer
 
 from omlx_logscan import __version__
 from omlx_logscan.errors import EXIT_INTERNAL, LogscanError
-from omlx_logscan.parsing.kinds import KINDS
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -82,15 +83,6 @@ def guarded(func: F) -> F:
         return None
 
     return wrapper  # type: ignore[return-value]
-
-
-def checked_kinds(kind: list[str] | None) -> frozenset[str]:
-    """The ``--kind`` values, refused unless each is an event kind."""
-    wanted = frozenset(kind or ())
-    unknown = wanted - set(KINDS)
-    if unknown:
-        raise LogscanError(f"--kind {', '.join(sorted(unknown))}: unknown (kinds: {', '.join(KINDS)})")
-    return wanted
 
 
 # polars' allocator keeps one arena per thread and holds on to freed memory for seconds; one

@@ -29,12 +29,11 @@ def bounds(
     """Faults per macOS (or oMLX) version, with exact 95 % upper bounds on the fault rate per start and per hour."""
     from omlx_logscan.analysis.bounds import Grouping, build_bounds
     from omlx_logscan.analysis.lifetimes import analyze
+    from omlx_logscan.cli.values import parse_grouping
     from omlx_logscan.inputs.oshistory import load_history
     from omlx_logscan.output.formats import write_bounds
 
-    if by not in Grouping.__members__:
-        raise LogscanError(f"--by {by!r}: expected os, omlx or both")
-    grouping = Grouping(by)
+    grouping = parse_grouping(by)
     history = load_history(options.os_history, options.os_installs, options.tz, use_system=True)
     if history is None and grouping is not Grouping.omlx:
         raise LogscanError(

@@ -50,8 +50,7 @@ def check(
     """A CI gate: exit 0 when the log shows none of the --fail-on failures, 1 when it does, 2 when it cannot check."""
     from omlx_logscan.analysis.check import Rules, run_check
     from omlx_logscan.analysis.lifetimes import analyze
-    from omlx_logscan.cli.rules import parse_fail_on
-    from omlx_logscan.cli.values import duration_seconds
+    from omlx_logscan.cli.values import duration_seconds, parse_fail_on
     from omlx_logscan.output.formats import write_check
 
     rules = Rules(

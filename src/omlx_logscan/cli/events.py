@@ -8,7 +8,6 @@ from typing import Annotated
 
 import typer
 
-from omlx_logscan.cli.app import checked_kinds
 from omlx_logscan.cli.load import load_stream
 from omlx_logscan.cli.options import (
     CommonOptions,
@@ -16,7 +15,6 @@ from omlx_logscan.cli.options import (
     Kinds,
     logs_command,
 )
-from omlx_logscan.errors import LogscanError
 from omlx_logscan.output.formats import EventFormat
 
 
@@ -29,13 +27,13 @@ def events(
     show_unparsed: Annotated[bool, typer.Option(help="List the lines no grammar matched, on stderr.")] = False,
 ) -> None:
     """The typed event stream: every fault, start, stop, request and warning, in time order."""
-    from omlx_logscan.output.formats import write_events
+    from omlx_logscan.cli.values import checked_kinds
+    from omlx_logscan.output.formats import check_destination, write_events
     from omlx_logscan.stream.read import iter_requests
 
     wanted = checked_kinds(kind)
     fmt = fmt or (EventFormat.table if sys.stdout.isatty() and options.output is None else EventFormat.ndjson)
-    if fmt is EventFormat.parquet and options.output is None:
-        raise LogscanError("--format parquet writes a binary file: give --output FILE")
+    check_destination(fmt, options.output)  # before the log is read, not after
     need_requests = not wanted or "request_complete" in wanted
     stream = load_stream(options, keep_all=all_records, keep_request_text=need_requests)
     names = [s.name for s in stream.sources]

@@ -12,12 +12,14 @@ import inspect
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, tzinfo
+from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from omlx_logscan.output.formats import CheckFormat, EventFormat, ListFormat, ReportFormat
+from omlx_logscan.cli.app import guarded
+from omlx_logscan.output.formats import CheckFormat, EventFormat, ListFormat, ReportFormat, WatchFormat
 from omlx_logscan.parsing.kinds import KINDS
 
 if TYPE_CHECKING:
@@ -75,8 +77,10 @@ class CommonOptions:
 # means something else (watch's --quiet and --kind).
 
 
-def _format_option(help_text: str) -> Any:
-    return typer.Option("--format", "-f", help=help_text)
+def _format_option(formats: type[StrEnum], notes: Mapping[str, str]) -> Any:
+    """``--format``, its help listing every value of ``formats`` in order, with its note if it has one."""
+    words = [f"{value} ({notes[value]})" if value in notes else str(value) for value in formats]
+    return typer.Option("--format", "-f", help=f"{', '.join(words[:-1])} or {words[-1]}.")
 
 
 def _kind_option(help_text: str) -> Any:
@@ -128,25 +132,37 @@ Kinds = Annotated[list[str] | None, _kind_option("Only these event kinds (repeat
 WatchKinds = Annotated[list[str] | None, _kind_option("Only print these event kinds.")]
 
 
+_TERMINAL_DEFAULTS = {"table": "default on a terminal", "ndjson": "default otherwise"}
+
+
 EventFormatOption = Annotated[
     EventFormat | None,
     _format_option(
-        "table (default on a terminal), ndjson (default otherwise), json (one document with the line "
-        "accounting, schema omlx-logscan/events/1), csv, or parquet (needs -o)."
+        EventFormat,
+        {
+            **_TERMINAL_DEFAULTS,
+            "json": "one document with the line accounting, schema omlx-logscan/events/1",
+            "parquet": "needs -o",
+        },
     ),
 ]
 
 
-ListFormatOption = Annotated[ListFormat, _format_option("text or json.")]
+ListFormatOption = Annotated[ListFormat, _format_option(ListFormat, {})]
 
 
-ReportFormatOption = Annotated[ReportFormat, _format_option("text, json or markdown.")]
+ReportFormatOption = Annotated[ReportFormat, _format_option(ReportFormat, {})]
 
 
 CheckFormatOption = Annotated[
     CheckFormat,
-    _format_option("text, json (schema omlx-logscan/check/1), github (workflow annotations + step summary) or junit."),
+    _format_option(
+        CheckFormat, {"json": "schema omlx-logscan/check/1", "github": "workflow annotations + step summary"}
+    ),
 ]
+
+
+WatchFormatOption = Annotated[WatchFormat | None, _format_option(WatchFormat, _TERMINAL_DEFAULTS)]
 
 
 Strict = Annotated[bool, typer.Option(help="Fail (exit 2) when any line could not be parsed.")]
@@ -218,11 +234,10 @@ _OVERLAYS: tuple[tuple[str, Any, Any], ...] = (("overlay", Overlays, None), ("ov
 def logs_command(
     *, history: bool = False, overlays: bool = False
 ) -> Callable[[Callable[..., None]], Callable[..., None]]:
-    """Register a command that reads logs: ``PATH...``, then its own options, then the shared ones
+    """Declare a command that reads logs: ``PATH...``, then its own options, then the shared ones
     (with ``history`` the OS-history options, with ``overlays`` the overlay options). The command's
-    first parameter is ``options: CommonOptions``; its other parameters are its own options."""
-    from omlx_logscan.cli.app import app, guarded
-
+    first parameter is ``options: CommonOptions``; its other parameters are its own options. It is
+    registered on the app, in ``COMMANDS`` order, by ``cli/__init__.py``."""
     shared = (*_SHARED, *(_HISTORY if history else ()), *(_OVERLAYS if overlays else ()))
     keyword = inspect.Parameter.KEYWORD_ONLY
 
@@ -241,6 +256,6 @@ def logs_command(
                 *(inspect.Parameter(name, keyword, annotation=kind, default=default) for name, kind, default in shared),
             ]
         )
-        return app.command()(guarded(run))
+        return guarded(run)
 
     return register

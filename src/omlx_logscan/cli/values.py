@@ -1,19 +1,25 @@
-"""Option strings to typed values: times, zones, durations, overlay specs and ``--os`` installs.
+"""Option values to what the core takes: times, zones, durations, seconds, event kinds, check rules,
+the bounds grouping, overlay specs, ``--os`` installs and the file ``watch`` follows.
 
-The core takes datetimes, tzinfo and seconds; only here is text read, so every message that names
-a flag is written in one place.
+The core takes datetimes, tzinfo, seconds, names and paths; only here are the options read and
+checked, so every message that names a flag is written in one place.
 """
 
 from __future__ import annotations
 
+import math
+import os
 import re
 from datetime import datetime, timedelta, tzinfo
+from pathlib import Path
 from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from omlx_logscan.errors import LogscanError
+from omlx_logscan.parsing.kinds import KINDS
 
 if TYPE_CHECKING:
+    from omlx_logscan.analysis.bounds import Grouping
     from omlx_logscan.inputs.oshistory import OsInstall
     from omlx_logscan.inputs.overlays import OverlaySpec
 
@@ -113,7 +119,7 @@ def overlay_specs(texts: list[str]) -> list[OverlaySpec]:
             raise LogscanError(f"--overlay {text!r}: expected NAME=FILE (e.g. gpu=other-server.log)")
         if any(spec.name == name for spec in specs):
             raise LogscanError(f"--overlay {text!r}: the name {name!r} is given twice")
-        specs.append(OverlaySpec(name, path))
+        specs.append(OverlaySpec(name, path, f"--overlay {name}={path}"))
     return specs
 
 
@@ -127,3 +133,65 @@ def parse_os_flag(text: str, tz: tzinfo | None) -> OsInstall:
         raise LogscanError(f"--os {text!r}: expected VERSION@DATETIME, e.g. --os '27.0@2026-09-15 17:41'")
     stamp = parse_when(when.strip(), tz, "--os").isoformat()
     return OsInstall(stamp, version, f"{MACOS_PREFIX} {version}", "--os")
+
+
+def checked_kinds(kind: list[str] | None) -> frozenset[str]:
+    """The ``--kind`` values, refused unless each is an event kind."""
+    wanted = frozenset(kind or ())
+    unknown = wanted - set(KINDS)
+    if unknown:
+        raise LogscanError(f"--kind {', '.join(sorted(unknown))}: unknown (kinds: {', '.join(KINDS)})")
+    return wanted
+
+
+def checked_seconds(option: str, value: float, least: float, most: float = math.inf) -> float:
+    """A number of seconds in [least, most]; inf and nan would never time out (or overflow a sleep)."""
+    if math.isfinite(value) and least <= value <= most:
+        return value
+    wanted = (
+        f"a number of seconds from {least:g} to {most:g}"
+        if math.isfinite(most)
+        else f"a finite number of seconds, at least {least:g}"
+    )
+    raise LogscanError(f"{option} {value:g}: must be {wanted}")
+
+
+def parse_fail_on(text: str) -> tuple[str, ...]:
+    """``--fail-on penalty_box,crash``: the rule names, in order, without repeats; unknown names are an error."""
+    from omlx_logscan.analysis.check import CHOOSABLE_RULES  # loads the analysis: only when check runs
+
+    names = [name.strip() for name in text.split(",") if name.strip()]
+    unknown = [name for name in names if name not in CHOOSABLE_RULES]
+    if unknown:
+        raise LogscanError(f"--fail-on {', '.join(unknown)}: unknown rule (rules: {', '.join(CHOOSABLE_RULES)})")
+    return tuple(dict.fromkeys(names))
+
+
+def parse_grouping(by: str) -> Grouping:
+    """``bounds --by``: one row per macOS version, per oMLX version, or per pair."""
+    from omlx_logscan.analysis.bounds import Grouping  # the bounds load only when bounds runs
+
+    if by not in Grouping.__members__:
+        raise LogscanError(f"--by {by!r}: expected os, omlx or both")
+    return Grouping(by)
+
+
+def log_path(path: str | None, base_path: str | None) -> Path:
+    """The file ``watch`` follows: PATH (a folder means its server.log), else oMLX's
+    ``<base>/logs/server.log`` with the base from ``--base-path``, ``$OMLX_BASE_PATH`` or ``~/.omlx``.
+    A file that is there already and is binary is refused now rather than followed."""
+    from omlx_logscan.inputs.decoding import file_head, refuse_binary
+
+    if path is not None and base_path is not None:
+        raise LogscanError("give a PATH or --base-path, not both")
+    if path == "-":
+        raise LogscanError("watch follows a file and cannot follow stdin: give the log's path")
+    if path is not None:
+        target = Path(path).expanduser()
+        target = target / "server.log" if target.is_dir() else target
+    else:
+        base = base_path or os.environ.get("OMLX_BASE_PATH") or "~/.omlx"
+        target = Path(base).expanduser() / "logs" / "server.log"
+    if target.is_file():
+        refuse_binary(str(target), file_head(target))
+    return target

@@ -3,41 +3,36 @@
 from __future__ import annotations
 
 import gc
-import math
 import signal
 import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from enum import StrEnum
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, assert_never
 
 import typer
 
-from omlx_logscan.cli.app import app, checked_kinds, guarded
-from omlx_logscan.cli.options import Debug, WatchKinds, WatchQuiet
-from omlx_logscan.errors import LogscanError
-from omlx_logscan.watch.sinks import NdjsonSink, TableSink
+from omlx_logscan.cli.app import guarded
+from omlx_logscan.cli.options import Debug, WatchFormatOption, WatchKinds, WatchQuiet
+from omlx_logscan.output.formats import WatchFormat
 
-
-class WatchFormat(StrEnum):
-    table = "table"
-    ndjson = "ndjson"
-
+if TYPE_CHECKING:
+    from omlx_logscan.watch.loop import WatchSink
 
 MAX_INTERVAL_S = 3600.0  # polling less often is no watch; far longer sleeps overflow time.sleep
 
 
-def checked_seconds(option: str, value: float, least: float, most: float = math.inf) -> float:
-    """A number of seconds in [least, most]; inf and nan would never time out (or overflow a sleep)."""
-    if math.isfinite(value) and least <= value <= most:
-        return value
-    wanted = (
-        f"a number of seconds from {least:g} to {most:g}"
-        if math.isfinite(most)
-        else f"a finite number of seconds, at least {least:g}"
-    )
-    raise LogscanError(f"{option} {value:g}: must be {wanted}")
+def _sink(fmt: WatchFormat, quiet: bool) -> WatchSink:
+    """Where what the watch sees is printed, in the chosen format."""
+    from omlx_logscan.watch.sinks import NdjsonSink, TableSink  # --help and the other commands do without
+
+    match fmt:
+        case WatchFormat.table:
+            return TableSink(sys.stdout, quiet)
+        case WatchFormat.ndjson:
+            return NdjsonSink(sys.stdout, quiet)
+        case _:
+            assert_never(fmt)
 
 
 @contextmanager
@@ -52,7 +47,6 @@ def _stop_on_signals() -> Iterator[threading.Event]:
             signal.signal(sig, handler)
 
 
-@app.command()
 @guarded
 def watch(
     path: Annotated[
@@ -74,7 +68,7 @@ def watch(
         typer.Option(
             help="Replay the file from its start as a finished log, print the summary and exit 0 (3 with "
             "--exit-on-dead if the engine is dead at its end) instead of following. The state then is the "
-            "one `timeline` reads."
+            "one timeline reads."
         ),
     ] = False,
     interval: Annotated[
@@ -95,15 +89,12 @@ def watch(
         typer.Option(metavar="SECONDS", help="Seconds a hook command may run before it is killed (at least 0.1)."),
     ] = 300.0,
     kind: WatchKinds = None,
-    fmt: Annotated[
-        WatchFormat | None,
-        typer.Option("--format", "-f", help="table (default on a terminal) or ndjson (default otherwise)."),
-    ] = None,
+    fmt: WatchFormatOption = None,
     quiet: WatchQuiet = False,
     debug: Debug = False,
 ) -> None:
     """Follow a live log like tail -F; alert (and run --on-dead) when the engine enters the penalty box."""
-    from omlx_logscan.inputs.follow import log_path
+    from omlx_logscan.cli.values import checked_kinds, checked_seconds, log_path
     from omlx_logscan.watch.loop import Watcher, WatchOptions
 
     gc.enable()  # a watch runs for days: it needs the cycle collector the one-shot commands go without
@@ -111,7 +102,6 @@ def watch(
     interval = checked_seconds("--interval", interval, 0.01, MAX_INTERVAL_S)
     command_timeout = checked_seconds("--command-timeout", command_timeout, 0.1)
     fmt = fmt or (WatchFormat.table if sys.stdout.isatty() else WatchFormat.ndjson)
-    sink = TableSink(sys.stdout, quiet) if fmt is WatchFormat.table else NdjsonSink(sys.stdout, quiet)
     options = WatchOptions(
         log_path(path, base_path),
         from_start=from_start,
@@ -123,7 +113,7 @@ def watch(
         kinds=kinds,
         exit_at_end=exit_at_end,
     )
-    watcher = Watcher(options, sink)
+    watcher = Watcher(options, _sink(fmt, quiet))
     with _stop_on_signals() as stop:
         code = watcher.run(stop.is_set)
     sys.stderr.write(watcher.summary() + "\n")

@@ -13,8 +13,6 @@ from omlx_logscan.inputs.sources import Source, read_chunks
 
 # A block's plan runs mostly on one core and touches its bytes several times: 8 MiB blocks stay
 # in the caches better than larger ones and cost less per block in Python than smaller ones.
-# One block more in flight than there are cores keeps them all busy while the next is read; the
-# cap keeps memory flat on many-core machines.
 BLOCK_BYTES = 8 * 1024 * 1024
 
 

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import codecs
+from pathlib import Path
+
+from omlx_logscan.errors import InputError
 
 SNIFF_BYTES = 64 * 1024  # bytes read from an input's head to tell its encoding and whether it is text
 
@@ -42,6 +45,18 @@ def looks_binary(head: bytes) -> bool:
     sample = head[:SNIFF_BYTES]
     suspicious = len(sample.translate(None, _TEXT_BYTES))  # NULs and control bytes other than \t \n \v \f \r ESC
     return suspicious > 0.1 * len(sample)
+
+
+def file_head(path: Path) -> bytes:
+    """The first ``SNIFF_BYTES`` of a file: enough to tell its encoding and whether it is text."""
+    with open(path, "rb") as handle:
+        return handle.read(SNIFF_BYTES)
+
+
+def refuse_binary(name: str, head: bytes) -> None:
+    """Refuse input whose head is binary, with the same message whichever reader finds it."""
+    if looks_binary(head):
+        raise InputError(not_text(name, head))
 
 
 def decode_line(raw: bytes) -> str:

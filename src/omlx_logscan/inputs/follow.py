@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import codecs
 import os
-import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from omlx_logscan.errors import LogscanError
-from omlx_logscan.inputs.decoding import SNIFF_BYTES, decode_line, looks_binary, not_text
+from omlx_logscan.inputs.decoding import decode_line
 from omlx_logscan.inputs.lines import KeptLine
+from omlx_logscan.inputs.sources import file_status, refuse_unreadable
 
 READ_BYTES = 1 << 20
 
@@ -20,29 +19,6 @@ POLL_BYTES = 8 << 20  # read at most this much per poll, so a long backlog is pr
 
 
 MAX_LINE_BYTES = 1 << 20  # a "line" this long without a newline is data, not a line being written
-
-
-def log_path(path: str | None, base_path: str | None) -> Path:
-    """The file to follow: PATH (a folder means its server.log), else oMLX's ``<base>/logs/server.log``."""
-    if path is not None and base_path is not None:
-        raise LogscanError("give a PATH or --base-path, not both")
-    if path == "-":
-        raise LogscanError("watch follows a file and cannot follow stdin: give the log's path")
-    if path is not None:
-        target = Path(path).expanduser()
-        target = target / "server.log" if target.is_dir() else target
-    else:
-        base = base_path or os.environ.get("OMLX_BASE_PATH") or "~/.omlx"
-        target = Path(base).expanduser() / "logs" / "server.log"
-    if target.is_file():
-        with open(target, "rb") as handle:
-            head = handle.read(SNIFF_BYTES)
-        if looks_binary(head):
-            raise LogscanError(not_text(str(target), head))
-    return target
-
-
-# -- following the file -------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -71,16 +47,9 @@ class Follower:
 
     def check(self) -> None:
         """Refuse, before watching starts, a path that exists but can never be followed."""
-        try:
-            info = self.path.stat()
-        except FileNotFoundError:
-            return
-        except OSError as exc:
-            raise LogscanError(f"{self.path}: cannot open ({exc.strerror or exc})") from None
-        if not stat.S_ISREG(info.st_mode):
-            raise LogscanError(f"{self.path}: not a regular file")
-        if not os.access(self.path, os.R_OK):
-            raise LogscanError(f"{self.path}: permission denied")
+        info = file_status(self.path, str(self.path))
+        if info is not None:  # a file that is not there yet is waited for
+            refuse_unreadable(self.path, str(self.path), info, pipes=False)
 
     def poll(self) -> list[KeptLine | FileChange]:
         """What was appended since the last poll, in file order, with changes of file in between."""

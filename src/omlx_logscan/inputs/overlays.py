@@ -40,20 +40,22 @@ class Overlay:
 
 
 class OverlaySpec(NamedTuple):
-    """An overlay to read: the name it is reported under and the file that holds it."""
+    """An overlay to read: the name it is reported under, the file that holds it, and what messages
+    about it call it (the command line passes the option as the user wrote it)."""
 
     name: str
     path: str
+    label: str
 
 
 def parse_overlays(specs: list[OverlaySpec], gap_s: float = DEFAULT_GAP_S, tz: tzinfo | None = None) -> list[Overlay]:
     """Each overlay file read into intervals; a log's silences longer than ``gap_s`` split its runs,
     and zoned times become local times in ``tz`` (None: this machine's zone)."""
-    return [_read_overlay(name, path, gap_s, tz) for name, path in specs]
+    return [_read_overlay(spec, gap_s, tz) for spec in specs]
 
 
-def _read_overlay(name: str, path: str, gap_s: float, zone_info: tzinfo | None) -> Overlay:
-    label = f"--overlay {name}={path}"
+def _read_overlay(spec: OverlaySpec, gap_s: float, zone_info: tzinfo | None) -> Overlay:
+    name, path, label = spec
     chunks = (chunk.decode("utf-8") for source in resolve([path]) for chunk in read_chunks(source))
     head = next(chunks, "")
     first = next((line for line in head.splitlines() if line.strip() and not line.startswith("#")), "")

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, BinaryIO, Protocol
 
 from omlx_logscan.errors import InputError
-from omlx_logscan.inputs.decoding import SNIFF_BYTES, looks_binary, normalise, not_text, sniff_codec
+from omlx_logscan.inputs.decoding import SNIFF_BYTES, normalise, refuse_binary, sniff_codec
 
 CHUNK_BYTES = 32 * 1024 * 1024
 
@@ -73,14 +73,9 @@ def resolve(paths: list[str]) -> list[Source]:
             sources.append(Source("<stdin>", None))
             continue
         path = Path(arg).expanduser()
-        try:
-            info = path.stat()
-        except FileNotFoundError:
-            raise InputError(f"{arg}: no such file or folder") from None
-        except PermissionError:
-            raise InputError(f"{arg}: permission denied") from None
-        except OSError as exc:  # e.g. a symlink loop
-            raise InputError(f"{arg}: cannot open ({exc.strerror or exc})") from None
+        info = file_status(path, arg)
+        if info is None:
+            raise InputError(f"{arg}: no such file or folder")
         if stat.S_ISDIR(info.st_mode):
             found = sorted((p for p in path.iterdir() if _LOG_NAME.match(p.name) and p.is_file()), key=_rotation_key)
             if not found:
@@ -88,13 +83,32 @@ def resolve(paths: list[str]) -> list[Source]:
                     f"{arg}: folder holds no oMLX logs (server.log, server.log.YYYY-MM-DD, crash.log, omlx.log)"
                 )
             sources.extend(Source(str(p), p) for p in found)
-        elif stat.S_ISREG(info.st_mode) or stat.S_ISFIFO(info.st_mode):
-            if not os.access(path, os.R_OK):
-                raise InputError(f"{arg}: permission denied")
-            sources.append(Source(str(path), path))
         else:
-            raise InputError(f"{arg}: not a regular file")
+            refuse_unreadable(path, arg, info, pipes=True)
+            sources.append(Source(str(path), path))
     return _unique(sources)
+
+
+def file_status(path: Path, name: str) -> os.stat_result | None:
+    """``path``'s status, or None when nothing is there (which each reader answers in its own way);
+    a status that cannot be read is refused, ``name`` being how the user gave the path."""
+    try:
+        return path.stat()
+    except FileNotFoundError:
+        return None
+    except PermissionError:
+        raise InputError(f"{name}: permission denied") from None
+    except OSError as exc:  # e.g. a symlink loop
+        raise InputError(f"{name}: cannot open ({exc.strerror or exc})") from None
+
+
+def refuse_unreadable(path: Path, name: str, info: os.stat_result, *, pipes: bool) -> None:
+    """Refuse what is no file to read: a device, a socket, a folder (and, unless ``pipes``, a named
+    pipe, which is read once and cannot be followed), or a file without read permission."""
+    if not (stat.S_ISREG(info.st_mode) or (pipes and stat.S_ISFIFO(info.st_mode))):
+        raise InputError(f"{name}: not a regular file")
+    if not os.access(path, os.R_OK):
+        raise InputError(f"{name}: permission denied")
 
 
 def _unique(sources: list[Source]) -> list[Source]:
@@ -140,8 +154,8 @@ def read_chunks(source: Source, chunk_bytes: int = CHUNK_BYTES) -> Iterator[byte
     try:
         head = stream.read(SNIFF_BYTES)
         codec = sniff_codec(head)
-        if codec is None and looks_binary(head):
-            raise InputError(not_text(source.name, head))
+        if codec is None:  # text in UTF-16 is full of NULs, and no binary data
+            refuse_binary(source.name, head)
         pending = b""
         for data in _raw_chunks(_Prepend(head, stream), codec, chunk_bytes):
             data = pending + data

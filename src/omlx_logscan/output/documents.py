@@ -21,10 +21,12 @@ if TYPE_CHECKING:
     from omlx_logscan.analysis.check import CheckResult, Finding
 
 
+# Each document names its schema; a change a reader must know about is a new number.
 BOUNDS_SCHEMA = "omlx-logscan/bounds/1"
-
-
-# -- documents and renderers ------------------------------------------------------------------------
+CHECK_SCHEMA = "omlx-logscan/check/1"
+EVENTS_SCHEMA = "omlx-logscan/events/1"
+SESSIONS_SCHEMA = "omlx-logscan/sessions/1"
+TIMELINE_SCHEMA = "omlx-logscan/timeline/1"
 
 
 def bounds_document(bounds: Bounds, analysis: Analysis) -> dict[str, Any]:
@@ -42,12 +44,6 @@ def bounds_document(bounds: Bounds, analysis: Analysis) -> dict[str, Any]:
         "rows": [row.as_dict() for row in bounds.rows],
         "sentence": bounds_sentence(bounds),
     }
-
-
-CHECK_SCHEMA = "omlx-logscan/check/1"
-
-
-# -- outputs -------------------------------------------------------------------------------------
 
 
 def check_document(result: CheckResult) -> dict[str, Any]:
@@ -93,11 +89,16 @@ def finding_dict(finding: Finding) -> dict[str, Any]:
 def events_document(stream: EventStream, events: Iterable[Event]) -> dict[str, Any]:
     """The ``events --format json`` document: the line accounting, then the events."""
     return {
-        "schema": "omlx-logscan/events/1",
+        "schema": EVENTS_SCHEMA,
         "generator": f"omlx-logscan {__version__}",
         "header": header(stream),
         "events": [event.as_dict() for event in events],
     }
+
+
+def sessions_document(analysis: Analysis) -> dict[str, Any]:
+    """The ``sessions --format json`` document: the process lifetimes."""
+    return {"schema": SESSIONS_SCHEMA, "sessions": [s.as_dict() for s in analysis.sessions]}
 
 
 def timeline_document(
@@ -105,7 +106,7 @@ def timeline_document(
 ) -> dict[str, Any]:
     """The ``timeline --format json`` document; every fault carries its attribution."""
     document = {
-        "schema": "omlx-logscan/timeline/1",
+        "schema": TIMELINE_SCHEMA,
         "generator": f"omlx-logscan {__version__}",
         "header": header(analysis.stream),
         "sessions": [s.as_dict() for s in analysis.sessions],

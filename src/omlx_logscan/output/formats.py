@@ -51,6 +51,13 @@ class CheckFormat(StrEnum):
     junit = "junit"
 
 
+class WatchFormat(StrEnum):
+    """How ``watch`` prints what it sees; its sinks live after ``output``, so ``cli.watch`` picks one."""
+
+    table = "table"
+    ndjson = "ndjson"
+
+
 @contextmanager
 def open_output(path: Path | None) -> Iterator[IO[str]]:
     """The file to write text to, or stdout when none is given; a file that cannot be opened is a user error."""
@@ -65,9 +72,17 @@ def open_output(path: Path | None) -> Iterator[IO[str]]:
         yield handle
 
 
+def check_destination(fmt: EventFormat, output: Path | None) -> None:
+    """Refuse a binary format without a file to write it to: the terminal or a pipe is for text."""
+    if fmt is EventFormat.parquet and output is None:
+        raise LogscanError("--format parquet writes a binary file: give --output FILE")
+
+
 def write_events(fmt: EventFormat, events: Iterable[Event], stream: EventStream, output: Path | None) -> None:
     """The selected events; parquet is binary and goes straight to its file, every other format is text."""
+    check_destination(fmt, output)
     if fmt is EventFormat.parquet:
+        assert output is not None  # check_destination refused parquet without one
         _write_parquet(events, output)
         return
     with open_output(output) as out:
@@ -92,11 +107,9 @@ def write_events(fmt: EventFormat, events: Iterable[Event], stream: EventStream,
                 assert_never(fmt)
 
 
-def _write_parquet(events: Iterable[Event], output: Path | None) -> None:
+def _write_parquet(events: Iterable[Event], output: Path) -> None:
     from omlx_logscan.output.rows import events_frame
 
-    if output is None:
-        raise ValueError("parquet is binary: it needs a file to write to")
     try:
         events_frame(events).write_parquet(output)
     except OSError as exc:
@@ -116,11 +129,9 @@ def write_timeline(fmt: ReportFormat, found: Investigation, output: Path | None)
                     document["bounds"] = bounds_document(bounds, analysis)
                 write_json(document, out)
             case ReportFormat.markdown:
-                from omlx_logscan.output.markdown import bounds_markdown, timeline_markdown
+                from omlx_logscan.output.markdown import timeline_markdown
 
-                out.write(timeline_markdown(analysis, versions, why))
-                if bounds is not None:
-                    out.write(f"\n### Version bounds\n\n{bounds_markdown(bounds)}")
+                out.write(timeline_markdown(analysis, versions, why, bounds))
             case ReportFormat.text:
                 from omlx_logscan.output.text import bounds_table, console, timeline_text
 
@@ -138,11 +149,9 @@ def write_sessions(fmt: ListFormat, analysis: Analysis, output: Path | None) -> 
     with open_output(output) as out:
         match fmt:
             case ListFormat.json:
-                from omlx_logscan.output.documents import write_json
+                from omlx_logscan.output.documents import sessions_document, write_json
 
-                write_json(
-                    {"schema": "omlx-logscan/sessions/1", "sessions": [s.as_dict() for s in analysis.sessions]}, out
-                )
+                write_json(sessions_document(analysis), out)
             case ListFormat.text:
                 from omlx_logscan.output.text import console, sessions_table
 
@@ -160,9 +169,9 @@ def write_bounds(fmt: ReportFormat, bounds: Bounds, analysis: Analysis, output: 
 
                 write_json(bounds_document(bounds, analysis), out)
             case ReportFormat.markdown:
-                from omlx_logscan.output.markdown import bounds_markdown
+                from omlx_logscan.output.markdown import bounds_section
 
-                out.write(f"## Version bounds\n\n{bounds_markdown(bounds)}")
+                out.write(bounds_section(bounds, level=2))
             case ReportFormat.text:
                 from omlx_logscan.output.text import bounds_table, console
 

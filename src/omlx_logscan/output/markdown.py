@@ -1,4 +1,4 @@
-"""GitHub Markdown of the timeline and the bounds table."""
+"""GitHub Markdown of the timeline, its *Why it faulted* section and the bounds table."""
 
 from __future__ import annotations
 
@@ -6,9 +6,8 @@ import os
 from typing import TYPE_CHECKING
 
 from omlx_logscan.analysis.attribution import WhyFaulted
-from omlx_logscan.analysis.bounds import Bounds
 from omlx_logscan.analysis.model import Analysis
-from omlx_logscan.output.markup import md_escape
+from omlx_logscan.output.markup import fence_for, md_escape
 from omlx_logscan.output.phrases import (
     call_site_label,
     count_text,
@@ -22,17 +21,18 @@ from omlx_logscan.output.phrases import (
     summary,
     window_end_phrase,
 )
-from omlx_logscan.output.versions import bounds_heading, bounds_measures, bounds_sentence
-from omlx_logscan.output.why import why_markdown
+from omlx_logscan.output.why import fault_lines, overlay_lines
 from omlx_logscan.stream.model import header
 from omlx_logscan.timeutil import human_time
 
-if TYPE_CHECKING:
-    pass
+if TYPE_CHECKING:  # the bounds and their words load with an OS history only
+    from omlx_logscan.analysis.bounds import Bounds
 
 
 def bounds_markdown(bounds: Bounds) -> str:
     """The same table and sentence as GitHub Markdown, without a heading (the caller picks its level)."""
+    from omlx_logscan.output.versions import bounds_heading, bounds_measures, bounds_sentence
+
     headings = [" / ".join(bounds_heading(row, bounds.by)) for row in bounds.rows]
     out = [f"| | {' | '.join(md_escape(h) for h in headings)} |"]
     out.append(f"|---|{'---|' * len(headings)}")
@@ -43,10 +43,28 @@ def bounds_markdown(bounds: Bounds) -> str:
     return "\n".join(out)
 
 
+def bounds_section(bounds: Bounds, *, level: int) -> str:
+    """The bounds table under a *Version bounds* heading of ``level`` (2 on a page of their own, 3
+    under the timeline)."""
+    return f"{'#' * level} Version bounds\n\n{bounds_markdown(bounds)}"
+
+
+def why_markdown(why: WhyFaulted, *, full: bool) -> list[str]:
+    """The *Why it faulted* section: the fault lines in a code block (log text inside), the overlays as bullets."""
+    body = fault_lines(why, full=full)
+    fence = fence_for(body)
+    bullets = [f"- {line}" for line in overlay_lines(why, full=full)]
+    return ["### Why it faulted", "", fence, *body, fence, "", *bullets, *([""] if bullets else [])]
+
+
 def timeline_markdown(
-    analysis: Analysis, os_versions: dict[int, str] | None = None, why: WhyFaulted | None = None
+    analysis: Analysis,
+    os_versions: dict[int, str] | None = None,
+    why: WhyFaulted | None = None,
+    bounds: Bounds | None = None,
 ) -> str:
-    """The same tables as the terminal view, as GitHub Markdown."""
+    """The same tables as the terminal view, as GitHub Markdown; with ``bounds`` (an OS history was
+    given), the version bounds follow."""
     head = header(analysis.stream)
     out = ["## oMLX log timeline", ""]
     out.append(f"- **Files:** {', '.join('`' + os.path.basename(f['name']) + '`' for f in head['files'])}")
@@ -88,4 +106,6 @@ def timeline_markdown(
     if why is not None and analysis.faults:
         out += ["", *why_markdown(why, full=False)]
     out += ["", "### Summary", "", summary(analysis), ""]
+    if bounds is not None:
+        out += [bounds_section(bounds, level=3)]
     return "\n".join(out)

@@ -5,12 +5,9 @@ from __future__ import annotations
 import csv
 import json
 from collections.abc import Iterable
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, Any
 
 from omlx_logscan.parsing.event import Event
-
-if TYPE_CHECKING:
-    pass
 
 
 def write_ndjson(rows: Iterable[dict[str, Any]], out: IO[str]) -> None:

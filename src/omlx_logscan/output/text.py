@@ -26,7 +26,7 @@ from omlx_logscan.output.phrases import (
     summary,
     window_end_phrase,
 )
-from omlx_logscan.output.why import write_why_text
+from omlx_logscan.output.why import fault_lines, overlay_lines
 from omlx_logscan.parsing.event import Event
 from omlx_logscan.stream.model import EventStream, header
 from omlx_logscan.timeutil import human_time, to_second
@@ -235,6 +235,15 @@ def timeline_text(
     con.print()
     con.print(Text("Summary", style="bold"))
     con.print(Text(summary(analysis)), soft_wrap=True)
+
+
+def write_why_text(why: WhyFaulted, con: Console, *, full: bool) -> None:
+    """The *Why it faulted* section on a terminal; log text stays data (no markup)."""
+    from rich.text import Text
+
+    con.print(Text("Why it faulted", style="bold"))
+    for line in fault_lines(why, full=full) + overlay_lines(why, full=full):
+        con.print(Text(f"  {line}"), soft_wrap=True)
 
 
 def sessions_table(analysis: Analysis, con: Console) -> None:

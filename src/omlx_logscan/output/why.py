@@ -1,13 +1,11 @@
 """The words of the fault attribution: call sites, triggers, evidence, load, what the level hid.
 
 ``analysis.attribution`` finds ids, numbers and times; this module says them, as the lines of
-the *Why it faulted* section on a terminal, in Markdown and in the report, and as the phrases
-the timeline JSON carries.
+the *Why it faulted* section (which ``output.text`` and ``output.markdown`` lay out for a terminal
+and for GitHub, and the report quotes), and as the phrases the timeline JSON carries.
 """
 
 from __future__ import annotations
-
-from typing import TYPE_CHECKING
 
 from omlx_logscan.analysis.attribution import (
     REQUEST_FAILED,
@@ -20,14 +18,9 @@ from omlx_logscan.analysis.attribution import (
     LoadLevel,
     WhyFaulted,
 )
-from omlx_logscan.output.markup import fence_for
 from omlx_logscan.output.overlays import overlay_sentence
 from omlx_logscan.output.phrases import CALL_SITE_WORDS, call_site_label, untraced_call_site_label
 from omlx_logscan.timeutil import human_time, seconds
-
-if TYPE_CHECKING:
-    from rich.console import Console
-
 
 PRESSURE_ACTION_WORDS = {  # the name in reports of each pressure action of analysis.attribution
     "hot_cache_shrink": "hot-cache shrink",
@@ -216,20 +209,3 @@ def overlay_lines(why: WhyFaulted, *, full: bool) -> list[str]:
             )
         out.append(line)
     return out
-
-
-def write_why_text(why: WhyFaulted, con: Console, *, full: bool) -> None:
-    """The section on a terminal; log text stays data (no markup)."""
-    from rich.text import Text
-
-    con.print(Text("Why it faulted", style="bold"))
-    for line in fault_lines(why, full=full) + overlay_lines(why, full=full):
-        con.print(Text(f"  {line}"), soft_wrap=True)
-
-
-def why_markdown(why: WhyFaulted, *, full: bool) -> list[str]:
-    """GitHub Markdown: the fault lines in a code block (log text inside), the overlays as bullets."""
-    body = fault_lines(why, full=full)
-    fence = fence_for(body)
-    bullets = [f"- {line}" for line in overlay_lines(why, full=full)]
-    return ["### Why it faulted", "", fence, *body, fence, "", *bullets, *([""] if bullets else [])]

@@ -24,7 +24,7 @@ import polars as pl
 
 from omlx_logscan.errors import InputError
 from omlx_logscan.inputs.blocks import ByteBlock, read_blocks
-from omlx_logscan.inputs.decoding import SNIFF_BYTES, looks_binary, normalise, not_text, sniff_codec
+from omlx_logscan.inputs.decoding import file_head, normalise, refuse_binary, sniff_codec
 from omlx_logscan.inputs.lines import KeptLine
 from omlx_logscan.inputs.sources import Source
 from omlx_logscan.parsing.catalog import (
@@ -108,6 +108,8 @@ _INTERESTING = "|".join(
 _NOT_ROUTINE = "|".join([" - WARNING - ", " - ERROR - ", " - CRITICAL - ", *(re.escape(lit) for lit in GPU_LITERALS)])
 
 
+# One block more in flight than there are cores keeps them all busy while the next is read; the
+# cap keeps memory flat on many-core machines.
 IN_FLIGHT = min((os.cpu_count() or 2) + 1, 4)
 
 
@@ -288,11 +290,10 @@ def _native(source: Source) -> bool:
     path = source.path
     if path is None or path.suffix in (".gz", ".bz2", ".xz") or not path.is_file():
         return False
-    with open(path, "rb") as handle:
-        head = handle.read(SNIFF_BYTES)
+    head = file_head(path)
     plain = bool(head) and sniff_codec(head) is None
-    if plain and looks_binary(head):
-        raise InputError(not_text(source.name, head))
+    if plain:
+        refuse_binary(source.name, head)
     return plain
 
 
