@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from omlx_logscan.errors import LogscanError
+from omlx_logscan.parsing.catalog import BASE_PATH_VARIABLE, DEFAULT_BASE_PATH
 from omlx_logscan.parsing.kinds import KINDS
 
 if TYPE_CHECKING:
@@ -190,7 +191,7 @@ def log_path(path: str | None, base_path: str | None) -> Path:
         target = Path(path).expanduser()
         target = target / "server.log" if target.is_dir() else target
     else:
-        base = base_path or os.environ.get("OMLX_BASE_PATH") or "~/.omlx"
+        base = base_path or os.environ.get(BASE_PATH_VARIABLE) or DEFAULT_BASE_PATH
         target = Path(base).expanduser() / "logs" / "server.log"
     if target.is_file():
         refuse_binary(str(target), file_head(target))

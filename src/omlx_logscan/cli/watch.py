@@ -15,6 +15,7 @@ import typer
 from omlx_logscan.cli.app import guarded
 from omlx_logscan.cli.options import Debug, WatchFormatOption, WatchKinds, WatchQuiet
 from omlx_logscan.output.formats import WatchFormat
+from omlx_logscan.parsing.catalog import BASE_PATH_VARIABLE, DEFAULT_BASE_PATH
 
 if TYPE_CHECKING:
     from omlx_logscan.watch.loop import WatchSink
@@ -59,7 +60,8 @@ def watch(
     base_path: Annotated[
         str | None,
         typer.Option(
-            metavar="DIR", help="oMLX's base folder, as given to oMLX (default: $OMLX_BASE_PATH, else ~/.omlx)."
+            metavar="DIR",
+            help=f"oMLX's base folder, as given to oMLX (default: ${BASE_PATH_VARIABLE}, else {DEFAULT_BASE_PATH}).",
         ),
     ] = None,
     from_start: Annotated[bool, typer.Option(help="Replay what the file already holds, then follow.")] = False,
