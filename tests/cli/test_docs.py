@@ -58,7 +58,7 @@ def test_help_lists_the_commands_in_commands_order() -> None:
 def test_fail_on_help_lists_every_choosable_rule() -> None:
     """The help names the rules itself: building it from the rule tuple would load the analysis
     (and polars) for every ``--help``; this keeps the two the same."""
-    from omlx_logscan.analysis.check import CHOOSABLE_RULES
+    from omlx_logscan.analysis.rules import CHOOSABLE_RULES
 
     (fail_on,) = (param for param in command("check").params if param.name == "fail_on")
     assert getattr(fail_on, "help", None) == f"Comma list of rules: {', '.join(CHOOSABLE_RULES)}."

@@ -19,22 +19,6 @@ from omlx_logscan.parsing.catalog import OUT_OF_MEMORY_CODE, PENALTY_BOX_CODE, T
 from omlx_logscan.parsing.kinds import CRASH_KINDS
 from omlx_logscan.stream.model import header
 
-RULES = (  # every rule, in the order they are listed
-    "timeout",
-    "submissions_ignored",
-    "penalty_box",
-    "dead_engine",
-    "crash",
-    "fatal_exit",
-    "out_of_memory",
-    "any_gpu_error",
-    "max_faults",
-)
-
-
-CHOOSABLE_RULES = tuple(name for name in RULES if name != "max_faults")  # max_faults runs with its threshold
-
-
 _CODE_RULES = {"timeout": TIMEOUT_CODE, "submissions_ignored": PENALTY_BOX_CODE, "out_of_memory": OUT_OF_MEMORY_CODE}
 
 

@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from omlx_logscan.analysis.rules import CHOOSABLE_RULES
 from omlx_logscan.cli.load import load_stream
 from omlx_logscan.cli.options import (
     CheckFormatOption,
@@ -27,8 +28,7 @@ def check(
         typer.Option(
             "--fail-on",
             metavar="RULES",
-            help="Comma list of rules: timeout, submissions_ignored, penalty_box, dead_engine, crash, fatal_exit, "
-            "out_of_memory, any_gpu_error.",
+            help=f"Comma list of rules: {', '.join(CHOOSABLE_RULES)}.",
         ),
     ] = DEFAULT_FAIL_ON,
     max_faults: Annotated[

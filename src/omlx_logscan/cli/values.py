@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from omlx_logscan.analysis.rules import CHOOSABLE_RULES
 from omlx_logscan.errors import LogscanError
 from omlx_logscan.parsing.catalog import BASE_PATH_VARIABLE, DEFAULT_BASE_PATH
 from omlx_logscan.parsing.kinds import KINDS
@@ -159,7 +160,6 @@ def checked_seconds(option: str, value: float, least: float, most: float = math.
 
 def parse_fail_on(text: str) -> tuple[str, ...]:
     """``--fail-on penalty_box,crash``: the rule names, in order, without repeats; unknown names are an error."""
-    from omlx_logscan.analysis.check import CHOOSABLE_RULES  # loads the analysis: only when check runs
 
     names = [name.strip() for name in text.split(",") if name.strip()]
     unknown = [name for name in names if name not in CHOOSABLE_RULES]

@@ -1,0 +1,19 @@
+"""The ids of the check's rules, apart from the check itself: ``--help`` and the option parser list
+them without loading the analysis."""
+
+from __future__ import annotations
+
+RULES = (  # every rule, in the order they are listed
+    "timeout",
+    "submissions_ignored",
+    "penalty_box",
+    "dead_engine",
+    "crash",
+    "fatal_exit",
+    "out_of_memory",
+    "any_gpu_error",
+    "max_faults",
+)
+
+
+CHOOSABLE_RULES = tuple(name for name in RULES if name != "max_faults")  # max_faults runs with its threshold
