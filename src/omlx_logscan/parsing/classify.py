@@ -123,6 +123,9 @@ def classify(record: Record, source: str, index: int) -> list[Event]:
     head = record.head
 
     def make(kind: str, fields: dict[str, Any], level: str | None = head.level) -> Event:
+        continuation = record.continuation
+        if continuation is not None:
+            fields["continuation"] = continuation
         return Event(
             kind,
             record.stamp,
@@ -136,6 +139,7 @@ def classify(record: Record, source: str, index: int) -> list[Event]:
             record.prev_stamp,
             record.next_stamp,
             index,
+            record.time_of_day,
         )
 
     if head.form == "panic":
@@ -144,17 +148,8 @@ def classify(record: Record, source: str, index: int) -> list[Event]:
     if head.form == "crash_report":
         exc = next((m["type"] for m in map(_EXCEPTION_TYPE.match, record.extra) if m), None)
         return [make("crash_report", {"exception_type": exc}, "CRITICAL")]
-    if head.form == "faulthandler":
-        return [
-            make(
-                "faulthandler_dump",
-                {
-                    "error": head.message.removeprefix(FAULTHANDLER_OPENING),
-                    "traceback": _frames(record.extra),
-                },
-                "CRITICAL",
-            )
-        ]
+    if head.form in ("faulthandler", "thread_dump"):
+        return [make("faulthandler_dump", _dump_fields(record), "CRITICAL")]
     text = record.text
     events: list[Event] = []
     gpu = _gpu_fields(record, text) if any(marker in text for marker in GPU_MARKERS) else None
@@ -178,14 +173,28 @@ def classify(record: Record, source: str, index: int) -> list[Event]:
             fields["omlx_version"] = next((m["version"] for m in map(BANNER_VERSION.search, record.extra) if m), None)
         return [make(kind, fields)]
     if level in ("ERROR", "CRITICAL"):
-        fields = {}
-        frames = _frames(record.extra)
-        if frames:
-            fields = {"traceback": frames, "exception": _exception(record.extra)}
-        return [make("error", fields)]
+        return [make("error", _traceback_fields(record.extra))]
     if level == "WARNING":
         return [make("warning", {})]
+    if head.form == "headless":
+        return [make("error", _traceback_fields([head.message, *record.extra]), "ERROR")]
     return [make("record", {})]
+
+
+def _traceback_fields(lines: list[str]) -> dict[str, Any]:
+    """``traceback`` and ``exception`` of a record's lines, or nothing when they hold no frame."""
+    frames = _frames(lines)
+    if not frames:
+        return {}
+    return {"traceback": frames, "exception": _exception(lines)}
+
+
+def _dump_fields(record: Record) -> dict[str, Any]:
+    """A faulthandler dump's error (None when the paste began at a thread stack) and its frames."""
+    head = record.head.message
+    opened = head.startswith(FAULTHANDLER_OPENING)
+    lines = record.extra if opened else [head, *record.extra]
+    return {"error": head.removeprefix(FAULTHANDLER_OPENING) if opened else None, "traceback": _frames(lines)}
 
 
 def cellar_version(event: Event) -> str | None:
