@@ -24,7 +24,10 @@ def events(
     kind: Kinds = None,
     fmt: EventFormatOption = None,
     all_records: Annotated[bool, typer.Option("--all", help="Also emit routine records as kind 'record'.")] = False,
-    show_unparsed: Annotated[bool, typer.Option(help="List the lines no grammar matched, on stderr.")] = False,
+    show_unparsed: Annotated[
+        bool,
+        typer.Option(help="List the lines no grammar matched, and the records no template matched, on stderr."),
+    ] = False,
 ) -> None:
     """The typed event stream: every fault, start, stop, request and warning, in time order."""
     from omlx_logscan.cli.values import checked_kinds
@@ -48,4 +51,6 @@ def events(
 
         for source, line, text in stream.unparsed:
             sys.stderr.write(f"unparsed {source}:{line}: {printable(text[:300])}\n")
+        for source, line, text in stream.unmatched:
+            sys.stderr.write(f"unmatched {source}:{line}: {printable(text[:300])}\n")
     write_events(fmt, selected, stream, options.output)

@@ -46,6 +46,7 @@ def header(stream: EventStream) -> dict[str, Any]:
         "record_lines": acc.record_lines,
         "blank_lines": acc.blank,
         "unparsed_lines": acc.unparsed,
+        "unmatched_records": acc.unmatched,
         "duplicates_dropped": acc.duplicates,
         "events": dict(sorted(stream.kind_counts.items())),
         "clock_jumps": stream.clock_jumps,
@@ -63,6 +64,7 @@ class Accounting:
     blank: int = 0
     unparsed: int = 0
     duplicates: int = 0
+    unmatched: int = 0  # records (counted above) that no template matched and that carry no level
 
     @property
     def accounted(self) -> int:
@@ -92,6 +94,8 @@ class EventStream:
     unparsed: list[tuple[str, int, str]]
     levels: list[str]  # levels present anywhere, lowest first
     clock_jumps: list[dict[str, Any]] = field(default_factory=list)
+    # (source, line, head) of records no template matched and without a level: log text of unknown meaning
+    unmatched: list[tuple[str, int, str]] = field(default_factory=list)
 
     @property
     def has_omlx_records(self) -> bool:

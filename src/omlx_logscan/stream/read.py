@@ -49,6 +49,7 @@ class _SourceEvents:
     last: str | None = None
     records: int = 0  # records classified so far
     stamped: list[tuple[int, str]] = field(default_factory=list)  # (line, time) of dated records, for clock jumps
+    unmatched: list[tuple[int, str]] = field(default_factory=list)  # (line, head) of records no template or level told
 
     def feed(self, kept: Iterable[KeptLine]) -> None:
         self.assembler.feed(kept)
@@ -75,7 +76,10 @@ class _SourceEvents:
             if seen is not None and key is not None and seen.setdefault(key, self.index) != self.index:
                 accounting.duplicates += 1
                 accounting.record_lines += record.lines
-            elif keep:
+                continue
+            if record.head.level is None and produced[0].kind == "record":  # no template, no level: say so
+                self.unmatched.append((record.line, record.head.message))
+            if keep:
                 accounting.event_lines += record.lines
                 self.events.extend(keep)
             else:
@@ -126,6 +130,7 @@ def read_events(
         raise InputError("; ".join(scan.problem or "" for scan in scans))
     per_source: list[list[Event]] = []
     unparsed: list[tuple[str, int, str]] = []
+    unmatched: list[tuple[str, int, str]] = []
     infos: list[SourceInfo] = []
     levels: set[str] = set()
     clock_jumps: list[dict[str, Any]] = []
@@ -138,6 +143,8 @@ def read_events(
         accounting.blank += assembly.blank
         accounting.unparsed += len(assembly.unparsed)
         unparsed.extend((scan.source.name, n, text) for n, text in assembly.unparsed)
+        unmatched.extend((scan.source.name, n, text) for n, text in reader.unmatched)
+        accounting.unmatched += len(reader.unmatched)
         n_requests = scan.requests.height
         accounting.event_lines += n_requests
         accounting.records += n_requests
@@ -181,6 +188,7 @@ def read_events(
         unparsed,
         sorted(levels & set(LEVEL_RANK), key=LEVEL_RANK.__getitem__),
         clock_jumps,
+        unmatched,
     )
 
 

@@ -36,7 +36,15 @@ def within(stream: EventStream, since: datetime | None, until: datetime | None) 
         counts["request_complete"] += requests.height
     sources = [_clip(info, since, until) for info in stream.sources]
     return EventStream(
-        sources, events, requests, stream.accounting, counts, stream.unparsed, stream.levels, stream.clock_jumps
+        sources,
+        events,
+        requests,
+        stream.accounting,
+        counts,
+        stream.unparsed,
+        stream.levels,
+        stream.clock_jumps,
+        stream.unmatched,
     )
 
 
