@@ -82,7 +82,7 @@ class _Builder:
         for event in session.events:
             if event.kind != "gpu_error":
                 continue
-            if out and joins_incident(out[-1].last_time, event):
+            if out and joins_incident(out[-1].last_time, event, out[-1].last_time_of_day):
                 out[-1].records.append(event)
                 continue
             first_name = event.fields.get("code_name")
@@ -113,16 +113,26 @@ def process_before_first_start(first: Session, log_start: str | None) -> Session
     return Session(1, log_start, False, None, start_in_log=False, source=first.source)
 
 
-def joins_incident(last_time: str | None, event: Event) -> bool:
+def joins_incident(last_time: str | None, event: Event, last_time_of_day: str | None = None) -> bool:
     """Whether a gpu_error record belongs to the fault whose last record was at ``last_time``.
 
     Records less than INCIDENT_GAP_S apart are one fault; an untimed record (an abort on stderr)
-    joins the fault before it when the record before it is that close or unknown.
+    joins the fault before it when the record before it is that close or unknown. Time-only lines
+    whose date is unknown are compared by their time of day (``last_time_of_day``: the fault's).
     """
+    if event.time is None and last_time_of_day is not None and event.time_of_day is not None:
+        since = (time_of_day_seconds(event.time_of_day) - time_of_day_seconds(last_time_of_day)) % 86400
+        return since < INCIDENT_GAP_S
     gap = seconds(last_time, event.time or event.prev_time)
     if gap is None:
         return event.time is None
     return 0 <= gap < INCIDENT_GAP_S
+
+
+def time_of_day_seconds(time_of_day: str) -> float:
+    """Seconds since midnight of an ``HH:MM:SS.mmm`` time of day."""
+    hours, minutes, rest = time_of_day.split(":")
+    return int(hours) * 3600 + int(minutes) * 60 + float(rest)
 
 
 def _split_after_dead(sessions: list[Session]) -> list[Session]:

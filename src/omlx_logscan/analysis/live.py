@@ -302,7 +302,7 @@ class LiveState:
         incident = self._incident
         self._incident_seen = now
         self._requests_after_incident = []
-        if incident is not None and joins_incident(incident.last_time, event):
+        if incident is not None and joins_incident(incident.last_time, event, incident.last_time_of_day):
             incident.records.append(event)
             return []
         changes = self.close_incident()
