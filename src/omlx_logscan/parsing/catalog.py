@@ -68,37 +68,86 @@ def chat_completion_message(tokens: int) -> str:
 CHAT_COUNTS = r"(?:model=(?P<model>[^,]+), )?(?P<tokens>\d+) tokens in (?P<seconds>[\d.]+)s"
 
 
+# The rate and prompt size a generation request's line may go on with (diffusion models write
+# ``tok/s e2e, output=…`` inside the parentheses).
+_RATE_AND_PROMPT = r"(?: \((?P<tok_per_s>[\d.]+) tok/s[^)]*\))?(?:, prompt: (?P<prompt_tokens>\d+))?"
+
+
+# The message that ends every deliberate exit of oMLX >= 0.4.2 (code 70), after its reason.
+FATAL_EXIT_SUFFIX = "; exiting process so the supervisor can restart with a clean state"
+
+
+def _generation(opening: str, tag: str) -> Template:
+    """A finished generation request of one API: its opening, then the chat line's counts."""
+    return Template("request_complete", rf"^{re.escape(opening)}{CHAT_COUNTS}{_RATE_AND_PROMPT}", opening, tag)
+
+
+_PREFILL = r"(?:Chunked prefill(?: \(first chunk\))?|Prefill)"  # the prefill paths that name their request
+
+
+_HTTP = r"^(?P<method>GET|POST|PUT|DELETE|PATCH|HEAD|OPTIONS) (?P<path>\S+) {0} (?P<status>\d{{3}})"
+
+
+_MODEL = r"'(?P<model>[^']+)'"
+
+
 CATALOG: tuple[Template, ...] = (
     # A new process: the timed startup block (INFO) and the capture-only lines.
     Template("process_start", r"^CORS origins: ", "CORS origins: ", "startup_block"),
     Template("process_start", r"^Loaded settings for \d+ models", "Loaded settings for ", "startup_block"),
     Template("process_start", r"^Server initialized with \d+ models", "Server initialized with ", "startup_block"),
     Template("process_start", r"^Memory guard tier: ", "Memory guard tier: ", "startup_block"),
+    Template("process_start", r"^Pinned model: ", "Pinned model: ", "startup_block"),
+    Template("process_start", r"^Default model: ", "Default model: ", "startup_block"),
+    Template("process_start", r"^Default max tokens: ", "Default max tokens: ", "startup_block"),
+    # Model discovery runs at start and again on every pool refresh (after a download or a
+    # deletion), so its lines join a start but never open one.
+    Template("process_start", r"^Discovered model: ", "Discovered model: ", "discovery"),
+    Template("process_start", r"^Discovered \d+ models\b", "Discovered ", "discovery"),
+    # Written once per process, right after the first engine started.
+    Template("process_start", r"^Process memory enforcer started\b", "Process memory enforcer started", "enforcer"),
     Template("process_start", r"^oMLX - LLM inference", "oMLX - LLM inference", "banner"),
     Template("process_start", r"^Log directory: ", "Log directory: ", "capture"),
+    Template("process_start", r"^Binding server at ", "Binding server at ", "capture"),
     Template("process_start", r"^Starting server at ", "Starting server at ", "capture"),
     Template("process_start", r"^Started server process \[(?P<pid>\d+)\]", "Started server process", "uvicorn"),
     Template("process_start", r"^Uvicorn running on ", "Uvicorn running on ", "uvicorn"),
     # Engines and models.
     Template("engine_start", r"^Engine started\b", "Engine started"),
     Template("engine_stop", r"^Engine stopped\b", "Engine stopped"),
+    Template("engine_stop", r"^BatchedEngine stopped\b", "BatchedEngine stopped"),
     Template("engine_stop", r"^Scheduler shutdown (?:initiated|completed)", "Scheduler shutdown "),
-    Template("model_load", r"^(?:Preloading pinned model|Loading model): (?P<model>\S+)", "model: ", "loading"),
+    Template("model_load", r"^Preloading pinned model: (?P<model>\S+)", "Preloading pinned model: ", "loading"),
+    Template(
+        "model_load", r"^Loading model(?: as LM \(force_lm=True\))?: (?P<model>\S+)", "Loading model", "loading"
+    ),
     Template("model_load", r"^Loaded model: (?P<model>\S+)", "Loaded model: ", "loaded"),
     Template("model_load", r"^BatchedEngine loaded: (?P<model>\S+)", "BatchedEngine loaded: ", "loaded"),
+    Template(
+        "model_load", r"^Successfully loaded (?P<model>\S+) as \S+ \(fallback from ", "Successfully loaded ", "loaded"
+    ),
+    Template("model_load", r"^Manually loaded model: (?P<model>\S+)", "Manually loaded model: ", "manual"),
     Template("model_unload", r"^Unloading model: (?P<model>\S+)", "Unloading model: ", "unloading"),
     Template("model_unload", r"^Unloaded model: (?P<model>[^,\s]+)", "Unloaded model: ", "unloaded"),
     Template("model_unload", r"^TTL expired for model '(?P<model>[^']+)'", "TTL expired for model ", "ttl"),
+    Template("model_unload", r"^Manually unloaded model: (?P<model>\S+)", "Manually unloaded model: ", "manual"),
+    Template(
+        "model_unload", r"^Queued manual unload for active model: (?P<model>\S+)", "Queued manual unload ", "queued"
+    ),
+    # A VLM load that falls back to LLM is no failure (the load may still succeed): no row.
     Template("model_load_failed", r"^Model load failed for '(?P<model>[^']+)'", "Model load failed for ", ""),
-    Template("model_load_failed", r"^VLM loading failed for (?P<model>\S+?),", "VLM loading failed for ", "vlm"),
+    Template(
+        "model_load_failed", r"^Failed to preload pinned model (?P<model>\S+?):", "Failed to preload pinned model ", ""
+    ),
     # Orderly stops and restarts.
     Template("shutdown", r"^Engine pool shutdown complete", "Engine pool shutdown complete", "pool"),
     Template("shutdown", r"^Process memory enforcer stopped", "Process memory enforcer stopped", "enforcer"),
     Template("shutdown", r"^Shutting down$", "Shutting down", "uvicorn"),
+    Template("shutdown", r"^Waiting for application shutdown", "Waiting for application shutdown", "uvicorn"),
     Template("shutdown", r"^Application shutdown complete", "Application shutdown complete", "uvicorn"),
     Template("shutdown", r"^Finished server process", "Finished server process", "uvicorn"),
     Template("restart_requested", r"^Server restart requested", "Server restart requested"),
-    # Memory pressure (the enforcer's own start line is not a pressure event).
+    # Memory pressure, every enforcer version (its own start line is no pressure event).
     Template(
         "memory_pressure",
         r"^Memory pressure level: (?P<from_level>\w+) -> (?P<to_level>\w+)"
@@ -109,11 +158,18 @@ CATALOG: tuple[Template, ...] = (
     ),
     Template(
         "memory_pressure",
-        r"^Memory pressure after hot-cache shrink: (?P<from_level>\w+) -> (?P<to_level>\w+)",
+        r"^Memory pressure after hot-cache shrink: (?P<from_level>\w+) -> (?P<to_level>\w+)"
+        r"(?:.*?current=" + _GB.format("current_gb") + r")?(?:.*?freed_hot=" + _GB.format("freed_hot_gb") + r")?",
         "Memory pressure after hot-cache shrink",
         "level_change",
     ),
-    Template("memory_pressure", r"^Memory pressure post-eviction", "Memory pressure post-eviction", "post_eviction"),
+    Template(
+        "memory_pressure",
+        r"^Memory pressure post-eviction: (?P<from_level>\w+) -> (?P<to_level>\w+)"
+        r"(?:.*?current=" + _GB.format("current_gb") + r")?",
+        "Memory pressure post-eviction",
+        "post_eviction",
+    ),
     Template(
         "memory_pressure",
         r"^Shrank (?:shared )?hot cache under memory pressure: freed=(?P<freed>[\d.]+\s*\w+)",
@@ -127,51 +183,183 @@ CATALOG: tuple[Template, ...] = (
         "reclaim_request",
     ),
     Template(
+        "memory_pressure", r"^Pressure cache reclaim request failed", "Pressure cache reclaim request failed", "reclaim_failed"
+    ),
+    Template(
         "memory_pressure",
-        r"^Evicting model '(?P<model>[^']+)' \(pressure=(?P<to_level>\w+)",
+        rf"^Evicting model {_MODEL} (?:\(pressure=(?P<to_level>\w+)|to enforce process memory limit)",
         "Evicting model ",
         "eviction",
     ),
     Template(
         "memory_pressure",
-        r"^Hard memory pressure: aborted (?P<aborted>\d+) request",
+        rf"^Hard memory pressure: aborted (?P<aborted>\d+) request\(s\) on {_MODEL}",
         "Hard memory pressure: aborted",
         "hard_abort",
     ),
     Template(
         "memory_pressure",
-        r"^Hard memory pressure but all loaded models are pinned",
-        "Hard memory pressure but",
+        rf"^Hard memory pressure: requested abort/unload for {_MODEL} \(aborted=(?P<aborted>\d+)",
+        "Hard memory pressure: requested abort",
+        "hard_abort",
+    ),
+    Template(
+        "memory_pressure",
+        rf"^Aborted (?P<aborted>\d+) requests on {_MODEL} (?:due to hard memory pressure|before eviction)",
+        "Aborted ",
+        "hard_abort",
+    ),
+    Template(
+        "memory_pressure",
+        rf"^Aborted (?P<aborted>\d+) requests(?: on {_MODEL})? due to memory pressure",
+        "Aborted ",
+        "abort",
+    ),
+    Template("memory_pressure", r"^Aborted (?P<aborted>\d+) requests: ", "Aborted ", "abort"),
+    Template(
+        "memory_pressure",
+        rf"^Aborting in-progress load of {_MODEL} \(hard memory pressure\)",
+        "Aborting in-progress load of ",
+        "load_abort",
+    ),
+    Template(
+        "memory_pressure",
+        rf"^Requesting abort of loading model {_MODEL} — process memory limit",
+        "Requesting abort of loading model ",
+        "load_abort",
+    ),
+    Template(
+        "memory_pressure",
+        r"^(?:Hard memory pressure but no models loaded|Process memory limit exceeded but no models are loaded)",
+        " no models ",
+        "nothing_to_evict",
+    ),
+    Template(
+        "memory_pressure",
+        r"^(?:Hard memory pressure but all loaded models are pinned"
+        r"|Process memory limit exceeded but all loaded models are pinned)",
+        " all loaded models are pinned",
         "hard_pinned",
     ),
     Template(
         "memory_pressure",
-        r"^Emergency memory pressure: aborted (?P<aborted>\d+)",
+        r"^Hard memory pressure, .*requested idle reclaim on (?P<schedulers>\d+) scheduler",
+        "requested idle reclaim",
+        "idle_reclaim_request",
+    ),
+    Template(
+        "memory_pressure",
+        rf"^Hard memory pressure(?: on {_MODEL})?: deferring (?:request abort|destructive enforcement) "
+        r"\(poll (?P<poll>\d+)/(?P<polls>\d+)\)(?:.*? on (?P<schedulers>\d+) scheduler)?",
+        "Hard memory pressure",
+        "deferred_enforcement",
+    ),
+    Template(
+        "memory_pressure",
+        r"^Emergency memory pressure: aborted (?P<aborted>\d+)"
+        r"(?:.*?current=" + _GB.format("current_gb") + r")?(?:.*?ceiling=" + _GB.format("ceiling_gb") + r")?",
         "Emergency memory pressure",
         "emergency_abort",
     ),
-    # Finished and failed requests.
+    Template(
+        "memory_pressure",
+        r"^Process memory limit exceeded: " + _GB.format("current_gb") + r" / " + _GB.format("ceiling_gb")
+        + r"(?: \(over by " + _GB.format("over_gb") + r"\))?",
+        "Process memory limit exceeded: ",
+        "limit_exceeded",
+    ),
+    # The idle reclaim's own clear, asked for by the enforcer between turns.
+    Template(
+        "cache_clear",
+        r"^Idle reclaim: trimmed Metal transients.*?\(" + _GB.format("before_gb") + r" -> " + _GB.format("after_gb"),
+        "Idle reclaim: trimmed",
+        "idle",
+    ),
+    # Finished requests, every API (each schedules the deferred clear).
     Template(
         "request_complete",
-        rf"^{CHAT_COMPLETION}{CHAT_COUNTS}"
-        r"(?: \((?P<tok_per_s>[\d.]+) tok/s\))?(?:, prompt: (?P<prompt_tokens>\d+))?"
-        r"(?:.*?finish_reason=(?P<finish_reason>\w+))?",
+        rf"^{CHAT_COMPLETION}{CHAT_COUNTS}{_RATE_AND_PROMPT}(?:.*?finish_reason=(?P<finish_reason>\w+))?",
         CHAT_COMPLETION,
         "chat",
     ),
+    _generation("Completion: ", "completion"),
+    _generation("Anthropic message: ", "anthropic"),
+    _generation("Responses API: ", "responses"),
     Template(
         "request_complete",
-        r"^Embedding: (?P<texts>\d+) texts, (?P<dims>\d+) dims, (?P<tokens>\d+) tokens in (?P<seconds>[\d.]+)s",
+        r"^Embedding: (?:model=(?P<model>[^,]+), )?(?P<texts>\d+) (?:texts|inputs), (?P<dims>\d+) dims, "
+        r"(?P<tokens>\d+) tokens(?:, max_length=(?P<max_length>\d+), truncation=(?P<truncation>\w+))? "
+        r"in (?P<seconds>[\d.]+)s",
         "Embedding: ",
         "embedding",
     ),
     Template(
-        "request_error",
-        r"^(?P<method>GET|POST|PUT|DELETE|PATCH) (?P<path>\S+) → (?P<status>\d{3})",
-        " → ",
-        "http",
+        "request_complete",
+        r"^Rerank: model=(?P<model>[^,]+), (?P<docs>\d+) docs, (?P<tokens>\d+) tokens in (?P<seconds>[\d.]+)s",
+        "Rerank: ",
+        "rerank",
     ),
-    Template("request_error", r"^Prefill failed for (?P<request_id>\S+?):", "Prefill failed for ", "prefill"),
+    # Aborted, cancelled and disconnected requests (each schedules the deferred clear, >= 0.5.2rc2).
+    Template(
+        "request_abort",
+        r"^\[(?:vlm_)?stream_generate\] Aborting request (?P<request_id>\S+)"
+        r"(?: \(finished_normally=(?P<finished_normally>\w+)\))?",
+        "stream_generate] Aborting request ",
+        "abort",
+    ),
+    Template("request_abort", r"^Request (?P<request_id>\S+) cancelled, aborting", " cancelled, aborting", "cancel"),
+    Template("request_abort", r"^Client disconnected\b", "Client disconnected", "disconnect"),
+    Template(
+        "request_abort",
+        r"^Prefill interrupted at (?P<done_tokens>\d+)/(?P<total_tokens>\d+)\b.*\baborted",
+        "Prefill interrupted at ",
+        "prefill_interrupted",
+    ),
+    # Failed requests: memory-guard refusals first (their text may follow a streaming error's head).
+    Template(
+        "request_error",
+        r"^Request (?P<request_id>\S+) rejected by prefill memory guard",
+        " rejected by prefill memory guard",
+        "admission",
+    ),
+    Template(
+        "request_error",
+        r"^Preflight rejected \((?P<prompt_tokens>\d+) tokens, cached=(?P<cached_tokens>\d+), "
+        r"request_id=(?P<request_id>[^)]+)\)",
+        "Preflight rejected (",
+        "admission",
+    ),
+    Template("request_error", r"^Memory admission stalled for (?P<request_id>\S+?):", "Memory admission stalled ", "admission"),
+    Template("request_error", r"^Model load aborted by memory enforcer: (?P<model>\S+)", "Model load aborted by ", "admission"),
+    Template(
+        "request_error",
+        rf"\b507: Model {_MODEL} \(.*?\) does not fit under the dynamic memory ceiling",
+        "does not fit under the dynamic memory ceiling",
+        "admission",
+    ),
+    Template(
+        "request_error",
+        r"Request aborted: process memory limit exceeded"
+        r"(?: \(usage " + _GB.format("current_gb") + r", ceiling " + _GB.format("ceiling_gb") + r"\))?",
+        "Request aborted: process memory limit exceeded",
+        "admission",
+    ),
+    Template(
+        "request_error",
+        r"^Prefill would require ~" + _GB.format("required_gb") + r" peak",
+        "Prefill would require ",
+        "admission",
+    ),
+    Template(
+        "request_error", r"oMLX prefill memory guard rejected this prompt", "prefill memory guard rejected", "admission"
+    ),
+    Template(
+        "request_error", rf"^{_PREFILL} capacity rejected for (?P<request_id>\S+?):", " capacity rejected for ", "admission"
+    ),
+    Template("request_error", _HTTP.format("→"), " → ", "http"),
+    Template("request_error", _HTTP.format("->"), " -> ", "http"),
+    Template("request_error", rf"^{_PREFILL} failed for (?P<request_id>\S+?):", " failed for ", "prefill"),
+    Template("request_error", r"^SpecPrefill sparse prefill failed:", "SpecPrefill sparse prefill failed", "prefill"),
     Template("request_error", r"^Error during chat streaming:", "Error during chat streaming", "chat_stream"),
 )
 
@@ -235,17 +423,33 @@ NUMERIC_FIELDS = frozenset(
         "seconds",
         "tok_per_s",
         "prompt_tokens",
+        "cached_tokens",
+        "done_tokens",
+        "total_tokens",
         "texts",
         "dims",
+        "docs",
+        "max_length",
         "status",
         "schedulers",
         "aborted",
+        "poll",
+        "polls",
         "current_gb",
         "soft_gb",
         "hard_gb",
         "ceiling_gb",
+        "over_gb",
+        "required_gb",
+        "freed_hot_gb",
+        "before_gb",
+        "after_gb",
     }
 )
+
+
+# The request types whose ``tokens`` are generated tokens (an embedding's or a rerank's are its input).
+GENERATION_TYPES = frozenset({"chat", "completion", "anthropic", "responses"})
 
 
 # Substrings that make the bulk scanner keep an INFO line for the Python grammar (WARNING and
@@ -253,13 +457,17 @@ NUMERIC_FIELDS = frozenset(
 PREFILTER_LITERALS: tuple[str, ...] = tuple(sorted({t.literal for t in CATALOG}))
 
 
-# The logger of the deliberate exit after a GPU fault (post-0.5.7 builds), so a supervisor restarts oMLX.
+# The logger of oMLX's deliberate exits (code 70, >= 0.4.2: after a GPU fault or a stuck teardown), so a
+# supervisor restarts it.
 FATAL_LOGGER = "omlx.utils.fatal"
 
 
-# The fatal exit's message, and the uncaught C++ abort of older builds; the line grammar knows the
-# abort's bare line by ABORT_OPENING.
-FATAL_EXIT = re.compile(r"^Metal GPU submissions disabled:")
+# The fatal exit's message (its reason is the group ``reason_text``; the seed report's fix wrote its
+# reason alone before the suffix was known here), and the uncaught C++ abort of older builds; the
+# line grammar knows the abort's bare line by ABORT_OPENING.
+FATAL_EXIT = re.compile(
+    rf"^(?:(?P<reason_text>.+?){re.escape(FATAL_EXIT_SUFFIX)}|(?P<submissions>Metal GPU submissions disabled:.*))"
+)
 
 
 ABORT_OPENING = r"libc\+\+abi: terminating"
@@ -279,8 +487,13 @@ GPU_CONTEXTS: tuple[tuple[re.Pattern[str], str], ...] = (
             (r"^Engine loop error:", "engine_loop"),
             (r"^Error in batch generation step:", "batch_step"),
             (r"^Metal cache clear failed during error recovery:", "recovery_clear"),
-            (r"^Prefill failed for ", "prefill"),
+            (r"^Metal cache clear failed during generation overflow recovery:", "overflow_clear"),
+            (r"^Idle reclaim failed:", "idle_clear"),
+            (r"^Pooled-buffer reclaim failed", "pooled_reclaim"),
+            (rf"^(?:{_PREFILL} failed for |SpecPrefill sparse prefill failed:)", "prefill"),
             (r"^Error during chat streaming:", "chat_stream"),
+            (r"^(?:Error during (?:completion|Anthropic|Responses API) streaming:|SSE generator error:)", "stream"),
+            (r"^Async store_cache failed", "store_cache"),
         )
     ),
 )

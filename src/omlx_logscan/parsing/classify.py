@@ -76,11 +76,13 @@ def _gpu_fields(record: Record, text: str) -> dict[str, Any] | None:
             context = ctx
             break
     out: dict[str, Any] = {"code": code, "code_name": name, "context": context}
+    return {**out, **_traceback_fields(record)}
+
+
+def _traceback_fields(record: Record) -> dict[str, Any]:
+    """The Python traceback a record carries under its head line, and its exception type; none without one."""
     frames = _frames(record.extra)
-    if frames:
-        out["traceback"] = frames
-        out["exception"] = _exception(record.extra)
-    return out
+    return {"traceback": frames, "exception": _exception(record.extra)} if frames else {}
 
 
 def _catalog_match(message: str) -> tuple[str, str, dict[str, Any]] | None:
@@ -161,10 +163,12 @@ def classify(record: Record, source: str, index: int) -> list[Event]:
     level = head.level or ("CRITICAL" if head.form == "abort" else None)
     if gpu is not None:
         events.append(make("gpu_error", gpu, level or "ERROR"))
+    fatal = FATAL_EXIT.match(head.message)
     if ABORT.match(head.message):
         events.append(make("process_exit", {"reason": "abort"}, "CRITICAL"))
-    elif FATAL_EXIT.match(head.message):
-        events.append(make("process_exit", {"reason": "fatal_exit"}, "CRITICAL"))
+    elif fatal is not None:
+        reason = {"reason": "fatal_exit", "reason_text": fatal["reason_text"] or fatal["submissions"]}
+        events.append(make("process_exit", reason, "CRITICAL"))
     if events:
         return events
     matched = _catalog_match(head.message)
@@ -176,13 +180,9 @@ def classify(record: Record, source: str, index: int) -> list[Event]:
             fields.setdefault(tag_field, tag)
         if kind == "process_start" and tag == "banner":
             fields["omlx_version"] = next((m["version"] for m in map(BANNER_VERSION.search, record.extra) if m), None)
-        return [make(kind, fields)]
+        return [make(kind, {**fields, **_traceback_fields(record)})]
     if level in ("ERROR", "CRITICAL"):
-        fields = {}
-        frames = _frames(record.extra)
-        if frames:
-            fields = {"traceback": frames, "exception": _exception(record.extra)}
-        return [make("error", fields)]
+        return [make("error", _traceback_fields(record))]
     if level == "WARNING":
         return [make("warning", {})]
     return [make("record", {})]
