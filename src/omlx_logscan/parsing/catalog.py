@@ -283,7 +283,8 @@ CATALOG: tuple[Template, ...] = (
         ("admission", rf"^Prefill would require ~{_GB.format('required_gb')} peak"),
         (
             "admission",
-            rf"Request aborted: process memory limit exceeded(?: \(usage {_GB.format('current_gb')}, ceiling {_GB.format('ceiling_gb')}\))?",
+            r"Request aborted: process memory limit exceeded"
+            rf"(?: \(usage {_GB.format('current_gb')}, ceiling {_GB.format('ceiling_gb')}\))?",
         ),
         ("admission", r"oMLX prefill memory guard rejected this prompt"),
     ),
@@ -361,12 +362,12 @@ def candidates(message: str) -> tuple[Template, ...]:
     return _BY_FIRST.get(message[:1], _OPEN_START)
 
 
-# Named groups that hold numbers (others, like request ids and model names, stay text).
-NUMERIC_FIELDS = frozenset(
-    "pid tokens seconds tok_per_s prompt_tokens cached_tokens done_tokens total_tokens texts dims docs max_length "
-    "status schedulers aborted poll polls current_gb soft_gb hard_gb ceiling_gb over_gb required_gb freed_hot_gb "
-    "before_gb after_gb".split()
-)
+# Named groups that hold numbers: those whose pattern is digits (others, like request ids, model
+# names and a size with its unit, stay text).
+_NUMERIC_GROUP = re.compile(r"\(\?P<(\w+)>(?:\\d\+|\\d\{\d+\}|\[\\d\.\]\+)\)")
+
+
+NUMERIC_FIELDS = frozenset(name for t in CATALOG for name in _NUMERIC_GROUP.findall(t.pattern))
 
 
 # The request types whose ``tokens`` are generated tokens (an embedding's or a rerank's are its input).
