@@ -94,9 +94,6 @@ def test_capture_start_lines_are_one_process_start(tmp_path: Path, lines: list[s
 STARTUP = [
     ("omlx.server", "CORS origins: ['*']"),
     ("omlx.model_settings", "Loaded settings for 17 models"),
-    ("omlx.model_discovery", "Discovered model: Qwen3.6-27B-8bit (type: vlm, engine: vlm, size: 28.85GB)"),
-    ("omlx.engine_pool", "Discovered 3 models"),
-    ("omlx.engine_pool", "Discovered 3 models, max memory: 36.00GB"),
     ("omlx.engine_pool", "Pinned model: Qwen3.6-27B-8bit"),
     ("omlx.server", "Default model: Qwen3.6-27B-8bit"),
     ("omlx.server", "Default max tokens: 32768"),
@@ -116,6 +113,34 @@ def test_startup_block_line_opens_the_start_it_begins(tmp_path: Path, logger: st
     start = only(events, "process_start")
     assert start["line"] == 1
     assert "startup_block" in start["markers"]
+
+
+# Changed from the first draft, which had the discovery lines open the start too: oMLX writes them on
+# every model-pool refresh of a running process as well (omlx-issue-253.log: `Discovered 1 models`,
+# then `Model pool refreshed after deletion`), and omlx-issue-1431.log dates its start after them. So
+# they join a start that a certain marker opened and never open one themselves.
+DISCOVERY = [
+    ("omlx.model_discovery", "Discovered model: Qwen3.6-27B-8bit (type: vlm, engine: vlm, size: 28.85GB)"),
+    ("omlx.engine_pool", "Discovered 3 models"),
+    ("omlx.engine_pool", "Discovered 3 models, max memory: 36.00GB"),
+]
+
+
+@pytest.mark.parametrize(("logger", "message"), DISCOVERY, ids=["discovered-model", "discovered-n", "discovered-max"])
+def test_discovery_lines_join_a_start_but_alone_are_no_start(tmp_path: Path, logger: str, message: str) -> None:
+    joined = read(
+        tmp_path,
+        file_line("omlx.server", "INFO", "CORS origins: ['*']", 1),
+        file_line(logger, "INFO", message, 2),
+        file_line("omlx.server", "INFO", "Server initialized with 3 models", 3),
+    )
+    assert [(e["line"], e["kind"]) for e in joined] == [(1, "process_start")]
+    alone = read(
+        tmp_path,
+        file_line(logger, "INFO", message, 1),
+        file_line("omlx.admin.routes", "INFO", "Model pool refreshed after deletion", 2),
+    )
+    assert [e["kind"] for e in alone] == ["record", "record"]
 
 
 def test_enforcer_started_right_after_engine_started_is_the_same_start(tmp_path: Path) -> None:

@@ -76,11 +76,7 @@ def _gpu_fields(record: Record, text: str) -> dict[str, Any] | None:
             context = ctx
             break
     out: dict[str, Any] = {"code": code, "code_name": name, "context": context}
-    frames = _frames(record.extra)
-    if frames:
-        out["traceback"] = frames
-        out["exception"] = _exception(record.extra)
-    return out
+    return {**out, **_traceback_fields(record.extra)}
 
 
 def _catalog_match(message: str) -> tuple[str, str, dict[str, Any]] | None:
@@ -156,10 +152,12 @@ def classify(record: Record, source: str, index: int) -> list[Event]:
     level = head.level or ("CRITICAL" if head.form == "abort" else None)
     if gpu is not None:
         events.append(make("gpu_error", gpu, level or "ERROR"))
+    fatal = FATAL_EXIT.match(head.message)
     if ABORT.match(head.message):
         events.append(make("process_exit", {"reason": "abort"}, "CRITICAL"))
-    elif FATAL_EXIT.match(head.message):
-        events.append(make("process_exit", {"reason": "fatal_exit"}, "CRITICAL"))
+    elif fatal is not None:
+        reason = {"reason": "fatal_exit", "reason_text": fatal["reason_text"] or fatal["submissions"]}
+        events.append(make("process_exit", reason, "CRITICAL"))
     if events:
         return events
     matched = _catalog_match(head.message)
@@ -171,7 +169,7 @@ def classify(record: Record, source: str, index: int) -> list[Event]:
             fields.setdefault(tag_field, tag)
         if kind == "process_start" and tag == "banner":
             fields["omlx_version"] = next((m["version"] for m in map(BANNER_VERSION.search, record.extra) if m), None)
-        return [make(kind, fields)]
+        return [make(kind, {**fields, **_traceback_fields(record.extra)})]
     if level in ("ERROR", "CRITICAL"):
         return [make("error", _traceback_fields(record.extra))]
     if level == "WARNING":

@@ -175,7 +175,9 @@ def read_events(
     accounting.duplicates += dropped
     accounting.event_lines -= dropped
     accounting.record_lines += dropped
-    merged = collapse_starts(heapq.merge(*per_source, key=lambda ev: (ev.sort_time, ev.source_index)))
+    merged = collapse_starts(
+        heapq.merge(*per_source, key=lambda ev: (ev.sort_time, ev.source_index)), keep_routine=keep_all
+    )
     counts = Counter(ev.kind for ev in merged)
     if requests.height:
         counts["request_complete"] += requests.height
