@@ -16,6 +16,7 @@ import pytest
 
 from omlx_logscan import analyze, read_events, resolve
 from omlx_logscan.output.documents import timeline_document
+from omlx_logscan.stream.read import all_events
 
 REAL = Path(__file__).resolve().parent / "fixtures" / "real"
 
@@ -26,9 +27,9 @@ Expected = list[tuple[int, str, dict[str, Any]]]
 @functools.cache
 def reading(name: str) -> Doc:
     """The ``timeline -f json`` document of one real log, with its events as ``events -f ndjson`` gives them."""
-    stream = read_events(resolve([str(REAL / name)]))
+    stream = read_events(resolve([str(REAL / name)]), keep_request_text=True)
     doc = timeline_document(analyze(stream))
-    doc["events"] = [event.as_dict() for event in stream.events]
+    doc["events"] = [event.as_dict() for event in all_events(stream)]
     return doc
 
 

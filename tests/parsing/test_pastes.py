@@ -50,3 +50,23 @@ def test_time_only_faults_group_by_their_time_of_day(tmp_path: Path) -> None:
     log.write_text(text, encoding="utf-8")
     analysis = analyze(read_events(resolve([str(log)])))
     assert [len(f.records) for f in analysis.faults] == [2, 1]
+
+
+def test_a_crash_report_pasted_in_parts_leaves_no_line_unparsed(tmp_path: Path) -> None:
+    """Its JSON body pasted before the translated header, and the rules of dashes around it, are all
+    report text: one crash report, its JSON a record of its own, nothing unparsed."""
+    log = tmp_path / "paste.log"
+    log.write_text(
+        '  "wakeTime" : 9442,\n'
+        '  "sip" : "enabled",\n'
+        "\n"
+        "-------------------------------------\n"
+        "Translated Report (Full Report Below)\n"
+        "-------------------------------------\n"
+        "Process:             Python [35683]\n"
+        "Exception Type:    EXC_CRASH (SIGABRT)\n"
+    )
+    stream = read_events(resolve([str(log)]))
+    assert [event.kind for event in stream.events] == ["crash_report"]
+    assert stream.accounting.unparsed == 0
+    assert stream.accounting.lines == stream.accounting.accounted == 8

@@ -112,6 +112,14 @@ _HEADLESS = re.compile(
 )
 
 
+# A line of the JSON body of an Apple crash report (``.ips``: ``"key" : value``, with Apple's spaces
+# around the colon), which a paste may carry apart from the report's translated header.
+_REPORT_JSON = re.compile(r'^\s*"[A-Za-z_]\w*" : ')
+
+# A rule of dashes or equals signs that reports and pastes put between their parts: no text.
+_RULE = re.compile(r"^\s*(?:-{5,}|={5,})\s*$")
+
+
 # A faulthandler thread stack: the second part of a dump, or a dump whose header was not pasted.
 _THREAD_DUMP = re.compile(r"^(?:Current thread|Thread) 0x[0-9a-fA-F]+ \(most recent call first\):")
 
@@ -128,14 +136,14 @@ BLOCK_FORMS = frozenset({"faulthandler", "thread_dump", "panic", "crash_report"}
 
 
 # Forms of lines that carry no head of their own and still open a record where nothing is open.
-HEADLESS_FORMS = frozenset({"headless", "thread_dump"})
+HEADLESS_FORMS = frozenset({"headless", "thread_dump", "report_json"})
 
 
 @dataclass(slots=True)
 class Line:
     """One parsed line. ``date`` is None for time-only and untimed lines."""
 
-    # a name from _FORMS; "headless" or "thread_dump" (a continuation that can begin a paste),
+    # a name from _FORMS; "headless", "thread_dump" or "report_json" (a continuation that can begin a paste),
     # "short_log", "snippet" (a line a paste quoted as code), "text" (no grammar matched) or "blank"
     form: str
     message: str
@@ -181,8 +189,10 @@ def _normal_level(level: str | None) -> str | None:
 def parse_line(raw: str) -> Line:
     """Classify one line; never raises."""
     text = clean(raw)
-    if not text.strip():
+    if not text.strip() or _RULE.match(text):
         return Line("blank", "")
+    if _REPORT_JSON.match(text):
+        return Line("report_json", text.rstrip())
     if _CONTINUATION.match(text):
         return Line("headless" if _opens_headless(text) else "text", text.rstrip())
     if _THREAD_DUMP.match(text):

@@ -252,7 +252,16 @@ def _span_with_requests(first: str | None, last: str | None, scan: SourceScan) -
     return min(stamps), max(stamps)
 
 
-def iter_requests(stream: EventStream, sources: list[str]) -> Iterator[Event]:
+def all_events(stream: EventStream) -> Iterator[Event]:
+    """Every event in time order with the dense request rows among them (those need
+    ``keep_request_text``): what ``events`` prints, and what a reader of the log sees."""
+    names = [source.name for source in stream.sources]
+    return heapq.merge(
+        stream.events, _request_row_events(stream, names), key=lambda ev: (ev.sort_time, ev.source_index)
+    )
+
+
+def _request_row_events(stream: EventStream, sources: list[str]) -> Iterator[Event]:
     """The dense request rows as events (needs ``keep_request_text``), for the events command."""
     if "text" not in stream.requests.columns:  # no request rows at all
         return
