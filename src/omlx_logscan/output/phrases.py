@@ -211,6 +211,8 @@ def escalation_rows(analysis: Analysis, os_versions: dict[int, str] | None = Non
                 "outcome": incident.outcome,
             }
         )
+        if incident.time is None and incident.first.time_of_day is not None:
+            rows[-1]["time_of_day"] = incident.first.time_of_day
         if incident.dead_window is not None:
             window = analysis.dead_windows[incident.dead_window]
             repeat_times = [
@@ -330,7 +332,11 @@ CLOCK_JUMPS_SHOWN = 5
 
 def _escalation_when(row: dict[str, Any]) -> str:
     """A row's time column: a fault with no time of its own is placed after the record before it."""
-    when = row["time"].replace("T", " ") if row["time"] else "(untimed)"
+    when: str
+    if row["time"]:
+        when = str(row["time"]).replace("T", " ")
+    else:
+        when = f"{row['time_of_day'][:8]} (date unknown)" if row.get("time_of_day") else "(untimed)"
     if row["time"] and not row.get("time_exact", True):
         when = f"after {when}"
     if row["until"]:  # the end's date only when it is another day
