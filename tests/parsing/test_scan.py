@@ -408,7 +408,7 @@ def _fake_run(fail_at: int | None = None, bug_at: int | None = None) -> Callable
             raise InputError("server.log: unreadable text")
         if seq == bug_at:
             raise ZeroDivisionError("a bug")
-        return scan._BlockOutput(seq, 1, pl.DataFrame(), [], set())
+        return scan._BlockOutput(seq, 1, pl.DataFrame(), [], set(), [])
 
     return run
 
