@@ -289,12 +289,7 @@ def _outcome(incident: Incident, session: Session, following: Session | None, bu
     later = any(shows_activity_after(ev, after) for ev in session.events)
     later_requests = builder.requests.count(after, session.end if following else None, after=incident.records[-1])
     next_start = following.start_after or following.start if following is not None else None
-    events_after = session.events[session.events.index(incident.records[-1]) + 1 :]
-    end = next((ev for ev in events_after if ev.kind in CRASH_KINDS), None)  # what ended the process
-    until = end.time or end.prev_time if end is not None else before_startup_output(next_start)
-    went_on = any(_later(ev.time, after) for ev in events_after[: events_after.index(end) if end else None]) or (
-        builder.records.any_between(after, until)
-    )
+    went_on = _went_on(incident, session, following, builder.records)
     return outcome_from_what_followed(
         incident,
         later,
@@ -304,6 +299,32 @@ def _outcome(incident: Incident, session: Session, following: Session | None, bu
         shut_down=session.end_reason == "shutdown",
         went_on=went_on,
     )
+
+
+def _went_on(incident: Incident, session: Session, following: Session | None, records: RecordIndex) -> bool:
+    """Whether the fault's process wrote anything after it, before anything that ended it: an event
+    after it (timed later, or untimed), a dated record timed later (before the next process's startup
+    output), or an undated record after it in its file."""
+    last = incident.records[-1]
+    after = incident.last_time
+    events_after = session.events[session.events.index(last) + 1 :]
+    end = next((ev for ev in events_after if ev.kind in CRASH_KINDS), None)  # what ended the process
+    if any(later_or_untimed(ev.time, after) for ev in events_after[: events_after.index(end) if end else None]):
+        return True
+    next_start = following.start_after or following.start if following is not None else None
+    cutoff = before_startup_output(next_start)
+    until = end.time or end.prev_time if end is not None else cutoff
+    if after is not None and records.any_between(after, until):
+        return True
+    stop = end if end is not None else (following.events[0] if following is not None and following.events else None)
+    before_line = stop.line if stop is not None and stop.source == last.source else None
+    return records.written_after(last.source, last.line, before_line, after, until)
+
+
+def later_or_untimed(stamp: str | None, after: str | None) -> bool:
+    """Whether a record written after a fault whose last time is ``after`` shows its process went on:
+    timed later, or with no time to say otherwise (file order then places it after)."""
+    return stamp is None or after is None or stamp > after
 
 
 # -- rules shared with the live watch (analysis/live.py), one fault or window at a time ----------
@@ -318,11 +339,6 @@ def shows_activity_after(event: Event, after: str | None) -> bool:
     """Whether ``event`` shows the process still working after the moment ``after``."""
     active = activity_time(event)
     return bool(active and after and active > after)
-
-
-def _later(stamp: str | None, after: str | None) -> bool:
-    """Whether ``stamp`` is after the moment ``after``."""
-    return bool(stamp and after and stamp > after)
 
 
 def outcome_from_what_followed(

@@ -10,6 +10,7 @@ from omlx_logscan.analysis.lifetimes import (
     end_window_at_start,
     failures_stopped,
     joins_incident,
+    later_or_untimed,
     outcome_from_what_followed,
     process_before_first_start,
     process_end_reason,
@@ -80,9 +81,11 @@ class _AwaitedOutcome:
         """What ``event``, after the fault, says of whether its process went on (``went_on``)."""
         if self.ended or event.kind in CRASH_KINDS:
             self.ended = True
-        elif _later(event.time, self.after):
+        elif event.time is None:
+            self.event_after = True  # batch: an untimed event or an undated record after it in the file
+        elif later_or_untimed(event.time, self.after):
             self.event_after = self.event_after or not record  # batch: any later event, any logger
-            if _omlx_dated(event) and event.time is not None:
+            if _omlx_dated(event):
                 self.first_record_after = min(self.first_record_after or event.time, event.time)
 
     def went_on(self, cutoff: str | None) -> bool:

@@ -44,6 +44,26 @@ class RecordIndex:
             for source, line, time in firsts.iter_rows()
             if time is not None  # a source of undated text only shows no oMLX process
         }
+        # Each source's records in file order, (line, time or None): the order places undated ones.
+        self._in_file: dict[str, tuple[list[int], list[str | None]]] = {}
+        for source, line, time in stream.records.sort("source", "line").iter_rows():
+            lines, times = self._in_file.setdefault(names[source], ([], []))
+            lines.append(line)
+            times.append(time)
+
+    def written_after(
+        self, source: str, after_line: int, before_line: int | None, after: str | None, cutoff: str | None
+    ) -> bool:
+        """Whether ``source`` has a record between two lines that is undated, or timed after ``after``
+        (when known) and before ``cutoff`` (None: no bound)."""
+        lines, times = self._in_file.get(source, ([], []))
+        for index in range(bisect.bisect_right(lines, after_line), len(lines)):
+            line, time = lines[index], times[index]
+            if before_line is not None and line >= before_line:
+                return False
+            if time is None or ((after is None or time > after) and (cutoff is None or time < cutoff)):
+                return True
+        return False
 
     def last_between(self, start: str | None, before: str | None, *, after_start: bool = False) -> RecordAt | None:
         """The latest record at or (``after_start``) after ``start``, before ``before`` (None: the log's end)."""
