@@ -9,6 +9,7 @@ from __future__ import annotations
 import bisect
 from dataclasses import dataclass
 from datetime import timedelta
+from functools import cached_property
 
 import polars as pl
 
@@ -33,23 +34,28 @@ class RecordIndex:
     """The stream's dated oMLX records (events or not) by time: when each process last wrote anything."""
 
     def __init__(self, stream: EventStream) -> None:
-        names = [s.name for s in stream.sources]
+        self._names = [s.name for s in stream.sources]
+        self._table = stream.records
         timed = stream.records.drop_nulls("time")
         self.times: list[str] = timed["time"].to_list()
-        self._places = [(names[source], line) for source, line in timed.select("source", "line").iter_rows()]
+        self._sources: list[int] = timed["source"].to_list()
+        self._lines: list[int] = timed["line"].to_list()
         # Each source's first record, timed or not, with the first time of it (a lifetime's start).
         firsts = stream.records.group_by("source").agg(pl.col("line").min(), pl.col("time").drop_nulls().first())
         self.firsts = {
-            names[source]: RecordAt(time, names[source], line)
+            self._names[source]: RecordAt(time, self._names[source], line)
             for source, line, time in firsts.iter_rows()
             if time is not None  # a source of undated text only shows no oMLX process
         }
-        # Each source's records in file order, (line, time or None): the order places undated ones.
-        self._in_file: dict[str, tuple[list[int], list[str | None]]] = {}
-        for source, line, time in stream.records.sort("source", "line").iter_rows():
-            lines, times = self._in_file.setdefault(names[source], ([], []))
-            lines.append(line)
-            times.append(time)
+
+    @cached_property
+    def _in_file(self) -> dict[str, tuple[list[int], list[str | None]]]:
+        """Each source's records in file order, lines and times: the order places undated ones.
+        Built at the first fault that needs it (a log without one never pays for it)."""
+        return {
+            self._names[source]: (part["line"].to_list(), part["time"].to_list())
+            for (source,), part in self._table.sort("source", "line").group_by("source", maintain_order=True)
+        }
 
     def written_after(
         self, source: str, after_line: int, before_line: int | None, after: str | None, cutoff: str | None
@@ -71,8 +77,7 @@ class RecordIndex:
         hi = bisect.bisect_left(self.times, before) if before else len(self.times)
         if hi <= lo:
             return None
-        source, line = self._places[hi - 1]
-        return RecordAt(self.times[hi - 1], source, line)
+        return RecordAt(self.times[hi - 1], self._names[self._sources[hi - 1]], self._lines[hi - 1])
 
     def any_between(self, after: str | None, before: str | None) -> bool:
         """Whether a record lies after ``after`` and before ``before`` (None: the end of the log)."""
