@@ -25,7 +25,7 @@ from omlx_logscan.inputs.sources import Source
 from omlx_logscan.output.documents import timeline_document
 from omlx_logscan.parsing import scan
 from omlx_logscan.parsing.catalog import CATALOG, Template, _first_character, candidates
-from omlx_logscan.parsing.unkept import stamp_of_line
+from omlx_logscan.parsing.unkept import Unkept, stamp_of_line
 from omlx_logscan.stream.model import EventStream
 from omlx_logscan.stream.read import CLOCK_JUMP_S, _clock_jumps, read_events
 
@@ -409,7 +409,7 @@ def _fake_run(fail_at: int | None = None, bug_at: int | None = None) -> Callable
             raise InputError("server.log: unreadable text")
         if seq == bug_at:
             raise ZeroDivisionError("a bug")
-        return scan._BlockOutput(seq, 1, pl.DataFrame(), [], set(), [])
+        return scan._BlockOutput(seq, 1, pl.DataFrame(), [], set(), Unkept([], None, None))
 
     return run
 

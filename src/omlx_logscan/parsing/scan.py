@@ -38,7 +38,7 @@ from omlx_logscan.parsing.catalog import (
     REQUEST_LOGGER,
 )
 from omlx_logscan.parsing.grammar import MAX_LINE_CHARS, PLAUSIBLE_YEARS
-from omlx_logscan.parsing.unkept import RECORD_SCHEMA, unkept_records
+from omlx_logscan.parsing.unkept import RECORD_SCHEMA, Unkept, UnkeptRecords, unkept_records
 
 # A line the grammar reads as a dated record, not as the continuation of the one before: a date
 # and time (with up to six digits of fraction) and a separator after them. In ASCII digits and
@@ -171,7 +171,7 @@ class _BlockOutput:
     requests: pl.DataFrame  # n, time, tokens, and key/text when asked for
     kept: list[tuple[int, str]]  # (n, text) of the lines for the grammar
     levels: set[str]
-    records: list[tuple[int, str]]  # (n, time) of records not handed over, next to lines that were
+    records: Unkept  # records not handed over, next to lines that were
 
 
 _DATED_LINE_AT_START = re.compile(_DATED_LINE)
@@ -334,7 +334,7 @@ def _scan(
 ) -> SourceScan:
     result = SourceScan(source, index)
     request_blocks: list[tuple[int, pl.DataFrame]] = []
-    records: list[tuple[int, str]] = []
+    records = UnkeptRecords()
 
     def run(block: ByteBlock) -> _BlockOutput:
         return _run(block, source.name, keep_all, dedup_keys, keep_request_text)
@@ -347,7 +347,7 @@ def _scan(
     except InputError as exc:
         result.problem = str(exc)
     result.requests = _numbered(index, request_blocks)
-    result.records = pl.DataFrame(records, schema=RECORD_SCHEMA, orient="row")
+    result.records = records.table()
     if result.lines == 0 and result.problem is None:
         result.problem = f"{source.name}: empty file"
     return result
@@ -483,7 +483,9 @@ def _linked(blocks: Iterator[ByteBlock]) -> Iterator[ByteBlock]:
         yield last
 
 
-def _take(result: SourceScan, output: _BlockOutput, requests: list[Any], records: list[Any]) -> list[KeptLine]:
+def _take(
+    result: SourceScan, output: _BlockOutput, requests: list[tuple[int, pl.DataFrame]], records: UnkeptRecords
+) -> list[KeptLine]:
     """File one block's output under the source's line numbers; return its lines for the grammar."""
     if not output.lines:  # a block of no lines (an empty input)
         return []
@@ -493,5 +495,5 @@ def _take(result: SourceScan, output: _BlockOutput, requests: list[Any], records
     result.levels |= output.levels
     result.routine_records += output.lines - len(output.kept) - output.requests.height
     result.lines += output.lines
-    records.extend((base + n, time) for n, time in output.records)
+    records.take(output.records, base, output.lines, bool(output.kept) and output.kept[0][0] == 1)
     return [KeptLine(base + n, text) for n, text in output.kept]
