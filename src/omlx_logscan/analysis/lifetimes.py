@@ -302,14 +302,14 @@ def _outcome(incident: Incident, session: Session, following: Session | None, bu
 
 
 def _went_on(incident: Incident, session: Session, following: Session | None, records: RecordIndex) -> bool:
-    """Whether the fault's process wrote anything after it, before anything that ended it: an event
-    after it (timed later, or untimed), a dated record timed later (before the next process's startup
-    output), or an undated record after it in its file."""
+    """Whether the fault's process wrote anything after it, before anything that ended it: a timed
+    event after it (timed later, when the fault's time is known), a dated record timed later (before
+    the next process's startup output), or an undated record of no event after it in its file."""
     last = incident.records[-1]
     after = incident.last_time
     events_after = session.events[session.events.index(last) + 1 :]
     end = next((ev for ev in events_after if ev.kind in CRASH_KINDS), None)  # what ended the process
-    if any(later_or_untimed(ev.time, after) for ev in events_after[: events_after.index(end) if end else None]):
+    if any(written_later(ev.time, after) for ev in events_after[: events_after.index(end) if end else None]):
         return True
     next_start = following.start_after or following.start if following is not None else None
     cutoff = before_startup_output(next_start)
@@ -321,10 +321,10 @@ def _went_on(incident: Incident, session: Session, following: Session | None, re
     return records.written_after(last.source, last.line, before_line, after, until)
 
 
-def later_or_untimed(stamp: str | None, after: str | None) -> bool:
-    """Whether a record written after a fault whose last time is ``after`` shows its process went on:
-    timed later, or with no time to say otherwise (file order then places it after)."""
-    return stamp is None or after is None or stamp > after
+def written_later(stamp: str | None, after: str | None) -> bool:
+    """Whether an event written after a fault whose last time is ``after`` shows its process went on:
+    it has a time, later than the fault's when that is known (an untimed event may be its traceback)."""
+    return stamp is not None and (after is None or stamp > after)
 
 
 # -- rules shared with the live watch (analysis/live.py), one fault or window at a time ----------

@@ -10,7 +10,6 @@ from omlx_logscan.analysis.lifetimes import (
     end_window_at_start,
     failures_stopped,
     joins_incident,
-    later_or_untimed,
     outcome_from_what_followed,
     process_before_first_start,
     process_end_reason,
@@ -19,6 +18,7 @@ from omlx_logscan.analysis.lifetimes import (
     settled_outcome,
     shows_activity_after,
     shows_unseen_restart,
+    written_later,
 )
 from omlx_logscan.analysis.model import INCIDENT_GAP_S, DeadWindow, Incident, Session, shows_penalty_box
 from omlx_logscan.analysis.records import before_startup_output
@@ -82,8 +82,8 @@ class _AwaitedOutcome:
         if self.ended or event.kind in CRASH_KINDS:
             self.ended = True
         elif event.time is None:
-            self.event_after = True  # batch: an untimed event or an undated record after it in the file
-        elif later_or_untimed(event.time, self.after):
+            self.event_after = self.event_after or record  # batch: an undated record of no event after it
+        elif written_later(event.time, self.after):
             self.event_after = self.event_after or not record  # batch: any later event, any logger
             if _omlx_dated(event):
                 self.first_record_after = min(self.first_record_after or event.time, event.time)

@@ -71,8 +71,8 @@ class _SourceEvents:
                 self.first = min(self.first or record.stamp, record.stamp)
                 self.last = max(self.last or record.stamp, record.stamp)
                 self.stamped.append((record.line, record.stamp))
-            _note_record(self.omlx_records, record)
             produced = classify(record, self.source.name, self.index)
+            _note_record(self.omlx_records, record, produced)
             keep = [ev for ev in produced if self.keep_all or ev.kind != "record"]
             seen = self.seen
             key = dedup_key(produced[0]) if seen is not None else None
@@ -190,11 +190,13 @@ def read_events(
     )
 
 
-def _note_record(records: list[tuple[int, str | None]], record: Record) -> None:
+def _note_record(records: list[tuple[int, str | None]], record: Record, produced: list[Event]) -> None:
     """Keep the line and time of a dated record an oMLX logger wrote (it shows its process alive
-    then), and the line of an undated one (a paste may begin with the text of one)."""
+    then), and the line of an undated record of no event (a paste may begin with the text of one;
+    one after a fault shows the process went on)."""
     if record.head.date is None:
-        records.append((record.line, None))
+        if all(ev.kind == "record" for ev in produced):
+            records.append((record.line, None))
     elif record.stamp is not None and (record.head.logger or "").startswith(LOGGER_PREFIX):
         records.append((record.line, record.stamp))
 
