@@ -159,7 +159,9 @@ def fault_phrase(incident: Incident, requests_visible: bool) -> str:
         return f"{first}   process crashed"
     if incident.outcome == "fatal_exit":
         return f"{first}   process exited ({FATAL_LOGGER}) for a clean restart"
-    return f"{first}   outcome unknown: the log ends too soon after it"
+    # Unknown only when its process wrote nothing after it: the log ends there, or the next start
+    # comes with no word of the process in between. Both are that sentence; "the log ends" is not.
+    return f"{first}   outcome unknown: its process logged nothing after it"
 
 
 def window_phrase(window: DeadWindow) -> str:

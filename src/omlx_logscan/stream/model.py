@@ -18,6 +18,8 @@ from omlx_logscan.parsing.grammar import LEVEL_RANK
 from omlx_logscan.parsing.kinds import OMLX_ONLY_KINDS
 from omlx_logscan.timeutil import seconds
 
+RECORDS_SCHEMA: dict[str, Any] = {"source": pl.UInt32, "line": pl.UInt32, "time": pl.String}
+
 
 def header(stream: EventStream) -> dict[str, Any]:
     """What the input is: files, span, the level it was written at, line accounting."""
@@ -96,6 +98,9 @@ class EventStream:
     clock_jumps: list[dict[str, Any]] = field(default_factory=list)
     # (source, line, head) of records no template matched and without a level: log text of unknown meaning
     unmatched: list[tuple[str, int, str]] = field(default_factory=list)
+    # Dated oMLX records of every kind, event or not (RECORDS_SCHEMA, in time order): not every line,
+    # but the first and last of each stretch, so when a process last wrote anything is known.
+    records: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=RECORDS_SCHEMA))
 
     @property
     def has_omlx_records(self) -> bool:

@@ -20,13 +20,15 @@ import polars as pl
 from omlx_logscan.errors import InputError
 from omlx_logscan.inputs.lines import KeptLine
 from omlx_logscan.inputs.sources import Source
+from omlx_logscan.parsing.catalog import LOGGER_PREFIX
 from omlx_logscan.parsing.classify import classify
 from omlx_logscan.parsing.event import Event
 from omlx_logscan.parsing.grammar import LEVEL_RANK
 from omlx_logscan.parsing.records import Assembler, Assembly, Record, assemble_one
 from omlx_logscan.parsing.scan import SourceScan, scan_source
+from omlx_logscan.parsing.unkept import RECORD_SCHEMA
 from omlx_logscan.stream.dedup import dedup_key, drop_shared_requests, requests_frame
-from omlx_logscan.stream.model import Accounting, EventStream, SourceInfo
+from omlx_logscan.stream.model import RECORDS_SCHEMA, Accounting, EventStream, SourceInfo
 from omlx_logscan.stream.starts import collapse_starts
 from omlx_logscan.timeutil import stamp_of
 
@@ -50,6 +52,7 @@ class _SourceEvents:
     records: int = 0  # records classified so far
     stamped: list[tuple[int, str]] = field(default_factory=list)  # (line, time) of dated records, for clock jumps
     unmatched: list[tuple[int, str]] = field(default_factory=list)  # (line, head) of records no template or level told
+    omlx_records: list[tuple[int, str | None]] = field(default_factory=list)  # see _note_record
 
     def feed(self, kept: Iterable[KeptLine]) -> None:
         self.assembler.feed(kept)
@@ -70,6 +73,7 @@ class _SourceEvents:
                 self.last = max(self.last or record.stamp, record.stamp)
                 self.stamped.append((record.line, record.stamp))
             produced = classify(record, self.source.name, self.index)
+            _note_record(self.omlx_records, record, produced)
             keep = [ev for ev in produced if self.keep_all or ev.kind != "record"]
             seen = self.seen
             key = dedup_key(produced[0]) if seen is not None else None
@@ -162,6 +166,7 @@ def read_events(
             )
         )
         per_source.append(reader.events)
+    records = _records_table(scans, readers)
     requests = requests_frame(scans)
     if len(scans) > 1:
         requests, shared_events = drop_shared_requests(per_source, requests)
@@ -191,7 +196,35 @@ def read_events(
         sorted(levels & set(LEVEL_RANK), key=LEVEL_RANK.__getitem__),
         clock_jumps,
         unmatched,
+        records,
     )
+
+
+def _note_record(records: list[tuple[int, str | None]], record: Record, produced: list[Event]) -> None:
+    """Keep the line and time of a dated record an oMLX logger wrote (it shows its process alive
+    then), and the line of an undated record of no event (a paste may begin with the text of one;
+    one after a fault shows the process went on)."""
+    if record.head.date is None:
+        if all(ev.kind == "record" for ev in produced):
+            records.append((record.line, None))
+    elif record.stamp is not None and (record.head.logger or "").startswith(LOGGER_PREFIX):
+        records.append((record.line, record.stamp))
+
+
+def _records_table(scans: list[SourceScan], readers: list[_SourceEvents]) -> pl.DataFrame:
+    """Where each source shows an oMLX process alive: the dated oMLX records the grammar read, and
+    those the scan only counted where they border on the rest (RECORDS_SCHEMA), in time order; and
+    the undated records, without a time, first."""
+    parts = [
+        pl.concat(
+            [
+                scan.records,
+                pl.DataFrame(reader.omlx_records, schema=RECORD_SCHEMA, orient="row"),
+            ]
+        ).select(pl.lit(scan.index, pl.UInt32).alias("source"), "line", "time")
+        for scan, reader in zip(scans, readers, strict=True)
+    ]
+    return pl.concat(parts).sort("time", "source", "line") if parts else pl.DataFrame(schema=RECORDS_SCHEMA)
 
 
 CLOCK_JUMP_S = 60.0  # a timestamp this far before the one above it is reported, not silently reordered
