@@ -35,3 +35,17 @@ def test_the_events_table_shows_the_time_of_day(tmp_path: Path) -> None:
     assert table.exit_code == 0, table.output
     rows = [line for line in table.stdout.splitlines() if "paste.log:" in line]
     assert [row.split()[0] for row in rows] == ["16:04:31", "16:04:40"]
+
+
+def test_a_paste_with_no_date_is_spanned_by_its_times_of_day(tmp_path: Path) -> None:
+    log = tmp_path / "paste.log"
+    log.write_text(PASTE)
+    document = json.loads(runner.invoke(app, ["timeline", str(log), "-q", "-f", "json"]).stdout)
+    header = document["header"]
+    assert (header["first"], header["first_time_of_day"], header["last_time_of_day"]) == (
+        None,
+        "16:04:31.040",
+        "16:04:40.100",
+    )
+    text = runner.invoke(app, ["timeline", str(log), "-q"]).stdout
+    assert "16:04:31 → 16:04:40" in text and "no date" in text

@@ -21,7 +21,7 @@ from omlx_logscan.parsing.classify import cellar_version
 from omlx_logscan.parsing.event import Event
 from omlx_logscan.parsing.kinds import ACTIVE_ENGINE_KINDS, CRASH_KINDS, SERVING_KINDS
 from omlx_logscan.stream.model import EventStream
-from omlx_logscan.timeutil import seconds
+from omlx_logscan.timeutil import clock_seconds, seconds
 
 CRASH_WINDOW_S = 60.0  # a session ending this soon after a fault, without an orderly stop, crashed
 
@@ -127,18 +127,11 @@ def joins_incident(last_time: str | None, event: Event, last_time_of_day: str | 
     whose date is unknown are compared by their time of day (``last_time_of_day``: the fault's).
     """
     if event.time is None and last_time_of_day is not None and event.time_of_day is not None:
-        since = (time_of_day_seconds(event.time_of_day) - time_of_day_seconds(last_time_of_day)) % 86400
-        return since < INCIDENT_GAP_S
+        return clock_seconds(last_time_of_day, event.time_of_day) < INCIDENT_GAP_S
     gap = seconds(last_time, event.time or event.prev_time)
     if gap is None:
         return event.time is None
     return 0 <= gap < INCIDENT_GAP_S
-
-
-def time_of_day_seconds(time_of_day: str) -> float:
-    """Seconds since midnight of an ``HH:MM:SS.mmm`` time of day."""
-    hours, minutes, rest = time_of_day.split(":")
-    return int(hours) * 3600 + int(minutes) * 60 + float(rest)
 
 
 def _split_after_dead(sessions: list[Session]) -> list[Session]:

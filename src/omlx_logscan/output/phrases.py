@@ -27,6 +27,11 @@ def plural(count: int, word: str) -> str:
 
 def span_phrase(head: dict[str, Any]) -> str:
     """``first → last (N h)``, or that the input carries no timestamps."""
+    if not head["first"] and head["first_time_of_day"]:
+        return (
+            f"{head['first_time_of_day'][:8]} → {head['last_time_of_day'][:8]}  ({head['hours']} h; times of day "
+            "only, the log gives no date)"
+        )
     if not head["first"]:
         return "unknown (no timestamps)"
     return f"{human_time(head['first'])} → {human_time(head['last'])}  ({head['hours']} h)"

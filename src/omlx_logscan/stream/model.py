@@ -16,7 +16,7 @@ from omlx_logscan.parsing.catalog import LOGGER_PREFIX
 from omlx_logscan.parsing.event import Event
 from omlx_logscan.parsing.grammar import LEVEL_RANK
 from omlx_logscan.parsing.kinds import OMLX_ONLY_KINDS
-from omlx_logscan.timeutil import seconds
+from omlx_logscan.timeutil import clock_seconds, seconds
 
 RECORDS_SCHEMA: dict[str, Any] = {"source": pl.UInt32, "line": pl.UInt32, "time": pl.String}
 
@@ -26,6 +26,10 @@ def header(stream: EventStream) -> dict[str, Any]:
     acc = stream.accounting
     first = min((s.first for s in stream.sources if s.first), default=None)
     last = max((s.last for s in stream.sources if s.last), default=None)
+    # Only a paste with no date at all is spanned by its times of day (file order, across midnight).
+    starts = [s.first_time_of_day for s in stream.sources if s.first_time_of_day]
+    ends = [s.last_time_of_day for s in stream.sources if s.last_time_of_day]
+    clock = (starts[0], ends[-1]) if starts and ends and not first else None
     return {
         "files": [
             {
@@ -40,7 +44,9 @@ def header(stream: EventStream) -> dict[str, Any]:
         ],
         "first": first,
         "last": last,
-        "hours": round((seconds(first, last) or 0) / 3600, 2),
+        "first_time_of_day": clock[0] if clock else None,
+        "last_time_of_day": clock[1] if clock else None,
+        "hours": round((seconds(first, last) or (clock_seconds(*clock) if clock else 0)) / 3600, 2),
         "written_at_level": stream.lowest_level,
         "lines": acc.lines,
         "records": acc.records,
@@ -82,6 +88,9 @@ class SourceInfo:
     last: str | None
     levels: list[str]
     problem: str | None
+    # A paste of time-only lines whose date cannot be known spans these times of day (file order).
+    first_time_of_day: str | None = None
+    last_time_of_day: str | None = None
 
 
 @dataclass

@@ -49,6 +49,8 @@ class _SourceEvents:
     levels: set[str] = field(default_factory=set)
     first: str | None = None
     last: str | None = None
+    first_time_of_day: str | None = None  # the first and last undated time-only records, in file order
+    last_time_of_day: str | None = None
     records: int = 0  # records classified so far
     stamped: list[tuple[int, str]] = field(default_factory=list)  # (line, time) of dated records, for clock jumps
     unmatched: list[tuple[int, str]] = field(default_factory=list)  # (line, head) of records no template or level told
@@ -72,6 +74,9 @@ class _SourceEvents:
                 self.first = min(self.first or record.stamp, record.stamp)
                 self.last = max(self.last or record.stamp, record.stamp)
                 self.stamped.append((record.line, record.stamp))
+            elif record.stamp is None and record.time_of_day is not None:  # undated: a span by the clock alone
+                self.first_time_of_day = self.first_time_of_day or record.time_of_day
+                self.last_time_of_day = record.time_of_day
             produced = classify(record, self.source.name, self.index)
             _note_record(self.omlx_records, record, produced)
             keep = [ev for ev in produced if self.keep_all or ev.kind != "record"]
@@ -163,6 +168,8 @@ def read_events(
                 last,
                 sorted(src_levels, key=LEVEL_RANK.__getitem__),
                 scan.problem,
+                reader.first_time_of_day,
+                reader.last_time_of_day,
             )
         )
         per_source.append(reader.events)
