@@ -66,9 +66,9 @@ def test_restart_visible_only_as_a_new_startup_block() -> None:
 def test_one_start_per_startup_block() -> None:
     starts = [ev for ev in stream_of(REAL / "omlx-issue-899.log").events if ev.kind == "process_start"]
     assert len(starts) == 1
-    assert (
-        starts[0].fields["markers"] == ["startup_block"] and starts[0].lines == 2
-    )  # CORS origins + Server initialized
+    # Issue 14 lists every startup line of the facts as a marker: CORS origins, three `Discovered model`,
+    # `Discovered 3 models`, Server initialized, Default model, Default max tokens (it was 2 lines).
+    assert starts[0].fields["markers"] == ["startup_block"] and starts[0].lines == 8
 
 
 def test_handled_metal_oom_in_prefill_and_stream() -> None:

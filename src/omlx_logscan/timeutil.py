@@ -30,6 +30,17 @@ def seconds(earlier: str | None, later: str | None) -> float | None:
     return (parse(later) - parse(earlier)).total_seconds()
 
 
+def clock_seconds(earlier: str, later: str) -> float:
+    """Seconds from one ``HH:MM:SS.mmm`` time of day to the next, across midnight when it goes back
+    (what a paste of time-only lines, dated nowhere, can still tell)."""
+
+    def of_day(time_of_day: str) -> float:
+        hours, minutes, rest = time_of_day.split(":")
+        return int(hours) * 3600 + int(minutes) * 60 + float(rest)
+
+    return (of_day(later) - of_day(earlier)) % 86400
+
+
 def to_second(stamp: str | None) -> str | None:
     """``YYYY-MM-DDTHH:MM:SS`` without the fraction (how tables print times)."""
     return stamp[:19] if stamp else None

@@ -12,6 +12,7 @@ from conftest import EXAMPLE, analysis_of
 from fault_logs import (
     DECODE_TRACEBACK,
     FAULT_AT,
+    TIMEOUT,
     analysis_from,
     before,
     completion,
@@ -72,6 +73,53 @@ def test_a_level_change_counts_only_towards_soft_or_hard(tmp_path: Path) -> None
     assert only(explain(analysis_from(tmp_path, [*info_start(), rising, *fault()])))["trigger"] == "pressure"
 
 
+@pytest.mark.parametrize(
+    ("logger", "message", "what"),
+    [
+        ("omlx.server", "Anthropic message: model=qwen, 300 tokens in 10.00s (30.0 tok/s)", "request finished"),
+        ("omlx.server", "Responses API: model=qwen, 300 tokens in 10.00s (30.0 tok/s)", "request finished"),
+        ("omlx.server", "Embedding: 4 inputs, 1024 dims, 80 tokens in 0.120s", "request finished"),
+        ("omlx.server", "Client disconnected, cancelling generation task", "request aborted"),
+        ("omlx.engine.batched", "[stream_generate] Aborting request r1 (finished_normally=False)", "request aborted"),
+    ],
+    ids=["anthropic", "responses", "embedding", "disconnect", "abort"],
+)
+def test_every_finished_or_aborted_request_is_a_deferred_trigger(
+    tmp_path: Path, logger: str, message: str, what: str
+) -> None:
+    """Every finish and every abort schedules the deferred clear, whatever the API (issue 14)."""
+    lines = [*info_start(), record(before(seconds=2), "INFO", logger, message), *fault()]
+    got = only(explain(analysis_from(tmp_path, lines)))
+    assert got["trigger"] == "deferred" and got["candidates"] == ["deferred"]
+    assert [e["what"] for e in got["evidence"]] == [what]  # type: ignore[union-attr]
+
+
+def test_other_apis_count_in_the_load_before_a_fault(tmp_path: Path) -> None:
+    anthropic = "Anthropic message: model=qwen, 300 tokens in 10.00s (30.0 tok/s)"
+    lines = [*info_start(), record(before(minutes=3), "INFO", "omlx.server", anthropic), *fault()]
+    load = only(explain(analysis_from(tmp_path, lines)))["load"]
+    assert load["windows"][0]["requests"] == 1 and load["windows"][0]["tokens"] == 300  # type: ignore[index]
+
+
+def test_an_idle_reclaim_request_names_the_idle_trigger(tmp_path: Path) -> None:
+    ask = (
+        "Hard memory pressure, no evictable models and no loads in progress: requested idle reclaim on 1 scheduler(s)."
+    )
+    lines = [*info_start(), record(before(seconds=30), "WARNING", "omlx.process_memory_enforcer", ask), *fault()]
+    got = only(explain(analysis_from(tmp_path, lines)))
+    assert got["trigger"] == "idle" and got["candidates"] == ["idle"]
+    assert [e["what"] for e in got["evidence"]] == ["idle reclaim requested"]  # type: ignore[union-attr]
+
+
+def test_a_fault_in_the_idle_reclaim_is_a_clear_with_the_idle_trigger_without_a_traceback(tmp_path: Path) -> None:
+    message = f"Idle reclaim failed: {TIMEOUT}"
+    lines = [*info_start(), record(FAULT_AT, "WARNING", "omlx.scheduler", message)]
+    why = explain(analysis_from(tmp_path, lines))
+    got = only(why)
+    assert got["call_site"] == "cache_clear" and got["trigger"] == "idle"
+    assert trigger_phrase(why.attributions[0], full=False) == "idle"
+
+
 def test_pressure_outside_the_window_does_not_count(tmp_path: Path) -> None:
     shrink = record(
         before(minutes=6),
@@ -127,8 +175,10 @@ def test_a_warning_only_log_gives_the_visibility_caveat(tmp_path: Path) -> None:
     invisible = got["invisible"]
     assert isinstance(invisible, list) and len(invisible) == 2
     assert invisible[0] == (
+        # Issue 14: the enforcer's deferred enforcement (INFO) is a pressure action too.
         "INFO lines absent: a pressure clear cannot be excluded (pressure reclaim request, pressure level change, "
-        "pressure eviction would not show); the hot-cache shrink warning (WARNING) would have shown and did not"
+        "pressure eviction, pressure enforcement deferred while buffers drain would not show); the hot-cache shrink "
+        "warning (WARNING) would have shown and did not"
     )
     assert "deferred clear" in invisible[1] and "failed requests (ERROR) would have shown and did not" in invisible[1]
     assert got["load"] == {
@@ -151,10 +201,11 @@ def test_a_shrink_warning_in_a_warning_only_log_is_positive_pressure_evidence(tm
 def test_an_error_only_log_cannot_see_the_shrink_warning_either(tmp_path: Path) -> None:
     got = only(explain(analysis_from(tmp_path, fault())))
     assert got["trigger"] == "unknown"
-    assert got["invisible"] == [
+    assert got["invisible"] == [  # issue 14 added the pressure actions of every enforcer version
         "INFO and WARNING lines absent: a pressure clear cannot be excluded (hot-cache shrink, pressure reclaim "
         "request, pressure level change, pressure eviction, hard-pressure abort, hard pressure with all models pinned, "
-        "emergency-pressure abort would not show)",
+        "emergency-pressure abort, pressure abort, pressure abort of a model load, hard pressure with no model to "
+        "evict, pressure enforcement deferred while buffers drain, process memory limit exceeded would not show)",
         "INFO and WARNING lines absent: finished requests are not logged, so neither a deferred clear nor the load "
         "before the fault can be judged; failed requests (ERROR) would have shown and did not",
     ]

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
+from omlx_logscan import read_events, resolve
 from omlx_logscan.parsing import scan
-from omlx_logscan.parsing.catalog import CATALOG, CHAT_COMPLETION, bare_openings
+from omlx_logscan.parsing.catalog import CATALOG, CHAT_COMPLETION, Template, bare_openings
 from omlx_logscan.parsing.grammar import parse_line
 
 _CHAT_TEMPLATE = next(t for t in CATALOG if t.kind == "request_complete" and t.literal == CHAT_COMPLETION)
@@ -43,3 +45,59 @@ def test_the_scanner_reads_the_tokens_the_chat_template_reads(counts: str, token
         template_match = _CHAT_TEMPLATE.regex.match(CHAT_COMPLETION + counts)
         assert template_match is not None
         assert template_match["tokens"] == tokens
+
+
+_INFO_LINES = [
+    ("omlx.server", "Completion: model=qwen, 20 tokens in 2.00s (10.0 tok/s), prompt: 5", "request_complete"),
+    ("omlx.server", "Anthropic message: model=qwen, 300 tokens in 10.00s (30.0 tok/s)", "request_complete"),
+    ("omlx.server", "Responses API: model=qwen, 300 tokens in 10.00s (30.0 tok/s)", "request_complete"),
+    ("omlx.server", "Embedding: model=emb, 4 inputs, 1024 dims, 80 tokens in 0.120s", "request_complete"),
+    ("omlx.server", "Rerank: model=rr, 10 docs, 900 tokens in 0.300s", "request_complete"),
+    ("omlx.engine.batched", "[stream_generate] Aborting request r1 (finished_normally=False)", "request_abort"),
+    ("omlx.server", "Request r1 cancelled, aborting", "request_abort"),
+    ("omlx.server", "Client disconnected, cancelling generation task", "request_abort"),
+    ("omlx.scheduler", "Prefill interrupted at 10240/18745 tokens: 1 request(s) aborted", "request_abort"),
+    ("omlx.scheduler", "Idle reclaim: trimmed Metal transients between turns (12.3GB -> 8.1GB)", "cache_clear"),
+    (
+        "omlx.process_memory_enforcer",
+        "Hard memory pressure: deferring destructive enforcement (poll 1/5) while "
+        "pooled Metal buffers drain on 2 scheduler(s)",
+        "memory_pressure",
+    ),
+    ("omlx.engine_pool", "Manually unloaded model: qwen", "model_unload"),
+    ("omlx.engine_pool", "Successfully loaded qwen as LLM (fallback from VLM)", "model_load"),
+]
+
+
+def test_the_scan_keeps_the_info_lines_of_every_template(tmp_path: Path) -> None:
+    """INFO lines are dropped as routine unless a catalog literal occurs in them: each new template's
+    literal keeps its lines for the grammar (read without ``--all``, so the prefilter runs)."""
+    log = tmp_path / "server.log"
+    lines = [
+        f"2026-09-15 20:19:{i:02d},123 - {logger} - INFO - [-] - {message}"
+        for i, (logger, message, _) in enumerate(_INFO_LINES)
+    ]
+    log.write_text("\n".join(["2026-09-15 20:18:00,000 - omlx.x - INFO - [-] - routine", *lines, *lines[:1]]) + "\n")
+    kinds = [event.kind for event in read_events(resolve([str(log)])).events]
+    assert kinds[: len(_INFO_LINES)] == [kind for _, _, kind in _INFO_LINES]
+
+
+@pytest.mark.parametrize(
+    ("pattern", "literal"),
+    [
+        (r"^Loading model(?: as LM \(force_lm=True\))?: (?P<model>\S+)", "Loading model"),
+        (r"^Started server process \[(?P<pid>\d+)\]", "Started server process ["),
+        (r"^Discovered \d+ models\b", "Discovered "),
+        (r"^Shrank (?:shared )?hot cache", "Shrank "),
+        (r"^Memory pressure post-eviction(?:: x)?", "Memory pressure post-eviction"),
+        (r"^Shutting down$", "Shutting down"),
+        (r"^Client disconnectedx?", "Client disconnected"),
+    ],
+)
+def test_a_templates_literal_is_the_fixed_text_its_pattern_opens_with(pattern: str, literal: str) -> None:
+    assert Template("record", pattern).literal == literal
+
+
+def test_a_pattern_without_fixed_opening_text_needs_a_literal() -> None:
+    with pytest.raises(ValueError, match="give one"):
+        Template("record", r"(?:a|b) c")

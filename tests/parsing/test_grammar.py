@@ -155,17 +155,36 @@ def test_time_only_lines_keep_their_time_but_no_date(line: str, form: str, time:
 
 
 @pytest.mark.parametrize(
-    "line",
-    [
-        '  File "/x/omlx/scheduler.py", line 3, in step',
-        "RuntimeError: [METAL] boom",
-        "(00000002:kIOGPUCommandBufferCallbackErrorTimeout)",
-        "    ^^^^^^^^",
-        "Traceback (most recent call last):",
-        "\x1b[33m└─ Version: 0.5.7\x1b[0m",
-    ],
+    "line", ["    ^^^^^^^^", "\x1b[33m└─ Version: 0.5.7\x1b[0m", "UserInfo={NSUnderlyingError=...}"]
 )
 def test_continuation_lines_never_start_a_record(line: str) -> None:
+    assert parse_line(line).form == "text"
+
+
+# Issue 14: these continue the record before them, but a paste can begin with them (or they can
+# follow a blank line); then they open a record of their own. The assembler decides which.
+@pytest.mark.parametrize(
+    ("line", "form"),
+    [
+        ('  File "/x/omlx/scheduler.py", line 3, in step', "headless"),
+        ("RuntimeError: [METAL] boom", "headless"),
+        ("(00000002:kIOGPUCommandBufferCallbackErrorTimeout)", "headless"),
+        ("Traceback (most recent call last):", "headless"),
+        ("Error Domain=MTLCommandBufferErrorDomain Code=4", "headless"),
+        ('"Ignored (for causing prior/excessive GPU errors)', "headless"),
+        ("ANE input pack command buffer failed; canceling this dispatch: Error Domain=MTLX Code=2", "headless"),
+        ("Thread 0x00000001f0d2c0c0 (most recent call first):", "thread_dump"),
+        ("Current thread 0x000000016f7d3000 (most recent call first):", "thread_dump"),
+        ("- `Rescheduled 1 requests for re-prefill`", "snippet"),
+        ("scheduler   - Prefill failed for x: boom", "short_log"),
+    ],
+)
+def test_headless_lines_that_can_begin_a_paste(line: str, form: str) -> None:
+    assert parse_line(line).form == form
+
+
+@pytest.mark.parametrize("line", ["Error: OMLX stream timed out", "MacOS: 26.5 (25F71)", "x - y", "Caused by me"])
+def test_prose_is_no_headless_record(line: str) -> None:
     assert parse_line(line).form == "text"
 
 

@@ -25,6 +25,7 @@ from omlx_logscan.inputs.sources import Source
 from omlx_logscan.output.documents import timeline_document
 from omlx_logscan.parsing import scan
 from omlx_logscan.parsing.catalog import CATALOG, Template, _first_character, candidates
+from omlx_logscan.parsing.unkept import Unkept, stamp_of_line
 from omlx_logscan.stream.model import EventStream
 from omlx_logscan.stream.read import CLOCK_JUMP_S, _clock_jumps, read_events
 
@@ -408,7 +409,7 @@ def _fake_run(fail_at: int | None = None, bug_at: int | None = None) -> Callable
             raise InputError("server.log: unreadable text")
         if seq == bug_at:
             raise ZeroDivisionError("a bug")
-        return scan._BlockOutput(seq, 1, pl.DataFrame(), [], set())
+        return scan._BlockOutput(seq, 1, pl.DataFrame(), [], set(), Unkept([], None, None))
 
     return run
 
@@ -442,3 +443,31 @@ def test_a_consumer_that_stops_early_leaves_no_worker_running() -> None:
     assert [next(outputs).size for _ in range(3)] == [0, 1, 2]
     outputs.close()
     assert not [t for t in threading.enumerate() if t.name == "logscan-scan"]
+
+
+# -- the records the scan only counts, at the edges of what it keeps --------------------------------
+
+
+def _debug(second: int, message: str = "step") -> str:
+    return f"2026-09-15 20:00:{second:02d},000 - omlx.scheduler - DEBUG - [-] - {message}"
+
+
+@pytest.mark.parametrize("size", [64, 300, 1 << 20])
+def test_unkept_records_are_reported_where_they_touch_kept_lines(size: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The last unkept record before each kept line and the source's first and last records are
+    reported, whatever the block size (block edges may add a few more, never fewer)."""
+    warning = "2026-09-15 20:00:05,000 - omlx.server - WARNING - [-] - something"
+    lines = [_debug(0), _debug(1), _debug(2), _debug(3), _debug(4), warning, _debug(6), _debug(7), _debug(8)]
+    path = WORKDIR / "unkept.log"
+    path.write_text("\n".join(lines) + "\n")
+    monkeypatch.setattr(blocks, "BLOCK_BYTES", size)
+    found = scan.scan_source(Source(path.name, path), 0, on_kept=lambda _: None).records.rows()
+    assert 5 in {line for line, _ in found}  # the last DEBUG line before the warning (line 6)
+    assert all(time == f"2026-09-15T20:00:{line - 1:02d}.000" for line, time in found)
+
+
+def test_unkept_lines_of_other_programs_are_no_records() -> None:
+    assert stamp_of_line(_debug(3)) == "2026-09-15T20:00:03.000"
+    assert stamp_of_line("2026-09-15 20:00:03,000 - uvicorn - DEBUG - x") is None
+    assert stamp_of_line("2026-13-45 20:00:03,000 - omlx.server - DEBUG - x") is None
+    assert stamp_of_line("2026-09-15 23:59:60,000 - omlx.server - DEBUG - x") is None

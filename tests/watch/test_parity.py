@@ -160,6 +160,17 @@ RULE_CASES: dict[str, list[str]] = {
     "repeats-stopped-long-ago": [timeout(0), ignored(0), ignored(5), ignored(10), busy(100)],
     "records-before-the-first-start": [busy(0), timeout(1), busy(2), start(10), timeout(20)],
     "no-events-at-all": [record(0, "DEBUG", "omlx.server", "nothing to see")],
+    # Issue 14: routine records end a lifetime, make one of their own, and show a process went on.
+    "routine-records-only": [record(m, "DEBUG", "omlx.scheduler", "step") for m in (0, 1, 2)],
+    "routine-records-then-a-start": [record(0, "DEBUG", "omlx.scheduler", "step"), start(5), busy(6)],
+    "a-fault-then-routine-records": [start(0), timeout(1), record(30, "DEBUG", "omlx.scheduler", "step")],
+    "a-fault-then-startup-output-and-a-start": [
+        start(0),
+        busy(0.5),
+        timeout(1),
+        record(1.5, "INFO", "omlx.model_discovery", "Discovered model: m"),
+        _at_ms(start(1.5), 500),
+    ],
     # Threads write out of order: a request logged after the fault but timed before it is not after it.
     "a-request-timed-before-the-fault": [start(0), timeout(10), _completion(9.99), start(10.5)],
     # Work within two seconds of a fault's last record, while it is still open, shows the process went on.

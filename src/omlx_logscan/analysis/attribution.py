@@ -1,10 +1,11 @@
 """Why did it fault: the call site, what asked for the cache clear, and the load before each fault.
 
-oMLX logs nothing when it decides to clear its Metal cache, so which of the three triggers ran
-(a pressure reclaim, the deferred clear after a request ends, or the periodic clear) has to be
-read from what surrounds the fault. Each fault gets the candidate with positive evidence, the
-lines that are that evidence, and — just as important — what the log level hid: a WARNING-level
-log cannot show the INFO lines that would prove or rule out two of the three triggers.
+oMLX logs nothing when it decides to clear its Metal cache, so which trigger ran (a pressure
+reclaim, the deferred clear after a request ends or is aborted, the periodic clear, or the idle
+reclaim the enforcer asks for between turns) has to be read from what surrounds the fault. Each
+fault gets the candidate with positive evidence, the lines that are that evidence, and — just as
+important — what the log level hid: a WARNING-level log cannot show the INFO lines that would
+prove or rule out the triggers.
 
 This module holds only the findings (ids, numbers, times); ``output.why`` puts them into words.
 """
@@ -45,11 +46,26 @@ PRESSURE_ACTION_LEVELS = {
     "hard_abort": "WARNING",
     "hard_pinned": "WARNING",
     "emergency_abort": "WARNING",
+    "abort": "WARNING",
+    "load_abort": "WARNING",
+    "nothing_to_evict": "WARNING",
+    "deferred_enforcement": "INFO",
+    "limit_exceeded": "WARNING",
 }
+
+
+IDLE_REQUEST = "idle_reclaim_request"  # the enforcer's request for the idle reclaim (a pressure action)
+
+
+IDLE_TRIM = "idle_trim"  # an idle reclaim that ran (a cache_clear event)
+
+
+IDLE_CONTEXT = "idle_clear"  # a GPU error in the idle reclaim's own clear
 
 
 REQUEST_FAILED = "request_failed"  # evidence actions besides the pressure actions
 REQUEST_FINISHED = "request_finished"
+REQUEST_ABORTED = "request_aborted"
 
 
 _PRESSURE_LEVELS = frozenset({"soft", "hard"})
@@ -66,8 +82,8 @@ class Evidence:
     source: str
     line: int
     message: str
-    action: str  # a PRESSURE_ACTION_LEVELS key, REQUEST_FAILED or REQUEST_FINISHED
-    supports: str  # the trigger it speaks for: pressure or deferred
+    action: str  # a PRESSURE_ACTION_LEVELS key, REQUEST_FAILED/FINISHED/ABORTED, IDLE_REQUEST or IDLE_TRIM
+    supports: str  # the trigger it speaks for: pressure, deferred or idle
 
 
 @dataclass(frozen=True)
@@ -150,7 +166,7 @@ class Attribution:
     incident: Incident
     call_site: str
     signature: Signature | None  # the fault's stack, None without a traceback
-    trigger: str  # pressure, deferred, periodic, unknown or not_applicable
+    trigger: str  # pressure, deferred, idle, periodic, unknown or not_applicable
     candidates: list[str] = field(default_factory=list)
     evidence: list[Evidence] = field(default_factory=list)
     hidden: Hidden | None = None
@@ -202,10 +218,14 @@ class _Attributor:
         session = self.sessions.get(incident.session)
         pressure = self.pressure_evidence(incident, session)
         ended = self.ended_evidence(incident, session)
-        attribution.evidence = sorted(pressure + ended, key=lambda e: e.time or "")
-        attribution.candidates = [name for name, found in (("pressure", pressure), ("deferred", ended)) if found]
+        idle = self.idle_evidence(incident, session)
+        attribution.evidence = sorted(pressure + ended + idle, key=lambda e: e.time or "")
+        found = (("pressure", pressure), ("deferred", ended), ("idle", idle))
+        attribution.candidates = [name for name, evidence in found if evidence]
         attribution.hidden = self.hidden(bool(pressure), bool(ended))
-        if site == "unknown":
+        if incident.context == IDLE_CONTEXT:  # the record names the clear that failed
+            attribution.trigger = "idle"
+        elif site == "unknown":
             attribution.trigger = "unknown"
         elif attribution.candidates:
             attribution.trigger = attribution.candidates[0]
@@ -240,14 +260,26 @@ class _Attributor:
             and self._written_before(ev.source_index, ev.line, incident)
         ]
 
+    def idle_evidence(self, incident: Incident, session: Session | None) -> list[Evidence]:
+        """The enforcer's requests for the idle reclaim, and idle reclaims that ran, before the fault."""
+        start, end = self._before(incident, self.pressure_window_s, session)
+        return [
+            _event_evidence(ev, IDLE_TRIM if ev.kind == "cache_clear" else IDLE_REQUEST, "idle")
+            for ev in (session.events if session else self.stream.events)
+            if (ev.kind == "cache_clear" or (ev.kind == "memory_pressure" and ev.fields.get("action") == IDLE_REQUEST))
+            and ev.time
+            and start <= ev.time <= end
+            and self._written_before(ev.source_index, ev.line, incident)
+        ]
+
     def ended_evidence(self, incident: Incident, session: Session | None) -> list[Evidence]:
-        """Requests that finished or failed inside the scheduler just before the fault."""
+        """Requests that failed inside the scheduler or were aborted (each schedules the deferred clear),
+        and requests that finished, just before the fault."""
         start, end = self._before(incident, self.deferred_window_s, session)
         found = [
-            _event_evidence(ev, REQUEST_FAILED, "deferred")
+            _event_evidence(ev, REQUEST_ABORTED if ev.kind == "request_abort" else REQUEST_FAILED, "deferred")
             for ev in (session.events if session else self.stream.events)
-            if ev.kind == "request_error"
-            and ev.fields.get("stage") in _ABORT_STAGES
+            if (ev.kind == "request_abort" or (ev.kind == "request_error" and ev.fields.get("stage") in _ABORT_STAGES))
             and ev.time
             and start <= ev.time <= end
             and self._written_before(ev.source_index, ev.line, incident)

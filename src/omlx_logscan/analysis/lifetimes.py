@@ -13,6 +13,7 @@ import statistics
 from dataclasses import dataclass
 
 from omlx_logscan.analysis.model import INCIDENT_GAP_S, Analysis, DeadWindow, Incident, Session, shows_penalty_box
+from omlx_logscan.analysis.records import RecordAt, RecordIndex, before_startup_output
 from omlx_logscan.analysis.requests import RequestIndex
 from omlx_logscan.analysis.signatures import signatures_of
 from omlx_logscan.parsing.catalog import INCIDENT_KINDS, PENALTY_BOX_CODE
@@ -20,7 +21,7 @@ from omlx_logscan.parsing.classify import cellar_version
 from omlx_logscan.parsing.event import Event
 from omlx_logscan.parsing.kinds import ACTIVE_ENGINE_KINDS, CRASH_KINDS, SERVING_KINDS
 from omlx_logscan.stream.model import EventStream
-from omlx_logscan.timeutil import seconds
+from omlx_logscan.timeutil import clock_seconds, seconds
 
 CRASH_WINDOW_S = 60.0  # a session ending this soon after a fault, without an orderly stop, crashed
 
@@ -60,9 +61,11 @@ class _Builder:
     def __init__(self, stream: EventStream) -> None:
         self.stream = stream
         self.requests = RequestIndex(stream)
+        self.records = RecordIndex(stream)
 
     # -- sessions ---------------------------------------------------------------------------
     def sessions(self) -> list[Session]:
+        """Lifetimes from the events; a log of oMLX records with no event is one, already running."""
         sessions: list[Session] = []
         current: Session | None = None
         for event in self.stream.events:
@@ -73,6 +76,9 @@ class _Builder:
                 current = session_in_progress(event)
                 sessions.append(current)
             current.events.append(event)
+        first = self.records.first_of_log(sessions[0].source if sessions else None)
+        if first is not None and not sessions:
+            sessions.append(Session(1, None, False, start_in_log=False, source=first.source, line=first.line))
         return sessions
 
     # -- incidents --------------------------------------------------------------------------
@@ -82,7 +88,7 @@ class _Builder:
         for event in session.events:
             if event.kind != "gpu_error":
                 continue
-            if out and joins_incident(out[-1].last_time, event):
+            if out and joins_incident(out[-1].last_time, event, out[-1].last_time_of_day):
                 out[-1].records.append(event)
                 continue
             first_name = event.fields.get("code_name")
@@ -113,12 +119,15 @@ def process_before_first_start(first: Session, log_start: str | None) -> Session
     return Session(1, log_start, False, None, start_in_log=False, source=first.source)
 
 
-def joins_incident(last_time: str | None, event: Event) -> bool:
+def joins_incident(last_time: str | None, event: Event, last_time_of_day: str | None = None) -> bool:
     """Whether a gpu_error record belongs to the fault whose last record was at ``last_time``.
 
     Records less than INCIDENT_GAP_S apart are one fault; an untimed record (an abort on stderr)
-    joins the fault before it when the record before it is that close or unknown.
+    joins the fault before it when the record before it is that close or unknown. Time-only lines
+    whose date is unknown are compared by their time of day (``last_time_of_day``: the fault's).
     """
+    if event.time is None and last_time_of_day is not None and event.time_of_day is not None:
+        return clock_seconds(last_time_of_day, event.time_of_day) < INCIDENT_GAP_S
     gap = seconds(last_time, event.time or event.prev_time)
     if gap is None:
         return event.time is None
@@ -185,6 +194,11 @@ def analyze(stream: EventStream) -> Analysis:
     sessions = _split_after_dead(_with_process_before_first_start(builder.sessions(), log_start))
     if sessions and sessions[0].start is None:
         sessions[0].start = log_start
+    if sessions and not sessions[0].start_in_log and log_start is not None:
+        # Running when the log begins: the earliest the log shows it is the log's first record.
+        sessions[0].start = min(sessions[0].start or log_start, log_start)
+    if sessions and not sessions[0].start_in_log:
+        _place_at_first_record(sessions[0], builder.records)
     faults: list[Incident] = []
     repeats: list[Incident] = []
     windows: list[DeadWindow] = []
@@ -209,19 +223,32 @@ def analyze(stream: EventStream) -> Analysis:
     return Analysis(stream, sessions, faults, repeats, windows, signatures, log_start, log_end, builder.requests)
 
 
+def _place_at_first_record(session: Session, records: RecordIndex) -> None:
+    """A lifetime already running when the log begins is where the log's first record of it is."""
+    first = records.first_of_log(session.source)
+    if first is not None and (session.line is None or (first.source == session.source and first.line < session.line)):
+        session.source, session.line = first.source, first.line
+
+
 def _finish_session(
     session: Session, following: Session | None, stream: EventStream, builder: _Builder, log_end: str | None
 ) -> None:
     kinds = {ev.kind for ev in session.events}
-    last_activity = _last_time(session.events)
     next_start = following.start_after or following.start if following else None
     window_end = next_start if following else log_end
     begins = session.start_after or session.start
     requests = builder.requests.count(begins, window_end, include_start=True)
     last_request = builder.requests.last_between(begins, window_end)
-    session.end = max((t for t in (last_activity, last_request) if t), default=session.start)
+    # Records from the lifetime's start on, or after the moment its start came after (an untimed
+    # start with nothing timed before it: none can be placed after it).
+    cutoff = before_startup_output(next_start)
+    timed = begins is not None or not session.start_in_log
+    found = builder.records.last_between(begins, cutoff, after_start=session.start_after is not None) if timed else None
+    last = _last_record(session, found)
+    session.end = max((t for t in (last.time if last else None, last_request) if t), default=session.start)
     if stream.shows("INFO"):  # both are INFO lines: at WARNING level they are unknown, not zero
-        session.requests_completed = requests
+        untimed = sum(1 for ev in session.events if ev.kind == "request_complete" and ev.time is None)
+        session.requests_completed = requests + untimed
         session.engine_starts = sum(1 for ev in session.events if ev.kind == "engine_start")
     if session.omlx_version is None:
         session.omlx_version = next((v for ev in session.events if (v := cellar_version(ev))), None)
@@ -231,6 +258,14 @@ def _finish_session(
         "shutdown" in kinds and not _active_after_last_shutdown(session.events, builder, window_end),
     )
     session.end_reason = ending.reason(followed=following is not None, info_shown=stream.shows("INFO"))
+
+
+def _last_record(session: Session, record: RecordAt | None) -> RecordAt | None:
+    """A lifetime's last record of any kind: its last timed event, or a later record of no event."""
+    event = next((ev for ev in reversed(session.events) if ev.time), None)
+    if event is not None and event.time is not None and (record is None or record.time <= event.time):
+        return RecordAt(event.time, event.source, event.line)
+    return record
 
 
 def _active_after_last_shutdown(events: list[Event], builder: _Builder, window_end: str | None) -> bool:
@@ -260,6 +295,7 @@ def _outcome(incident: Incident, session: Session, following: Session | None, bu
     later = any(shows_activity_after(ev, after) for ev in session.events)
     later_requests = builder.requests.count(after, session.end if following else None, after=incident.records[-1])
     next_start = following.start_after or following.start if following is not None else None
+    went_on = _went_on(incident, session, following, builder.records)
     return outcome_from_what_followed(
         incident,
         later,
@@ -267,7 +303,34 @@ def _outcome(incident: Incident, session: Session, following: Session | None, bu
         followed=following is not None,
         next_start=next_start,
         shut_down=session.end_reason == "shutdown",
+        went_on=went_on,
     )
+
+
+def _went_on(incident: Incident, session: Session, following: Session | None, records: RecordIndex) -> bool:
+    """Whether the fault's process wrote anything after it, before anything that ended it: a timed
+    event after it (timed later, when the fault's time is known), a dated record timed later (before
+    the next process's startup output), or an undated record of no event after it in its file."""
+    last = incident.records[-1]
+    after = incident.last_time
+    events_after = session.events[session.events.index(last) + 1 :]
+    end = next((ev for ev in events_after if ev.kind in CRASH_KINDS), None)  # what ended the process
+    if any(written_later(ev.time, after) for ev in events_after[: events_after.index(end) if end else None]):
+        return True
+    next_start = following.start_after or following.start if following is not None else None
+    cutoff = before_startup_output(next_start)
+    until = end.time or end.prev_time if end is not None else cutoff
+    if after is not None and records.any_between(after, until):
+        return True
+    stop = end if end is not None else (following.events[0] if following is not None and following.events else None)
+    before_line = stop.line if stop is not None and stop.source == last.source else None
+    return records.written_after(last.source, last.line, before_line, after, until)
+
+
+def written_later(stamp: str | None, after: str | None) -> bool:
+    """Whether an event written after a fault whose last time is ``after`` shows its process went on:
+    it has a time, later than the fault's when that is known (an untimed event may be its traceback)."""
+    return stamp is not None and (after is None or stamp > after)
 
 
 # -- rules shared with the live watch (analysis/live.py), one fault or window at a time ----------
@@ -292,16 +355,18 @@ def outcome_from_what_followed(
     followed: bool,
     next_start: str | None,
     shut_down: bool,
+    went_on: bool,
 ) -> str:
     """The outcome of a fault its own records leave open (``settled_outcome`` is None), from what its
     process did after it: ``active_later`` (any ``shows_activity_after``), the requests it finished
-    after it, whether another session ``followed`` (starting at ``next_start``) and whether the
-    process ``shut_down`` in order. Sets ``later_requests`` when the fault was absorbed."""
+    after it, whether another session ``followed`` (starting at ``next_start``), whether the
+    process ``shut_down`` in order and whether it ``went_on`` (it wrote any record later, before
+    anything that ended it). Sets ``later_requests`` when the fault was absorbed."""
     if followed and not shut_down:
         gap = seconds(incident.last_time, next_start)
         if not active_later and later_requests == 0 and gap is not None and gap <= CRASH_WINDOW_S:
             return "crash"
-    if active_later or later_requests:
+    if active_later or later_requests or went_on:
         incident.later_requests = later_requests
         return "absorbed"
     if followed and shut_down:

@@ -18,10 +18,12 @@ from omlx_logscan.analysis.lifetimes import (
     settled_outcome,
     shows_activity_after,
     shows_unseen_restart,
+    written_later,
 )
 from omlx_logscan.analysis.model import INCIDENT_GAP_S, DeadWindow, Incident, Session, shows_penalty_box
+from omlx_logscan.analysis.records import before_startup_output
 from omlx_logscan.analysis.signatures import signature_of
-from omlx_logscan.parsing.catalog import INCIDENT_KINDS
+from omlx_logscan.parsing.catalog import INCIDENT_KINDS, LOGGER_PREFIX
 from omlx_logscan.parsing.event import Event
 from omlx_logscan.parsing.kinds import CRASH_KINDS, SERVING_KINDS
 from omlx_logscan.timeutil import seconds
@@ -68,9 +70,28 @@ class _AwaitedOutcome:
     tally_at_close: int  # the session's requests when it closed, less those already after it
     active_later: bool = False
     requests_not_after: int = 0  # requests since it closed timed at or before ``after``
+    ended: bool = False  # crash evidence came after it: what follows is not its process going on
+    event_after: bool = False  # an event timed after it, before any crash evidence
+    first_record_after: str | None = None  # the earliest oMLX record timed after it, before crash evidence
 
     def later_requests(self, tally: int) -> int:
         return tally - self.tally_at_close - self.requests_not_after
+
+    def note(self, event: Event, record: bool) -> None:
+        """What ``event``, after the fault, says of whether its process went on (``went_on``)."""
+        if self.ended or event.kind in CRASH_KINDS:
+            self.ended = True
+        elif event.time is None:
+            self.event_after = self.event_after or record  # batch: an undated record of no event after it
+        elif written_later(event.time, self.after):
+            self.event_after = self.event_after or not record  # batch: any later event, any logger
+            if _omlx_dated(event):
+                self.first_record_after = min(self.first_record_after or event.time, event.time)
+
+    def went_on(self, cutoff: str | None) -> bool:
+        """Batch's rule: a later event, or a later record before the next process's startup output."""
+        first = self.first_record_after
+        return self.event_after or (first is not None and (cutoff is None or first < cutoff))
 
 
 @dataclass
@@ -91,6 +112,10 @@ class _SessionFacts:
     penalty_boxed: bool = False  # a SubmissionsIgnored record: see ``shows_unseen_restart``
     ending: SessionEnding = field(default_factory=SessionEnding)
     requests: int = 0  # finished requests so far
+    # The session's oMLX records (batch's records table): the latest one over STARTUP_OUTPUT_S older
+    # than the newest, and those since, so that a next start can set its startup output aside.
+    record_settled: str | None = None
+    record_recent: list[str] = field(default_factory=list)
     awaited: list[_AwaitedOutcome] = field(default_factory=list)
     inactive: list[_AwaitedOutcome] = field(default_factory=list)  # awaited, with nothing after them yet
     latest_after: str = ""  # the latest ``after`` of the awaited faults
@@ -123,6 +148,8 @@ class LiveState:
         self._incident_seen = 0.0
         self._last_incident_start: str | None = None
         self.info_seen = False  # an oMLX INFO record so far: the log level shows finished requests
+        self._after_incident: list[tuple[Event, bool]] = []  # (event, is a record) since its last record
+        self._session_of_records = False  # the only session so far was opened by a routine record
 
     def feed(self, event: Event, now: float) -> list[Change]:
         changes: list[Change] = []
@@ -134,9 +161,12 @@ class LiveState:
                 changes += self.close_incident()
         if event.time is not None:
             self.log_start = min(self.log_start or event.time, event.time)
-        if event.kind == "record":  # routine lines: the log's span only, as in the batch analysis
+        if event.kind == "record":  # routine lines: the log's span, and when their process wrote
+            self._note_record(event)
             self._note_time(event.time)
             return changes
+        if event.kind != "process_start":
+            self._session_of_records = False  # an event: batch's first lifetime is the one it shows
         if event.kind == "process_start":
             changes += self.close_incident()
             changes += self._open_session(event, inferred=False)
@@ -180,6 +210,43 @@ class LiveState:
             if self.window is not None:
                 self.window.log_end = stamp
 
+    def _note_record(self, event: Event) -> None:
+        """A routine record: a log of them is one lifetime, and each shows its process alive."""
+        if not self.sessions and _omlx_dated(event):
+            self._add_session(session_in_progress(event), self._facts)
+            self._session_of_records = True
+        if self.sessions:
+            self._note_written(event, record=True)
+            self._set_end(None)
+
+    def _note_written(self, event: Event, *, record: bool) -> None:
+        """What any event says of when its process last wrote, for the session's end and the faults that wait."""
+        if self._incident is not None:
+            self._after_incident.append((event, record))
+        for awaited in self._facts.awaited:
+            awaited.note(event, record)
+        session, facts = self.sessions[-1], self._facts
+        begins = session.start_after or session.start if session.start_in_log else None
+        if (session.start_in_log and begins is None) or not _omlx_dated(event) or event.time is None:
+            return  # batch places no record after an untimed start, and holds only dated oMLX records
+        if event.time < (begins or "") or (session.start_after is not None and event.time == session.start_after):
+            return  # before the lifetime began (or at the moment its start came after)
+        facts.record_recent.append(event.time)
+        newest = max(facts.record_recent)
+        old = before_startup_output(newest) or ""
+        facts.record_settled = max([facts.record_settled or "", *(t for t in facts.record_recent if t < old)]) or None
+        facts.record_recent = [t for t in facts.record_recent if t >= old]
+
+    def _set_end(self, next_start: str | None) -> None:
+        """The current session's end by batch's rule, as if the log ended here or (``next_start``) it began."""
+        facts, session = self._facts, self.sessions[-1]
+        cutoff = before_startup_output(next_start)
+        records = [t for t in facts.record_recent if cutoff is None or t < cutoff]
+        if facts.record_settled is not None and (cutoff is None or facts.record_settled < cutoff):
+            records.append(facts.record_settled)
+        times = [t for t in (facts.last, facts.latest_request, *records) if t]
+        session.end = max(times, default=session.start)
+
     def _note_facts(self, event: Event) -> None:
         """Gather, for the current session, the facts batch rules read from the whole session."""
         facts, session = self._facts, self.sessions[-1]
@@ -190,7 +257,8 @@ class LiveState:
                 facts.latest_request = max(facts.latest_request or event.time, event.time)
             elif not request:
                 facts.last = event.time
-        session.end = max((t for t in (facts.last, facts.latest_request) if t), default=session.start)
+        self._note_written(event, record=False)
+        self._set_end(None)
         if not request and (active := activity_time(event)):
             facts.latest_activity = max(facts.latest_activity or active, active)
         if event.kind == "gpu_error" and shows_penalty_box(event):
@@ -238,6 +306,8 @@ class LiveState:
         """The current session ended (``following`` began, or the log ended): decide what waited."""
         facts = self._facts
         next_start = following.start_after or following.start if following is not None else None
+        if self.sessions:
+            self._set_end(next_start)
         for awaited in facts.awaited:
             awaited.incident.outcome = outcome_from_what_followed(
                 awaited.incident,
@@ -246,6 +316,7 @@ class LiveState:
                 followed=following is not None,
                 next_start=next_start,
                 shut_down=facts.ending.stopped_in_order,
+                went_on=awaited.went_on(before_startup_output(next_start)),
             )
         facts.awaited, facts.inactive = [], []
 
@@ -275,6 +346,9 @@ class LiveState:
             after=self._facts.last,
             version=previous.omlx_version if inferred and previous else None,
         )
+        if self._session_of_records and process_before_first_start(started, self.log_start) is None:
+            self.sessions, self._endings, previous = [], [], None  # batch sees no process before this start
+        self._session_of_records = False
         earlier = process_before_first_start(started, self.log_start) if previous is None else None
         if earlier is not None:
             self._add_session(earlier, _SessionFacts())
@@ -302,7 +376,8 @@ class LiveState:
         incident = self._incident
         self._incident_seen = now
         self._requests_after_incident = []
-        if incident is not None and joins_incident(incident.last_time, event):
+        self._after_incident = []
+        if incident is not None and joins_incident(incident.last_time, event, incident.last_time_of_day):
             incident.records.append(event)
             return []
         changes = self.close_incident()
@@ -334,6 +409,8 @@ class LiveState:
             facts, after = self._facts, incident.last_time
             already = sum(1 for t in self._requests_after_incident if _later(t, after))
             awaited = _AwaitedOutcome(incident, after, facts.requests - already, _later(facts.latest_activity, after))
+            for written, record in self._after_incident:
+                awaited.note(written, record)
             facts.awaited.append(awaited)
             facts.latest_after = max(facts.latest_after, after or "")
             if already or awaited.active_later:
@@ -383,6 +460,11 @@ class LiveState:
         window.end_reason = reason
         self.window = self.window_entry = None
         return [WindowClosed(window, inferred)]
+
+
+def _omlx_dated(event: Event) -> bool:
+    """Whether batch's records table holds ``event``'s record: a dated record of an oMLX logger."""
+    return event.time is not None and (event.logger or "").startswith(LOGGER_PREFIX)
 
 
 def _later(stamp: str | None, after: str | None) -> bool:

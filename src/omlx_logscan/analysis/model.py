@@ -87,6 +87,12 @@ class Incident:
         return times[-1] if times else self.time
 
     @property
+    def last_time_of_day(self) -> str | None:
+        """The time of day of its last time-only record whose date is unknown, for grouping such a paste."""
+        times = [ev.time_of_day for ev in self.records if ev.time is None and ev.time_of_day]
+        return times[-1] if times else None
+
+    @property
     def code_names(self) -> list[str]:
         names: list[str] = []
         for ev in self.records:

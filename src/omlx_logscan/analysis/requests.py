@@ -10,6 +10,7 @@ from datetime import datetime, timedelta
 
 import polars as pl
 
+from omlx_logscan.parsing.catalog import GENERATION_TYPES
 from omlx_logscan.parsing.event import Event
 from omlx_logscan.parsing.scan import REQUEST_SCHEMA
 from omlx_logscan.stream.model import EventStream
@@ -127,7 +128,7 @@ class RequestIndex:
                 ev.source_index,
                 ev.line,
                 datetime.fromisoformat(ev.time or ""),
-                ev.fields.get("tokens", 0) if ev.fields.get("type") == "chat" else 0,
+                ev.fields.get("tokens", 0) if ev.fields.get("type") in GENERATION_TYPES else 0,
             )
             for ev in sparse
         ]

@@ -15,6 +15,11 @@ from omlx_logscan.parsing.catalog import (
     PREFILL_IN_FUNCTION,
 )
 
+# The contexts of records that say the fault was in one of oMLX's cache clears: the call site
+# without a traceback.
+CLEAR_CONTEXTS = frozenset({"recovery_clear", "overflow_clear", "idle_clear", "pooled_reclaim"})
+
+
 _MODULE_ROOTS = ("/site-packages/", "/dist-packages/")
 
 
@@ -43,7 +48,7 @@ def _dotted(module: str) -> str:
 def call_site(funcs: list[str], context: str) -> str:
     """Which engine operation failed, as an id (``output.phrases`` names it), from the functions of
     the fault's traceback (none without one) and the context its record gave."""
-    if CACHE_CLEAR_FUNCTION in funcs:
+    if CACHE_CLEAR_FUNCTION in funcs or context in CLEAR_CONTEXTS:
         return "cache_clear"
     if context == "ane_dispatch":
         return "ane_dispatch"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import heapq
 import sys
 from typing import Annotated
 
@@ -24,28 +23,27 @@ def events(
     kind: Kinds = None,
     fmt: EventFormatOption = None,
     all_records: Annotated[bool, typer.Option("--all", help="Also emit routine records as kind 'record'.")] = False,
-    show_unparsed: Annotated[bool, typer.Option(help="List the lines no grammar matched, on stderr.")] = False,
+    show_unparsed: Annotated[
+        bool,
+        typer.Option(help="List the lines no grammar matched, and the records no template matched, on stderr."),
+    ] = False,
 ) -> None:
     """The typed event stream: every fault, start, stop, request and warning, in time order."""
     from omlx_logscan.cli.values import checked_kinds
     from omlx_logscan.output.formats import check_destination, write_events
-    from omlx_logscan.stream.read import iter_requests
+    from omlx_logscan.stream.read import all_events
 
     wanted = checked_kinds(kind)
     fmt = fmt or (EventFormat.table if sys.stdout.isatty() and options.output is None else EventFormat.ndjson)
     check_destination(fmt, options.output)  # before the log is read, not after
     need_requests = not wanted or "request_complete" in wanted
     stream = load_stream(options, keep_all=all_records, keep_request_text=need_requests)
-    names = [s.name for s in stream.sources]
-    merged = heapq.merge(
-        stream.events,
-        iter_requests(stream, names) if need_requests else iter(()),
-        key=lambda ev: (ev.sort_time, ev.source_index),
-    )
-    selected = (ev for ev in merged if not wanted or ev.kind in wanted)
+    selected = (ev for ev in all_events(stream) if not wanted or ev.kind in wanted)
     if show_unparsed:
         from omlx_logscan.output.text import printable
 
         for source, line, text in stream.unparsed:
             sys.stderr.write(f"unparsed {source}:{line}: {printable(text[:300])}\n")
+        for source, line, text in stream.unmatched:
+            sys.stderr.write(f"unmatched {source}:{line}: {printable(text[:300])}\n")
     write_events(fmt, selected, stream, options.output)

@@ -27,6 +27,11 @@ def plural(count: int, word: str) -> str:
 
 def span_phrase(head: dict[str, Any]) -> str:
     """``first → last (N h)``, or that the input carries no timestamps."""
+    if not head["first"] and head["first_time_of_day"]:
+        return (
+            f"{head['first_time_of_day'][:8]} → {head['last_time_of_day'][:8]}  ({head['hours']} h; times of day "
+            "only, the log gives no date)"
+        )
     if not head["first"]:
         return "unknown (no timestamps)"
     return f"{human_time(head['first'])} → {human_time(head['last'])}  ({head['hours']} h)"
@@ -159,7 +164,9 @@ def fault_phrase(incident: Incident, requests_visible: bool) -> str:
         return f"{first}   process crashed"
     if incident.outcome == "fatal_exit":
         return f"{first}   process exited ({FATAL_LOGGER}) for a clean restart"
-    return f"{first}   outcome unknown: the log ends too soon after it"
+    # Unknown only when its process wrote nothing after it: the log ends there, or the next start
+    # comes with no word of the process in between. Both are that sentence; "the log ends" is not.
+    return f"{first}   outcome unknown: its process logged nothing after it"
 
 
 def window_phrase(window: DeadWindow) -> str:
@@ -211,6 +218,8 @@ def escalation_rows(analysis: Analysis, os_versions: dict[int, str] | None = Non
                 "outcome": incident.outcome,
             }
         )
+        if incident.time is None and incident.first.time_of_day is not None:
+            rows[-1]["time_of_day"] = incident.first.time_of_day
         if incident.dead_window is not None:
             window = analysis.dead_windows[incident.dead_window]
             repeat_times = [
@@ -330,7 +339,11 @@ CLOCK_JUMPS_SHOWN = 5
 
 def _escalation_when(row: dict[str, Any]) -> str:
     """A row's time column: a fault with no time of its own is placed after the record before it."""
-    when = row["time"].replace("T", " ") if row["time"] else "(untimed)"
+    when: str
+    if row["time"]:
+        when = str(row["time"]).replace("T", " ")
+    else:
+        when = f"{row['time_of_day'][:8]} (date unknown)" if row.get("time_of_day") else "(untimed)"
     if row["time"] and not row.get("time_exact", True):
         when = f"after {when}"
     if row["until"]:  # the end's date only when it is another day

@@ -130,7 +130,7 @@ def event_cells(event: Event) -> list[Text]:
     from rich.text import Text
 
     return [
-        Text(to_second(event.time) or "·" + (to_second(event.prev_time) or "")),
+        Text(to_second(event.time) or (event.time_of_day or "")[:8] or "·" + (to_second(event.prev_time) or "")),
         Text(event.kind, style=KIND_STYLE.get(event.kind, "")),
         Text(event.level or ""),
         Text(printable(f"{os.path.basename(event.source)}:{event.line}")),

@@ -8,6 +8,9 @@ and for GitHub, and the report quotes), and as the phrases the timeline JSON car
 from __future__ import annotations
 
 from omlx_logscan.analysis.attribution import (
+    IDLE_REQUEST,
+    IDLE_TRIM,
+    REQUEST_ABORTED,
     REQUEST_FAILED,
     REQUEST_FINISHED,
     Attribution,
@@ -30,10 +33,22 @@ PRESSURE_ACTION_WORDS = {  # the name in reports of each pressure action of anal
     "hard_abort": "hard-pressure abort",
     "hard_pinned": "hard pressure with all models pinned",
     "emergency_abort": "emergency-pressure abort",
+    "abort": "pressure abort",
+    "load_abort": "pressure abort of a model load",
+    "nothing_to_evict": "hard pressure with no model to evict",
+    "deferred_enforcement": "pressure enforcement deferred while buffers drain",
+    "limit_exceeded": "process memory limit exceeded",
 }
 
 
-EVIDENCE_WORDS = {**PRESSURE_ACTION_WORDS, REQUEST_FAILED: "request failed", REQUEST_FINISHED: "request finished"}
+EVIDENCE_WORDS = {
+    **PRESSURE_ACTION_WORDS,
+    REQUEST_FAILED: "request failed",
+    REQUEST_FINISHED: "request finished",
+    REQUEST_ABORTED: "request aborted",
+    IDLE_REQUEST: "idle reclaim requested",
+    IDLE_TRIM: "idle reclaim ran",
+}
 
 
 LOAD_LEVEL_WORDS = {
@@ -115,6 +130,8 @@ def trigger_phrase(attribution: Attribution, *, full: bool) -> str:
             return "unknown: the fault has no time of its own"
         return "unknown: the log level hides the lines that would tell (see hidden)"
     nearest = next((e for e in reversed(a.evidence) if e.supports == a.trigger), None)
+    if a.trigger == "idle" and nearest is None:
+        return "idle (the fault was in the idle reclaim between turns)" if full else "idle"
     gap = seconds(nearest.time, a.incident.time) if nearest else None
     detail = f" ({evidence_what(nearest)}{f' {lead_time(gap)} before' if gap is not None else ''})" if nearest else ""
     also = [c for c in a.candidates if c != a.trigger]

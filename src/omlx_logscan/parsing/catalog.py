@@ -2,12 +2,12 @@
 
 This module is the one place that knows oMLX's wording; the other modules take it from here.
 Most of it is one table, ``CATALOG``, and a new message is one new row:
-``Template(kind, regex, literal, tag)``. ``regex`` is matched (``re.search``) against the
-record's message; named groups become event fields. ``literal`` is a substring every match
-contains: the bulk scanner uses the literals to find candidate lines without running Python
-on every line. ``tag`` refines the kind (a pressure ``action``, a start ``marker``, ...); the
-tags ``banner`` and ``capture`` also mark the lines oMLX prints bare, which the line grammar
-knows by their literals.
+``Template(kind, regex, tag)``. ``regex`` is matched (``re.search``) against the record's
+message; named groups become event fields. Its ``literal``, the text every match begins with
+(given when the regex opens with no fixed text), is a substring every match contains: the bulk
+scanner uses the literals to find candidate lines without running Python on every line. ``tag``
+refines the kind (a pressure ``action``, a start ``marker``, ...); the tags ``banner`` and
+``capture`` also mark the lines oMLX prints bare, which the line grammar knows by their literals.
 """
 
 from __future__ import annotations
@@ -20,12 +20,32 @@ from dataclasses import dataclass, field
 class Template:
     kind: str
     pattern: str
-    literal: str
     tag: str = ""
+    literal: str = ""  # the fixed text the pattern opens with, when not given
     regex: re.Pattern[str] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "regex", re.compile(self.pattern))
+        if not self.literal:
+            object.__setattr__(self, "literal", _opening_text(self.pattern))
+        if not self.literal:
+            raise ValueError(f"no literal for {self.pattern!r}: give one")
+
+
+_FIXED = re.compile(r"(?:[^\\.^$*+?{}\[\]()|]|\\[^\w])+")  # plain characters and escaped punctuation
+
+
+def _opening_text(pattern: str) -> str:
+    """The text every match of ``pattern`` begins with: its fixed characters after ``^``, less the
+    last one when a quantifier makes that one optional."""
+    body = pattern.removeprefix("^")
+    match = _FIXED.match(body)
+    if match is None:
+        return ""
+    fixed = match[0]
+    if body[match.end() : match.end() + 1] in ("?", "*", "{"):
+        fixed = fixed[:-2] if fixed[-2:-1] == "\\" else fixed[:-1]
+    return re.sub(r"\\(.)", r"\1", fixed)
 
 
 _GB = r"(?P<{0}>[\d.]+)\s*GB"
@@ -68,111 +88,226 @@ def chat_completion_message(tokens: int) -> str:
 CHAT_COUNTS = r"(?:model=(?P<model>[^,]+), )?(?P<tokens>\d+) tokens in (?P<seconds>[\d.]+)s"
 
 
+# The rate and prompt size a generation request's line may go on with (diffusion models write
+# ``tok/s e2e, output=…`` inside the parentheses).
+_RATE_AND_PROMPT = r"(?: \((?P<tok_per_s>[\d.]+) tok/s[^)]*\))?(?:, prompt: (?P<prompt_tokens>\d+))?"
+
+
+# The message that ends every deliberate exit of oMLX >= 0.4.2 (code 70), after its reason.
+FATAL_EXIT_SUFFIX = "; exiting process so the supervisor can restart with a clean state"
+
+
+def _generation(opening: str, tag: str) -> Template:
+    """A finished generation request of one API: its opening, then the chat line's counts."""
+    return Template("request_complete", rf"^{re.escape(opening)}{CHAT_COUNTS}{_RATE_AND_PROMPT}", tag)
+
+
+def _rows(kind: str, *rows: tuple[str, str]) -> tuple[Template, ...]:
+    """The templates of one kind, each row ``(tag, pattern)``."""
+    return tuple(Template(kind, pattern, tag) for tag, pattern in rows)
+
+
+def _gb(name: str) -> str:
+    """An optional ``name=12.3GB`` later in the message, captured as ``name_gb``."""
+    return rf"(?:.*?{name}={_GB.format(name + '_gb')})?"
+
+
+_PREFILL = r"(?:Chunked prefill(?: \(first chunk\))?|Prefill)"  # the prefill paths that name their request
+
+
+_HTTP = r"^(?P<method>GET|POST|PUT|DELETE|PATCH|HEAD|OPTIONS) (?P<path>\S+) {0} (?P<status>\d{{3}})"
+
+
+_MODEL = r"'(?P<model>[^']+)'"
+
+
+_LEVELS = r"(?P<from_level>\w+) -> (?P<to_level>\w+)"
+
+
 CATALOG: tuple[Template, ...] = (
     # A new process: the timed startup block (INFO) and the capture-only lines.
-    Template("process_start", r"^CORS origins: ", "CORS origins: ", "startup_block"),
-    Template("process_start", r"^Loaded settings for \d+ models", "Loaded settings for ", "startup_block"),
-    Template("process_start", r"^Server initialized with \d+ models", "Server initialized with ", "startup_block"),
-    Template("process_start", r"^Memory guard tier: ", "Memory guard tier: ", "startup_block"),
-    Template("process_start", r"^oMLX - LLM inference", "oMLX - LLM inference", "banner"),
-    Template("process_start", r"^Log directory: ", "Log directory: ", "capture"),
-    Template("process_start", r"^Starting server at ", "Starting server at ", "capture"),
-    Template("process_start", r"^Started server process \[(?P<pid>\d+)\]", "Started server process", "uvicorn"),
-    Template("process_start", r"^Uvicorn running on ", "Uvicorn running on ", "uvicorn"),
+    *_rows(
+        "process_start",
+        ("startup_block", r"^CORS origins: "),
+        ("startup_block", r"^Loaded settings for \d+ models"),
+        ("startup_block", r"^Server initialized with \d+ models"),
+        ("startup_block", r"^Memory guard tier: "),
+        ("startup_block", r"^Pinned model: "),
+        ("startup_block", r"^Default model: "),
+        ("startup_block", r"^Default max tokens: "),
+        # Model discovery runs at start and again on every pool refresh (after a download or a
+        # deletion), so its lines join a start but never open one.
+        ("discovery", r"^Discovered model: "),
+        ("discovery", r"^Discovered \d+ models\b"),
+        ("enforcer", r"^Process memory enforcer started\b"),  # once per process, after the first engine start
+        ("banner", r"^oMLX - LLM inference"),
+        ("capture", r"^Log directory: "),
+        ("capture", r"^Binding server at "),
+        ("capture", r"^Starting server at "),
+        ("uvicorn", r"^Started server process \[(?P<pid>\d+)\]"),
+        ("uvicorn", r"^Uvicorn running on "),
+    ),
     # Engines and models.
-    Template("engine_start", r"^Engine started\b", "Engine started"),
-    Template("engine_stop", r"^Engine stopped\b", "Engine stopped"),
-    Template("engine_stop", r"^Scheduler shutdown (?:initiated|completed)", "Scheduler shutdown "),
-    Template("model_load", r"^(?:Preloading pinned model|Loading model): (?P<model>\S+)", "model: ", "loading"),
-    Template("model_load", r"^Loaded model: (?P<model>\S+)", "Loaded model: ", "loaded"),
-    Template("model_load", r"^BatchedEngine loaded: (?P<model>\S+)", "BatchedEngine loaded: ", "loaded"),
-    Template("model_unload", r"^Unloading model: (?P<model>\S+)", "Unloading model: ", "unloading"),
-    Template("model_unload", r"^Unloaded model: (?P<model>[^,\s]+)", "Unloaded model: ", "unloaded"),
-    Template("model_unload", r"^TTL expired for model '(?P<model>[^']+)'", "TTL expired for model ", "ttl"),
-    Template("model_load_failed", r"^Model load failed for '(?P<model>[^']+)'", "Model load failed for ", ""),
-    Template("model_load_failed", r"^VLM loading failed for (?P<model>\S+?),", "VLM loading failed for ", "vlm"),
+    Template("engine_start", r"^Engine started\b"),
+    *_rows("engine_stop", ("", r"^Engine stopped\b"), ("", r"^BatchedEngine stopped\b")),
+    Template("engine_stop", r"^Scheduler shutdown (?:initiated|completed)"),
+    *_rows(
+        "model_load",
+        ("loading", r"^Preloading pinned model: (?P<model>\S+)"),
+        ("loading", r"^Loading model(?: as LM \(force_lm=True\))?: (?P<model>\S+)"),
+        ("loaded", r"^Loaded model: (?P<model>\S+)"),
+        ("loaded", r"^BatchedEngine loaded: (?P<model>\S+)"),
+        ("loaded", r"^Successfully loaded (?P<model>\S+) as \S+ \(fallback from "),
+        ("manual", r"^Manually loaded model: (?P<model>\S+)"),
+    ),
+    *_rows(
+        "model_unload",
+        ("unloading", r"^Unloading model: (?P<model>\S+)"),
+        ("unloaded", r"^Unloaded model: (?P<model>[^,\s]+)"),
+        ("ttl", rf"^TTL expired for model {_MODEL}"),
+        ("manual", r"^Manually unloaded model: (?P<model>\S+)"),
+        ("queued", r"^Queued manual unload for active model: (?P<model>\S+)"),
+    ),
+    # A VLM load that falls back to LLM is no failure (the load may still succeed): no row.
+    *_rows(
+        "model_load_failed",
+        ("", rf"^Model load failed for {_MODEL}"),
+        ("", r"^Failed to preload pinned model (?P<model>\S+?):"),
+    ),
     # Orderly stops and restarts.
-    Template("shutdown", r"^Engine pool shutdown complete", "Engine pool shutdown complete", "pool"),
-    Template("shutdown", r"^Process memory enforcer stopped", "Process memory enforcer stopped", "enforcer"),
-    Template("shutdown", r"^Shutting down$", "Shutting down", "uvicorn"),
-    Template("shutdown", r"^Application shutdown complete", "Application shutdown complete", "uvicorn"),
-    Template("shutdown", r"^Finished server process", "Finished server process", "uvicorn"),
-    Template("restart_requested", r"^Server restart requested", "Server restart requested"),
-    # Memory pressure (the enforcer's own start line is not a pressure event).
-    Template(
-        "memory_pressure",
-        r"^Memory pressure level: (?P<from_level>\w+) -> (?P<to_level>\w+)"
-        r"(?:.*?current=" + _GB.format("current_gb") + r")?(?:.*?soft=" + _GB.format("soft_gb") + r")?"
-        r"(?:.*?hard=" + _GB.format("hard_gb") + r")?(?:.*?ceiling=" + _GB.format("ceiling_gb") + r")?",
-        "Memory pressure level: ",
-        "level_change",
+    *_rows(
+        "shutdown",
+        ("pool", r"^Engine pool shutdown complete"),
+        ("enforcer", r"^Process memory enforcer stopped"),
+        ("uvicorn", r"^Shutting down$"),
+        ("uvicorn", r"^Waiting for application shutdown"),
+        ("uvicorn", r"^Application shutdown complete"),
+        ("uvicorn", r"^Finished server process"),
     ),
-    Template(
+    Template("restart_requested", r"^Server restart requested"),
+    # Memory pressure, every enforcer version (its own start line is no pressure event).
+    *_rows(
         "memory_pressure",
-        r"^Memory pressure after hot-cache shrink: (?P<from_level>\w+) -> (?P<to_level>\w+)",
-        "Memory pressure after hot-cache shrink",
-        "level_change",
+        (
+            "level_change",
+            rf"^Memory pressure level: {_LEVELS}{_gb('current')}{_gb('soft')}{_gb('hard')}{_gb('ceiling')}",
+        ),
+        ("level_change", rf"^Memory pressure after hot-cache shrink: {_LEVELS}{_gb('current')}{_gb('freed_hot')}"),
+        ("post_eviction", rf"^Memory pressure post-eviction(?:: {_LEVELS})?{_gb('current')}"),
+        ("hot_cache_shrink", r"^Shrank (?:shared )?hot cache under memory pressure: freed=(?P<freed>[\d.]+\s*\w+)"),
+        ("reclaim_request", r"^Requested pressure cache reclaim on (?P<schedulers>\d+) scheduler"),
+        ("reclaim_failed", r"^Pressure cache reclaim request failed"),
+        ("eviction", rf"^Evicting model {_MODEL} (?:\(pressure=(?P<to_level>\w+)|to enforce process memory limit)"),
+        ("hard_abort", rf"^Hard memory pressure: aborted (?P<aborted>\d+) request\(s\) on {_MODEL}"),
+        ("hard_abort", rf"^Hard memory pressure: requested abort/unload for {_MODEL} \(aborted=(?P<aborted>\d+)"),
+        ("hard_abort", rf"^Aborted (?P<aborted>\d+) requests on {_MODEL} (?:due to hard memory|before eviction)"),
+        ("abort", rf"^Aborted (?P<aborted>\d+) requests(?: on {_MODEL})? due to memory pressure"),
+        ("abort", r"^Aborted (?P<aborted>\d+) requests: "),
+        ("load_abort", rf"^Aborting in-progress load of {_MODEL} \(hard memory pressure\)"),
+        ("load_abort", rf"^Requesting abort of loading model {_MODEL} — process memory limit"),
+        ("nothing_to_evict", r"^Hard memory pressure but no models loaded"),
+        ("nothing_to_evict", r"^Process memory limit exceeded but no models are loaded"),
+        ("hard_pinned", r"^Hard memory pressure but all loaded models are pinned"),
+        ("hard_pinned", r"^Process memory limit exceeded but all loaded models are pinned"),
+        ("idle_reclaim_request", r"^Hard memory pressure, .*requested idle reclaim on (?P<schedulers>\d+) scheduler"),
+        (
+            "deferred_enforcement",
+            rf"^Hard memory pressure(?: on {_MODEL})?: deferring (?:request abort|destructive enforcement) "
+            r"\(poll (?P<poll>\d+)/(?P<polls>\d+)\)(?:.*? on (?P<schedulers>\d+) scheduler)?",
+        ),
+        ("emergency_abort", rf"^Emergency memory pressure: aborted (?P<aborted>\d+){_gb('current')}{_gb('ceiling')}"),
+        (
+            "limit_exceeded",
+            rf"^Process memory limit exceeded: {_GB.format('current_gb')} / {_GB.format('ceiling_gb')}"
+            rf"(?: \(over by {_GB.format('over_gb')}\))?",
+        ),
     ),
-    Template("memory_pressure", r"^Memory pressure post-eviction", "Memory pressure post-eviction", "post_eviction"),
+    # The idle reclaim's own clear, asked for by the enforcer between turns.
     Template(
-        "memory_pressure",
-        r"^Shrank (?:shared )?hot cache under memory pressure: freed=(?P<freed>[\d.]+\s*\w+)",
-        "under memory pressure",
-        "hot_cache_shrink",
+        "cache_clear",
+        rf"^Idle reclaim: trimmed Metal transients.*?\({_GB.format('before_gb')} -> {_GB.format('after_gb')}",
+        "idle",
     ),
-    Template(
-        "memory_pressure",
-        r"^Requested pressure cache reclaim on (?P<schedulers>\d+) scheduler",
-        "Requested pressure cache reclaim",
-        "reclaim_request",
-    ),
-    Template(
-        "memory_pressure",
-        r"^Evicting model '(?P<model>[^']+)' \(pressure=(?P<to_level>\w+)",
-        "Evicting model ",
-        "eviction",
-    ),
-    Template(
-        "memory_pressure",
-        r"^Hard memory pressure: aborted (?P<aborted>\d+) request",
-        "Hard memory pressure: aborted",
-        "hard_abort",
-    ),
-    Template(
-        "memory_pressure",
-        r"^Hard memory pressure but all loaded models are pinned",
-        "Hard memory pressure but",
-        "hard_pinned",
-    ),
-    Template(
-        "memory_pressure",
-        r"^Emergency memory pressure: aborted (?P<aborted>\d+)",
-        "Emergency memory pressure",
-        "emergency_abort",
-    ),
-    # Finished and failed requests.
+    # Finished requests, every API (each schedules the deferred clear).
     Template(
         "request_complete",
-        rf"^{CHAT_COMPLETION}{CHAT_COUNTS}"
-        r"(?: \((?P<tok_per_s>[\d.]+) tok/s\))?(?:, prompt: (?P<prompt_tokens>\d+))?"
-        r"(?:.*?finish_reason=(?P<finish_reason>\w+))?",
-        CHAT_COMPLETION,
+        rf"^{CHAT_COMPLETION}{CHAT_COUNTS}{_RATE_AND_PROMPT}(?:.*?finish_reason=(?P<finish_reason>\w+))?",
         "chat",
     ),
-    Template(
+    _generation("Completion: ", "completion"),
+    _generation("Anthropic message: ", "anthropic"),
+    _generation("Responses API: ", "responses"),
+    *_rows(
         "request_complete",
-        r"^Embedding: (?P<texts>\d+) texts, (?P<dims>\d+) dims, (?P<tokens>\d+) tokens in (?P<seconds>[\d.]+)s",
-        "Embedding: ",
-        "embedding",
+        (
+            "embedding",
+            r"^Embedding: (?:model=(?P<model>[^,]+), )?(?P<texts>\d+) (?:texts|inputs), (?P<dims>\d+) dims, "
+            r"(?P<tokens>\d+) tokens(?:, max_length=(?P<max_length>\d+), truncation=(?P<truncation>\w+))? "
+            r"in (?P<seconds>[\d.]+)s",
+        ),
+        (
+            "rerank",
+            r"^Rerank: model=(?P<model>[^,]+), (?P<docs>\d+) docs, (?P<tokens>\d+) tokens in (?P<seconds>[\d.]+)s",
+        ),
+    ),
+    # Aborted, cancelled and disconnected requests (each schedules the deferred clear, >= 0.5.2rc2).
+    Template(
+        "request_abort",
+        r"^\[(?:vlm_)?stream_generate\] Aborting request (?P<request_id>\S+)"
+        r"(?: \(finished_normally=(?P<finished_normally>\w+)\))?",
+        "abort",
+        "stream_generate] Aborting request ",
+    ),
+    Template("request_abort", r"^Request (?P<request_id>\S+) cancelled, aborting", "cancel", " cancelled, aborting"),
+    *_rows(
+        "request_abort",
+        ("disconnect", r"^Client disconnected\b"),
+        ("prefill_interrupted", r"^Prefill interrupted at (?P<done_tokens>\d+)/(?P<total_tokens>\d+)\b.*\baborted"),
+    ),
+    # Failed requests: memory-guard refusals first (their text may follow a streaming error's head).
+    Template(
+        "request_error",
+        r"^Request (?P<request_id>\S+) rejected by prefill memory guard",
+        "admission",
+        " rejected by prefill memory guard",
+    ),
+    *_rows(
+        "request_error",
+        (
+            "admission",
+            r"^Preflight rejected \((?P<prompt_tokens>\d+) tokens, cached=(?P<cached_tokens>\d+), "
+            r"request_id=(?P<request_id>[^)]+)\)",
+        ),
+        ("admission", r"^Memory admission stalled for (?P<request_id>\S+?):"),
+        ("admission", r"^Model load aborted by memory enforcer: (?P<model>\S+)"),
+        ("admission", rf"^Prefill would require ~{_GB.format('required_gb')} peak"),
+        (
+            "admission",
+            r"Request aborted: process memory limit exceeded"
+            rf"(?: \(usage {_GB.format('current_gb')}, ceiling {_GB.format('ceiling_gb')}\))?",
+        ),
+        ("admission", r"oMLX prefill memory guard rejected this prompt"),
     ),
     Template(
         "request_error",
-        r"^(?P<method>GET|POST|PUT|DELETE|PATCH) (?P<path>\S+) → (?P<status>\d{3})",
-        " → ",
-        "http",
+        rf"\b507: Model {_MODEL} \(.*?\) does not fit under the dynamic memory ceiling",
+        "admission",
+        "does not fit under the dynamic memory ceiling",
     ),
-    Template("request_error", r"^Prefill failed for (?P<request_id>\S+?):", "Prefill failed for ", "prefill"),
-    Template("request_error", r"^Error during chat streaming:", "Error during chat streaming", "chat_stream"),
+    Template(
+        "request_error",
+        rf"^{_PREFILL} capacity rejected for (?P<request_id>\S+?):",
+        "admission",
+        " capacity rejected for ",
+    ),
+    Template("request_error", _HTTP.format("→"), "http", " → "),
+    Template("request_error", _HTTP.format("->"), "http", " -> "),
+    Template("request_error", rf"^{_PREFILL} failed for (?P<request_id>\S+?):", "prefill", " failed for "),
+    *_rows(
+        "request_error",
+        ("prefill", r"^SpecPrefill sparse prefill failed:"),
+        ("chat_stream", r"^Error during chat streaming:"),
+    ),
 )
 
 
@@ -227,25 +362,16 @@ def candidates(message: str) -> tuple[Template, ...]:
     return _BY_FIRST.get(message[:1], _OPEN_START)
 
 
-# Named groups that hold numbers (others, like request ids and model names, stay text).
-NUMERIC_FIELDS = frozenset(
-    {
-        "pid",
-        "tokens",
-        "seconds",
-        "tok_per_s",
-        "prompt_tokens",
-        "texts",
-        "dims",
-        "status",
-        "schedulers",
-        "aborted",
-        "current_gb",
-        "soft_gb",
-        "hard_gb",
-        "ceiling_gb",
-    }
-)
+# Named groups that hold numbers: those whose pattern is digits (others, like request ids, model
+# names and a size with its unit, stay text).
+_NUMERIC_GROUP = re.compile(r"\(\?P<(\w+)>(?:\\d\+|\\d\{\d+\}|\[\\d\.\]\+)\)")
+
+
+NUMERIC_FIELDS = frozenset(name for t in CATALOG for name in _NUMERIC_GROUP.findall(t.pattern))
+
+
+# The request types whose ``tokens`` are generated tokens (an embedding's or a rerank's are its input).
+GENERATION_TYPES = frozenset({"chat", "completion", "anthropic", "responses"})
 
 
 # Substrings that make the bulk scanner keep an INFO line for the Python grammar (WARNING and
@@ -253,13 +379,17 @@ NUMERIC_FIELDS = frozenset(
 PREFILTER_LITERALS: tuple[str, ...] = tuple(sorted({t.literal for t in CATALOG}))
 
 
-# The logger of the deliberate exit after a GPU fault (post-0.5.7 builds), so a supervisor restarts oMLX.
+# The logger of oMLX's deliberate exits (code 70, >= 0.4.2: after a GPU fault or a stuck teardown), so a
+# supervisor restarts it.
 FATAL_LOGGER = "omlx.utils.fatal"
 
 
-# The fatal exit's message, and the uncaught C++ abort of older builds; the line grammar knows the
-# abort's bare line by ABORT_OPENING.
-FATAL_EXIT = re.compile(r"^Metal GPU submissions disabled:")
+# The fatal exit's message (its reason is the group ``reason_text``; the seed report's fix wrote its
+# reason alone before the suffix was known here), and the uncaught C++ abort of older builds; the
+# line grammar knows the abort's bare line by ABORT_OPENING.
+FATAL_EXIT = re.compile(
+    rf"^(?:(?P<reason_text>.+?){re.escape(FATAL_EXIT_SUFFIX)}|(?P<submissions>Metal GPU submissions disabled:.*))"
+)
 
 
 ABORT_OPENING = r"libc\+\+abi: terminating"
@@ -279,8 +409,13 @@ GPU_CONTEXTS: tuple[tuple[re.Pattern[str], str], ...] = (
             (r"^Engine loop error:", "engine_loop"),
             (r"^Error in batch generation step:", "batch_step"),
             (r"^Metal cache clear failed during error recovery:", "recovery_clear"),
-            (r"^Prefill failed for ", "prefill"),
+            (r"^Metal cache clear failed during generation overflow recovery:", "overflow_clear"),
+            (r"^Idle reclaim failed:", "idle_clear"),
+            (r"^Pooled-buffer reclaim failed", "pooled_reclaim"),
+            (rf"^(?:{_PREFILL} failed for |SpecPrefill sparse prefill failed:)", "prefill"),
             (r"^Error during chat streaming:", "chat_stream"),
+            (r"^(?:Error during (?:completion|Anthropic|Responses API) streaming:|SSE generator error:)", "stream"),
+            (r"^Async store_cache failed", "store_cache"),
         )
     ),
 )

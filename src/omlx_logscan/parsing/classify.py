@@ -76,11 +76,7 @@ def _gpu_fields(record: Record, text: str) -> dict[str, Any] | None:
             context = ctx
             break
     out: dict[str, Any] = {"code": code, "code_name": name, "context": context}
-    frames = _frames(record.extra)
-    if frames:
-        out["traceback"] = frames
-        out["exception"] = _exception(record.extra)
-    return out
+    return {**out, **_traceback_fields(record.extra)}
 
 
 def _catalog_match(message: str) -> tuple[str, str, dict[str, Any]] | None:
@@ -123,6 +119,9 @@ def classify(record: Record, source: str, index: int) -> list[Event]:
     head = record.head
 
     def make(kind: str, fields: dict[str, Any], level: str | None = head.level) -> Event:
+        continuation = record.continuation
+        if continuation is not None:
+            fields["continuation"] = continuation
         return Event(
             kind,
             record.stamp,
@@ -136,6 +135,7 @@ def classify(record: Record, source: str, index: int) -> list[Event]:
             record.prev_stamp,
             record.next_stamp,
             index,
+            record.time_of_day,
         )
 
     if head.form == "panic":
@@ -144,27 +144,20 @@ def classify(record: Record, source: str, index: int) -> list[Event]:
     if head.form == "crash_report":
         exc = next((m["type"] for m in map(_EXCEPTION_TYPE.match, record.extra) if m), None)
         return [make("crash_report", {"exception_type": exc}, "CRITICAL")]
-    if head.form == "faulthandler":
-        return [
-            make(
-                "faulthandler_dump",
-                {
-                    "error": head.message.removeprefix(FAULTHANDLER_OPENING),
-                    "traceback": _frames(record.extra),
-                },
-                "CRITICAL",
-            )
-        ]
+    if head.form in ("faulthandler", "thread_dump"):
+        return [make("faulthandler_dump", _dump_fields(record), "CRITICAL")]
     text = record.text
     events: list[Event] = []
     gpu = _gpu_fields(record, text) if any(marker in text for marker in GPU_MARKERS) else None
     level = head.level or ("CRITICAL" if head.form == "abort" else None)
     if gpu is not None:
         events.append(make("gpu_error", gpu, level or "ERROR"))
+    fatal = FATAL_EXIT.match(head.message)
     if ABORT.match(head.message):
         events.append(make("process_exit", {"reason": "abort"}, "CRITICAL"))
-    elif FATAL_EXIT.match(head.message):
-        events.append(make("process_exit", {"reason": "fatal_exit"}, "CRITICAL"))
+    elif fatal is not None:
+        reason = {"reason": "fatal_exit", "reason_text": fatal["reason_text"] or fatal["submissions"]}
+        events.append(make("process_exit", reason, "CRITICAL"))
     if events:
         return events
     matched = _catalog_match(head.message)
@@ -176,16 +169,30 @@ def classify(record: Record, source: str, index: int) -> list[Event]:
             fields.setdefault(tag_field, tag)
         if kind == "process_start" and tag == "banner":
             fields["omlx_version"] = next((m["version"] for m in map(BANNER_VERSION.search, record.extra) if m), None)
-        return [make(kind, fields)]
+        return [make(kind, {**fields, **_traceback_fields(record.extra)})]
     if level in ("ERROR", "CRITICAL"):
-        fields = {}
-        frames = _frames(record.extra)
-        if frames:
-            fields = {"traceback": frames, "exception": _exception(record.extra)}
-        return [make("error", fields)]
+        return [make("error", _traceback_fields(record.extra))]
     if level == "WARNING":
         return [make("warning", {})]
+    if head.form == "headless":
+        return [make("error", _traceback_fields([head.message, *record.extra]), "ERROR")]
     return [make("record", {})]
+
+
+def _traceback_fields(lines: list[str]) -> dict[str, Any]:
+    """``traceback`` and ``exception`` of a record's lines, or nothing when they hold no frame."""
+    frames = _frames(lines)
+    if not frames:
+        return {}
+    return {"traceback": frames, "exception": _exception(lines)}
+
+
+def _dump_fields(record: Record) -> dict[str, Any]:
+    """A faulthandler dump's error (None when the paste began at a thread stack) and its frames."""
+    head = record.head.message
+    opened = head.startswith(FAULTHANDLER_OPENING)
+    lines = record.extra if opened else [head, *record.extra]
+    return {"error": head.removeprefix(FAULTHANDLER_OPENING) if opened else None, "traceback": _frames(lines)}
 
 
 def cellar_version(event: Event) -> str | None:

@@ -22,6 +22,7 @@ class Event:
     prev_time: str | None = None  # nearest timestamps around an untimed event, for ordering and bounds
     next_time: str | None = None
     source_index: int = 0
+    time_of_day: str | None = None  # HH:MM:SS.mmm of a time-only line (its date inferred, or unknown: time None)
 
     @property
     def sort_time(self) -> str:
@@ -30,6 +31,10 @@ class Event:
     def as_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
             "time": self.time,
+        }
+        if self.time_of_day is not None:
+            out["time_of_day"] = self.time_of_day
+        out |= {
             "source": self.source,
             "line": self.line,
             "level": self.level,

@@ -12,7 +12,15 @@ import datetime
 import re
 from dataclasses import dataclass
 
-from omlx_logscan.parsing.catalog import ABORT_OPENING, APP_LOGGER, BANNER_BRANCH, bare_openings
+from omlx_logscan.parsing.catalog import (
+    ABORT_OPENING,
+    APP_LOGGER,
+    BANNER_BRANCH,
+    GPU_CODE,
+    GPU_MARKERS,
+    GPU_RESOURCE_LIMIT,
+    bare_openings,
+)
 
 LEVELS = ("TRACE", "DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 
@@ -84,21 +92,60 @@ _FORMS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
 )
 
 
-# Untimed lines that are the second line of something: never a record of their own.
+# Untimed lines that are the second line of something: part of the record before them.
 _CONTINUATION = re.compile(
     r"^(?:\s|Traceback \(most recent call last\)|During handling|The above exception|"
     rf"[\w.]+(?:Error|Exception|Exit|Interrupt)\b|\(0000|Error Domain=|UserInfo=|{BANNER_BRANCH}|\"|\^)"
 )
 
 
-BLOCK_FORMS = frozenset({"faulthandler", "panic", "crash_report"})
+# Continuation lines that can also be where a paste begins (Python's and Apple's wording, not
+# oMLX's): a traceback, one of its frames, an exception line, NSError text. Directly after a
+# record they continue it; at the start of a paste or after a blank line they open a record.
+_HEADLESS = re.compile(
+    r"^(?:Traceback \(most recent call last\):"
+    r'|\s+File "[^"]+", line \d+'
+    r"|[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt)(?::\s|$)"
+    r"|.*\bError Domain=\w+ Code=-?\d+"
+    r'|"(?:Ignored|Caused|Insufficient|Impacting)\b'
+    r'|"?\((?:0000000[0-9A-Fa-f]|000000[0-9A-Fa-f]{2}):)'
+)
+
+
+# A line of the JSON body of an Apple crash report (``.ips``: ``"key" : value``, with Apple's spaces
+# around the colon), which a paste may carry apart from the report's translated header.
+_REPORT_JSON = re.compile(r'^\s*"[A-Za-z_]\w*" : ')
+
+# A rule of dashes or equals signs that reports and pastes put between their parts: no text.
+_RULE = re.compile(r"^\s*(?:-{5,}|={5,})\s*$")
+
+
+# A faulthandler thread stack: the second part of a dump, or a dump whose header was not pasted.
+_THREAD_DUMP = re.compile(r"^(?:Current thread|Thread) 0x[0-9a-fA-F]+ \(most recent call first\):")
+
+
+# The short form a paste may give a record: the logger's last part, padded, then the message.
+_SHORT_LOG = re.compile(r"^(?P<logger>[a-z_][\w.]*) {2,}- (?P<msg>\S.*)$")
+
+
+# Chained tracebacks put a blank line around these: they do not end the traceback.
+CHAIN = re.compile(r"^(?:During handling of the above exception|The above exception was the direct cause)")
+
+
+BLOCK_FORMS = frozenset({"faulthandler", "thread_dump", "panic", "crash_report"})
+
+
+# Forms of lines that carry no head of their own and still open a record where nothing is open.
+HEADLESS_FORMS = frozenset({"headless", "thread_dump", "report_json"})
 
 
 @dataclass(slots=True)
 class Line:
     """One parsed line. ``date`` is None for time-only and untimed lines."""
 
-    form: str  # a name from _FORMS, or "text" (no grammar matched) or "blank"
+    # a name from _FORMS; "headless", "thread_dump" or "report_json" (a continuation that can begin a paste),
+    # "short_log", "snippet" (a line a paste quoted as code), "text" (no grammar matched) or "blank"
+    form: str
     message: str
     date: str | None = None
     time: str | None = None
@@ -142,31 +189,58 @@ def _normal_level(level: str | None) -> str | None:
 def parse_line(raw: str) -> Line:
     """Classify one line; never raises."""
     text = clean(raw)
-    if not text.strip():
+    if not text.strip() or _RULE.match(text):
         return Line("blank", "")
-    if not _CONTINUATION.match(text):
-        for form, regex in _FORMS:
-            match = regex.match(text)
-            if match is None:
-                continue
-            groups = match.groupdict()
-            date = groups.get("date")
-            if date is not None and len(date) == 9:  # the year's first digit was cut off in a paste
-                date = "2" + date
-            time = groups.get("time")
-            frac = groups.get("frac")
-            if not _real_time(date, time):  # the shape of a time that is none (2026-13-45 99:99:99): unknown time
-                date = time = frac = None
-            return Line(
-                form,
-                groups["msg"].rstrip(),
-                date=date,
-                time=time,
-                frac=frac,
-                logger=groups.get("logger"),
-                level=_normal_level(groups.get("level")),
-            )
+    if _REPORT_JSON.match(text):
+        return Line("report_json", text.rstrip())
+    if _CONTINUATION.match(text):
+        return Line("headless" if _opens_headless(text) else "text", text.rstrip())
+    if _THREAD_DUMP.match(text):
+        return Line("thread_dump", text.rstrip())
+    for form, regex in _FORMS:
+        match = regex.match(text)
+        if match is None:
+            continue
+        groups = match.groupdict()
+        date = groups.get("date")
+        if date is not None and len(date) == 9:  # the year's first digit was cut off in a paste
+            date = "2" + date
+        time = groups.get("time")
+        frac = groups.get("frac")
+        if not _real_time(date, time):  # the shape of a time that is none (2026-13-45 99:99:99): unknown time
+            date = time = frac = None
+        return Line(
+            form,
+            groups["msg"].rstrip(),
+            date=date,
+            time=time,
+            frac=frac,
+            logger=groups.get("logger"),
+            level=_normal_level(groups.get("level")),
+        )
+    short = _SHORT_LOG.match(text)
+    if short is not None:
+        return Line("short_log", short["msg"].rstrip(), logger=short["logger"])
+    if _opens_headless(text):
+        return Line("headless", text.rstrip())
+    if _is_snippet(raw):
+        return Line("snippet", text.rstrip())
     return Line("text", text.rstrip())
+
+
+def _opens_headless(text: str) -> bool:
+    """Whether an untimed line can begin a record: a traceback or NSError part, or any text with a
+    Metal error code or a ``[metal::malloc]`` limit (never left unparsed)."""
+    return _HEADLESS.match(text) is not None or (
+        any(marker in text for marker in GPU_MARKERS)
+        and (GPU_CODE.search(text) is not None or GPU_RESOURCE_LIMIT.search(text) is not None)
+    )
+
+
+def _is_snippet(raw: str) -> bool:
+    """Whether a paste marked the line as quoted code (a markdown bullet in backticks): log text."""
+    text = _QUOTE.sub("", _ANSI.sub("", raw)).rstrip("\r\n")
+    return text.lstrip().startswith(("- `", "* `")) and _BULLET_CODE.match(text) is not None
 
 
 MAX_LINE_CHARS = 64 * 1024  # a longer line is parsed from its start, with a note of how much was cut

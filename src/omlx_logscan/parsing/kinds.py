@@ -43,6 +43,8 @@ REGISTRY: tuple[Kind, ...] = (
     Kind("restart_requested", shows_running_process=True),
     Kind("gpu_error", shows_running_process=True, shows_active_engine=True, shows_serving=True, omlx_only=True),
     Kind("memory_pressure", shows_active_engine=True, omlx_only=True, tag_field="action"),
+    # The idle reclaim's trim: the engine's own clear between turns of a live process.
+    Kind("cache_clear", shows_running_process=True, shows_active_engine=True, omlx_only=True, tag_field="trigger"),
     Kind(
         "request_complete",
         shows_running_process=True,
@@ -52,6 +54,9 @@ REGISTRY: tuple[Kind, ...] = (
         tag_field="type",
     ),
     Kind("request_error", shows_active_engine=True, tag_field="stage"),
+    # An aborted, cancelled or disconnected request: the process was running one, but shutdowns abort
+    # requests too, so it does not show the engine went on serving.
+    Kind("request_abort", shows_running_process=True, shows_active_engine=True, tag_field="cause"),
     Kind("kernel_panic", crash_evidence=True, shows_running_process=True, omlx_only=True),
     Kind("crash_report", crash_evidence=True, shows_running_process=True, omlx_only=True),
     Kind("faulthandler_dump", crash_evidence=True, shows_running_process=True, omlx_only=True),

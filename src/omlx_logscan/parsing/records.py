@@ -8,13 +8,23 @@ Every line ends up in a record, or is counted as blank or unparsed.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 
 from omlx_logscan.inputs.lines import KeptLine
 from omlx_logscan.parsing.catalog import candidates
-from omlx_logscan.parsing.grammar import BLOCK_FORMS, MAX_LINE_CHARS, Line, clean, is_garbage, parse_line
+from omlx_logscan.parsing.grammar import (
+    BLOCK_FORMS,
+    CHAIN,
+    HEADLESS_FORMS,
+    MAX_LINE_CHARS,
+    Line,
+    clean,
+    is_garbage,
+    parse_line,
+)
 
 # Head forms that end a block (a log line after a panic report is the log again).
 _BLOCK_ENDERS = frozenset(
@@ -29,9 +39,14 @@ _BLOCK_ENDERS = frozenset(
         "abort",
         "nostamp_log",
         "pydefault",
+        "snippet",
         *BLOCK_FORMS,
     }
 )
+
+
+# The blocks a faulthandler thread stack continues rather than opens.
+_DUMP_FORMS = frozenset({"faulthandler", "thread_dump"})
 
 
 @dataclass
@@ -43,6 +58,7 @@ class Record:
     extra: list[str] = field(default_factory=list)
     lines: int = 1
     stamp: str | None = None  # ISO time of the record, own or (time-only lines) dated from the log
+    time_of_day: str | None = None  # HH:MM:SS.mmm of a time-only head line, whether or not it could be dated
     prev_stamp: str | None = None  # the nearest timestamp before it in the same source
     next_stamp: str | None = None  # the nearest timestamp after it
 
@@ -52,6 +68,19 @@ class Record:
         if not self.extra:
             return self.head.message
         return " ".join([self.head.message, *(part.strip() for part in self.extra)])
+
+    @property
+    def continuation(self) -> str | None:
+        """The lines after the head line, joined (trailing blank lines dropped); None when there are none."""
+        text = "\n".join(self.extra).rstrip()
+        return text or None
+
+    def holds_traceback(self) -> bool:
+        """Whether the record carries a Python traceback (a blank line then ends it)."""
+        return any(_TRACEBACK_LINE.match(part) for part in (self.head.message, *self.extra))
+
+
+_TRACEBACK_LINE = re.compile(r'^(?:Traceback \(most recent call last\)|\s*File "[^"]+", line \d+)')
 
 
 @dataclass
@@ -71,6 +100,7 @@ def assemble(kept: Iterable[KeptLine]) -> Assembly:
     """Records in file order; untimed records learn the nearest timestamps around them."""
     assembler = Assembler()
     assembler.feed(kept)
+    assembler.end()
     return assembler.out
 
 
@@ -89,10 +119,15 @@ class Assembler:
         self._last_stamp: str | None = None  # the last dated line: untimed records are placed after it
         self._clock: str | None = None  # the last time known, dated or derived: time-only lines are dated from it
         self._awaiting_next: list[Record] = []
+        self._after_blank = False  # the line before was blank: a headless line opens a record of its own
+        self._ended = False  # a blank line ended the open traceback record: plain text no longer joins it
+        self._orphans: list[tuple[int, str, str]] = []  # untimed text before any record: (line, raw, message)
 
     def take_final(self, everything: bool = False) -> list[Record]:
         """The records that can no longer change (with ``everything``, all: the input has ended),
         handed over once and no longer held here, so a big file's records are not all kept."""
+        if everything:
+            self.end()
         upto = len(self.out.records) if everything else self.final
         done, self.out.records = self.out.records[:upto], self.out.records[upto:]
         self.final -= upto
@@ -106,34 +141,84 @@ class Assembler:
                 item = KeptLine(item.line, f"{item.text[:MAX_LINE_CHARS]} … [{cut} more characters]")
             if item.line != self._last_line + 1:
                 self._current = None  # routine records the scanner dropped lie between
+                self._after_blank = self._ended = False
+                self._drop_orphans()
             self._last_line = item.line
             parsed = parse_line(item.text)
-            form = parsed.form
             current = self._current
-            if form == "blank":
+            if parsed.form == "blank":
                 if current is not None:
                     current.lines += 1
                     current.extra.append("")
+                    self._ended = self._ended or (current.head.form not in BLOCK_FORMS and current.holds_traceback())
                 else:
                     out.blank += 1
+                self._after_blank = True
+                self._drop_orphans()
                 continue
-            block = current.head.form if current is not None and current.head.form in BLOCK_FORMS else None
-            in_block = block is not None
-            opens = form != "text" and (not in_block or form in _BLOCK_ENDERS)
-            if form == block == "crash_report":
-                opens = False  # the second half of one crash report
-            if form == "text" and not in_block and _starts_catalog_message(parsed.message):
-                opens = True  # a bare catalog message pasted without its timestamp
-            if not opens:
-                if current is not None and not is_garbage(parsed.message):
-                    current.lines += 1
-                    current.extra.append(clean(item.text) if in_block else parsed.message)
-                else:
-                    out.unparsed.append((item.line, item.text))
-                continue
-            self._open(item.line, parsed)
+            opens = self._opens(parsed, current)
+            self._after_blank = False
+            if opens:
+                self._adopt_orphans()
+                self._open(item.line, parsed)
+            elif current is not None and not self._ended and not is_garbage(parsed.message):
+                current.lines += 1
+                in_block = current.head.form in BLOCK_FORMS
+                current.extra.append(clean(item.text) if in_block else parsed.message)
+            elif current is None and not is_garbage(parsed.message):
+                self._orphans.append((item.line, item.text, parsed.message))
+            else:
+                out.unparsed.append((item.line, item.text))
 
-    def _open(self, line: int, parsed: Line) -> None:
+    def end(self) -> None:
+        """The input has ended: text left before any record is unparsed."""
+        self._drop_orphans()
+
+    def _drop_orphans(self) -> None:
+        """Untimed text before any record that did not run into one: not log text, unparsed."""
+        self.out.unparsed.extend((line, text) for line, text, _ in self._orphans)
+        self._orphans.clear()
+
+    def _adopt_orphans(self) -> None:
+        """Untimed text that runs straight into a record's head line (no blank line between) and
+        closes a bracket it never opened is the tail of a record the paste cut off: a record of its
+        own, with no time."""
+        if not self._orphans:
+            return
+        (line, _, message), *rest = self._orphans
+        if not _closes_unopened(" ".join(part for _, _, part in self._orphans)):
+            self._drop_orphans()  # whole sentences: a note of the paster's, not a cut record
+            return
+        self._orphans.clear()
+        tail = self._open(line, Line("tail", message))
+        tail.extra.extend(part for _, _, part in rest)
+        tail.lines += len(rest)
+
+    def _opens(self, parsed: Line, current: Record | None) -> bool:
+        """Whether ``parsed`` opens a record, or continues ``current`` (None: nothing is open)."""
+        form = parsed.form
+        block = current.head.form if current is not None and current.head.form in BLOCK_FORMS else None
+        if form == "thread_dump" and block in _DUMP_FORMS:
+            return False  # the next thread of one dump
+        if form in HEADLESS_FORMS:
+            if block is not None:
+                return False
+            if current is None or ((self._after_blank or self._ended) and not _chained(current)):
+                return True
+            self._ended = False  # directly after its record, or a chained traceback going on after a blank
+            return False
+        if form == "text":
+            if block is None and _starts_catalog_message(parsed.message):
+                return True  # a bare catalog message pasted without its timestamp
+            if self._ended and CHAIN.match(parsed.message):
+                self._ended = False
+            return False
+        if form == block == "crash_report":
+            return False  # the second half of one crash report
+        return block is None or form in _BLOCK_ENDERS
+
+    def _open(self, line: int, parsed: Line) -> Record:
+        self._ended = False
         record = _new_record(line, parsed, self._last_stamp, self._clock, self.out, self._awaiting_next)
         self._current = record
         self._clock = record.stamp or self._clock
@@ -146,6 +231,7 @@ class Assembler:
             self.final = opened_at
         elif len(self._awaiting_next) == 1:  # the first record since the last dated one waits
             self.final = opened_at
+        return record
 
 
 def _new_record(
@@ -157,15 +243,47 @@ def _new_record(
         record.stamp = own
         record.next_stamp = own
     else:
-        if parsed.time is not None and clock is not None:  # time-only: the date of the log around it
-            frac = f".{parsed.frac}" if parsed.frac else ""
-            day = date.fromisoformat(clock[:10])
-            if parsed.time < clock[11:19] and clock[11:13] >= "12" and parsed.time[:2] < "12":
-                day += timedelta(days=1)  # past midnight (and past New Year) since the last time known
-            record.stamp = f"{day.isoformat()}T{parsed.time}{frac}"
+        if parsed.time is not None:
+            record.time_of_day = f"{parsed.time}.{(parsed.frac or '').ljust(3, '0')[:3]}"
+            record.stamp = _dated(parsed, clock)
         awaiting_next.append(record)
     out.records.append(record)
     return record
+
+
+def _dated(parsed: Line, clock: str | None) -> str | None:
+    """A time-only line dated from the last time known, or None when that would go backwards."""
+    if parsed.time is None or clock is None:
+        return None
+    day = date.fromisoformat(clock[:10])
+    if parsed.time < clock[11:19] and clock[11:13] >= "12" and parsed.time[:2] < "12":
+        day += timedelta(days=1)  # past midnight (and past New Year) since the last time known
+    stamp = f"{day.isoformat()}T{parsed.time}"
+    if stamp < clock[:19]:
+        return None  # earlier than the record before it: not on that day, and no date can be known
+    return f"{stamp}.{parsed.frac}" if parsed.frac else stamp
+
+
+_CLOSERS = {")": "(", "]": "[", "}": "{"}
+
+
+def _closes_unopened(text: str) -> bool:
+    """Whether ``text`` closes a bracket it did not open (its opening was cut off before it)."""
+    depth = 0
+    for char in text:
+        if char in "([{":
+            depth += 1
+        elif char in _CLOSERS:
+            if depth == 0:
+                return True
+            depth -= 1
+    return False
+
+
+def _chained(record: Record) -> bool:
+    """Whether the record's last line says another traceback follows (``During handling …``)."""
+    last = next((part for part in reversed(record.extra) if part), record.head.message)
+    return CHAIN.match(last) is not None
 
 
 def assemble_one(text: str, line: int) -> Record:

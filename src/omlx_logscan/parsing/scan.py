@@ -6,7 +6,8 @@ come back in file order. Bytes that are not UTF-8 are first mended the way the P
 reads them (as Windows-1252), since polars accepts UTF-8 only. Routine single-line records
 (DEBUG records, and INFO records no catalog literal occurs in) are only counted. Finished-request
 lines, the one dense kind, stay in a polars table. Everything else, a small fraction of a big
-log, goes to the Python line grammar as ``KeptLine`` rows.
+log, goes to the Python line grammar as ``KeptLine`` rows; the records next to those lines that
+it does not hand over say when a process last wrote anything (``parsing.unkept``).
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from omlx_logscan.parsing.catalog import (
     REQUEST_LOGGER,
 )
 from omlx_logscan.parsing.grammar import MAX_LINE_CHARS, PLAUSIBLE_YEARS
+from omlx_logscan.parsing.unkept import RECORD_SCHEMA, Unkept, UnkeptRecords, unkept_records
 
 # A line the grammar reads as a dated record, not as the continuation of the one before: a date
 # and time (with up to six digits of fraction) and a separator after them. In ASCII digits and
@@ -138,6 +140,8 @@ class SourceScan:
     levels: set[str] = field(default_factory=set)  # TRACE/DEBUG/INFO seen in the bulk scan
     # Finished-request rows (REQUEST_SCHEMA, then "key" and "text" when asked for), in file order.
     requests: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=REQUEST_SCHEMA))
+    # Timed oMLX records the grammar never saw, at the edges of what it saw (RECORD_SCHEMA), in file order.
+    records: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=RECORD_SCHEMA))
     problem: str | None = None  # why reading stopped early, if it did
 
 
@@ -167,6 +171,7 @@ class _BlockOutput:
     requests: pl.DataFrame  # n, time, tokens, and key/text when asked for
     kept: list[tuple[int, str]]  # (n, text) of the lines for the grammar
     levels: set[str]
+    records: Unkept  # records not handed over, next to lines that were
 
 
 _DATED_LINE_AT_START = re.compile(_DATED_LINE)
@@ -214,6 +219,7 @@ def _plan(block: ByteBlock, keep_all: bool, keep_key: bool) -> pl.LazyFrame:
     )
     if keep_all:
         return marked.with_columns(
+            prev=pl.lit(None, pl.String),
             single=pl.lit(False),
             routine=pl.lit(False),
             request=pl.lit(False),
@@ -227,10 +233,10 @@ def _plan(block: ByteBlock, keep_all: bool, keep_key: bool) -> pl.LazyFrame:
     debug = line.str.contains(" - DEBUG - ", literal=True).fill_null(False)
     routine = pl.col("routine")
     return (
-        marked.with_columns(debug=debug)
+        marked.with_columns(debug=debug, prev=line.shift(1))  # the line before: a record's stamp, if not kept
         .with_columns(any_debug=pl.col("debug").any())
         .with_columns(routine=single & pl.col("debug") & ~line.str.contains(_NOT_ROUTINE).fill_null(False))
-        .filter(~routine | (pl.col("n") == pl.col("total")))
+        .filter(~routine | (pl.col("n") == pl.col("total")) | (pl.col("n") == 1))
         .with_columns(_request_columns(keep_key))
         .with_columns(request=single & ~routine & pl.col("tokens").is_not_null())
     )
@@ -328,18 +334,20 @@ def _scan(
 ) -> SourceScan:
     result = SourceScan(source, index)
     request_blocks: list[tuple[int, pl.DataFrame]] = []
+    records = UnkeptRecords()
 
     def run(block: ByteBlock) -> _BlockOutput:
         return _run(block, source.name, keep_all, dedup_keys, keep_request_text)
 
     try:
         for output in _in_order(run, _linked(read_blocks(source, native))):
-            on_kept(_take(result, output, request_blocks))
+            on_kept(_take(result, output, request_blocks, records))
             if progress is not None:
                 progress(output.size)
     except InputError as exc:
         result.problem = str(exc)
     result.requests = _numbered(index, request_blocks)
+    result.records = records.table()
     if result.lines == 0 and result.problem is None:
         result.problem = f"{source.name}: empty file"
     return result
@@ -430,25 +438,28 @@ def _run(block: ByteBlock, source_name: str, keep_all: bool, keep_key: bool, kee
         raise InputError(f"{source_name}: unreadable text") from None
     block.data = b""  # free the bytes now, not when the last reference to the block goes
     lines = summary["total"][0] or 0
-    kept = others.filter(~pl.col("single") | pl.col("line").str.contains(_INTERESTING).fill_null(False))
+    kept = others.filter("kept")
     # Request rows are INFO records (the request test fixes the level): that leaves less to look for.
     known = {level for level, seen in (("DEBUG", summary["any_debug"][0]), ("INFO", requests.height)) if seen}
     levels = _levels(others, known)
-    rows = [(n, text or "") for n, text in kept.select("n", "line").iter_rows()]
-    return _BlockOutput(size, lines, requests.rechunk(), rows, levels)
+    rows = list(kept.select("n", "line", "prev").iter_rows())
+    unkept = unkept_records(rows, summary["first"][0], summary["last"][0], lines)
+    return _BlockOutput(size, lines, requests.rechunk(), [(n, text or "") for n, text, _ in rows], levels, unkept)
 
 
 def _outputs(
     plan: pl.LazyFrame, keep_key: bool, keep_request_text: bool
 ) -> tuple[pl.LazyFrame, pl.LazyFrame, pl.LazyFrame]:
-    """A block's finished-request rows, the rows Python must look at, and its line count and levels."""
-    request = pl.col("request")
+    """A block's finished-request rows, the rows Python may look at, its line count, levels and edges."""
+    request, line = pl.col("request"), pl.col("line")
     extra = [pl.col("key")] if keep_key else []
     if keep_request_text:
         extra.append(pl.col("line").alias("text"))
     requests = plan.filter(request).select("n", "time", "tokens", *extra)
-    others = plan.filter(~request & ~pl.col("routine")).select("n", "line", "single")
-    summary = plan.select(pl.col("total").first(), pl.col("any_debug").first())
+    others = plan.filter(~request & ~pl.col("routine")).select(
+        "n", "line", "prev", kept=~pl.col("single") | pl.col("line").str.contains(_INTERESTING).fill_null(False)
+    )
+    summary = plan.select(pl.col("total", "any_debug").first(), first=line.first(), last=line.last())
     return requests, others, summary
 
 
@@ -472,14 +483,17 @@ def _linked(blocks: Iterator[ByteBlock]) -> Iterator[ByteBlock]:
         yield last
 
 
-def _take(result: SourceScan, output: _BlockOutput, request_blocks: list[tuple[int, pl.DataFrame]]) -> list[KeptLine]:
+def _take(
+    result: SourceScan, output: _BlockOutput, requests: list[tuple[int, pl.DataFrame]], records: UnkeptRecords
+) -> list[KeptLine]:
     """File one block's output under the source's line numbers; return its lines for the grammar."""
     if not output.lines:  # a block of no lines (an empty input)
         return []
     base = result.lines
     if output.requests.height:
-        request_blocks.append((base, output.requests))
+        requests.append((base, output.requests))
     result.levels |= output.levels
     result.routine_records += output.lines - len(output.kept) - output.requests.height
     result.lines += output.lines
+    records.take(output.records, base, output.lines, bool(output.kept) and output.kept[0][0] == 1)
     return [KeptLine(base + n, text) for n, text in output.kept]

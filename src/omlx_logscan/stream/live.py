@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import replace
 
 from omlx_logscan.inputs.lines import KeptLine
 from omlx_logscan.parsing.classify import classify
@@ -65,4 +66,6 @@ class LiveStream:
 
     def _events(self, records: list[Record]) -> list[Event]:
         events = [ev for record in records for ev in classify(record, self.source, 0)]
-        return [ev for ev in events if self._starts.feed(ev)]
+        # A marker folded into the start it belongs to is still a record its process wrote: the live
+        # state sees it as one, as batch sees it among the records that say when a process last wrote.
+        return [ev if self._starts.feed(ev) else replace(ev, kind="record", fields={}) for ev in events]

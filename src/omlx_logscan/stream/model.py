@@ -16,7 +16,9 @@ from omlx_logscan.parsing.catalog import LOGGER_PREFIX
 from omlx_logscan.parsing.event import Event
 from omlx_logscan.parsing.grammar import LEVEL_RANK
 from omlx_logscan.parsing.kinds import OMLX_ONLY_KINDS
-from omlx_logscan.timeutil import seconds
+from omlx_logscan.timeutil import clock_seconds, seconds
+
+RECORDS_SCHEMA: dict[str, Any] = {"source": pl.UInt32, "line": pl.UInt32, "time": pl.String}
 
 
 def header(stream: EventStream) -> dict[str, Any]:
@@ -24,6 +26,10 @@ def header(stream: EventStream) -> dict[str, Any]:
     acc = stream.accounting
     first = min((s.first for s in stream.sources if s.first), default=None)
     last = max((s.last for s in stream.sources if s.last), default=None)
+    # Only a paste with no date at all is spanned by its times of day (file order, across midnight).
+    starts = [s.first_time_of_day for s in stream.sources if s.first_time_of_day]
+    ends = [s.last_time_of_day for s in stream.sources if s.last_time_of_day]
+    clock = (starts[0], ends[-1]) if starts and ends and not first else None
     return {
         "files": [
             {
@@ -38,7 +44,9 @@ def header(stream: EventStream) -> dict[str, Any]:
         ],
         "first": first,
         "last": last,
-        "hours": round((seconds(first, last) or 0) / 3600, 2),
+        "first_time_of_day": clock[0] if clock else None,
+        "last_time_of_day": clock[1] if clock else None,
+        "hours": round((seconds(first, last) or (clock_seconds(*clock) if clock else 0)) / 3600, 2),
         "written_at_level": stream.lowest_level,
         "lines": acc.lines,
         "records": acc.records,
@@ -46,6 +54,7 @@ def header(stream: EventStream) -> dict[str, Any]:
         "record_lines": acc.record_lines,
         "blank_lines": acc.blank,
         "unparsed_lines": acc.unparsed,
+        "unmatched_records": acc.unmatched,
         "duplicates_dropped": acc.duplicates,
         "events": dict(sorted(stream.kind_counts.items())),
         "clock_jumps": stream.clock_jumps,
@@ -63,6 +72,7 @@ class Accounting:
     blank: int = 0
     unparsed: int = 0
     duplicates: int = 0
+    unmatched: int = 0  # records (counted above) that no template matched and that carry no level
 
     @property
     def accounted(self) -> int:
@@ -78,6 +88,9 @@ class SourceInfo:
     last: str | None
     levels: list[str]
     problem: str | None
+    # A paste of time-only lines whose date cannot be known spans these times of day (file order).
+    first_time_of_day: str | None = None
+    last_time_of_day: str | None = None
 
 
 @dataclass
@@ -92,6 +105,11 @@ class EventStream:
     unparsed: list[tuple[str, int, str]]
     levels: list[str]  # levels present anywhere, lowest first
     clock_jumps: list[dict[str, Any]] = field(default_factory=list)
+    # (source, line, head) of records no template matched and without a level: log text of unknown meaning
+    unmatched: list[tuple[str, int, str]] = field(default_factory=list)
+    # Dated oMLX records of every kind, event or not (RECORDS_SCHEMA, in time order): not every line,
+    # but the first and last of each stretch, so when a process last wrote anything is known.
+    records: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=RECORDS_SCHEMA))
 
     @property
     def has_omlx_records(self) -> bool:

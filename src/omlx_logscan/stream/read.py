@@ -20,13 +20,15 @@ import polars as pl
 from omlx_logscan.errors import InputError
 from omlx_logscan.inputs.lines import KeptLine
 from omlx_logscan.inputs.sources import Source
+from omlx_logscan.parsing.catalog import LOGGER_PREFIX
 from omlx_logscan.parsing.classify import classify
 from omlx_logscan.parsing.event import Event
 from omlx_logscan.parsing.grammar import LEVEL_RANK
 from omlx_logscan.parsing.records import Assembler, Assembly, Record, assemble_one
 from omlx_logscan.parsing.scan import SourceScan, scan_source
+from omlx_logscan.parsing.unkept import RECORD_SCHEMA
 from omlx_logscan.stream.dedup import dedup_key, drop_shared_requests, requests_frame
-from omlx_logscan.stream.model import Accounting, EventStream, SourceInfo
+from omlx_logscan.stream.model import RECORDS_SCHEMA, Accounting, EventStream, SourceInfo
 from omlx_logscan.stream.starts import collapse_starts
 from omlx_logscan.timeutil import stamp_of
 
@@ -47,8 +49,12 @@ class _SourceEvents:
     levels: set[str] = field(default_factory=set)
     first: str | None = None
     last: str | None = None
+    first_time_of_day: str | None = None  # the first and last undated time-only records, in file order
+    last_time_of_day: str | None = None
     records: int = 0  # records classified so far
     stamped: list[tuple[int, str]] = field(default_factory=list)  # (line, time) of dated records, for clock jumps
+    unmatched: list[tuple[int, str]] = field(default_factory=list)  # (line, head) of records no template or level told
+    omlx_records: list[tuple[int, str | None]] = field(default_factory=list)  # see _note_record
 
     def feed(self, kept: Iterable[KeptLine]) -> None:
         self.assembler.feed(kept)
@@ -68,14 +74,21 @@ class _SourceEvents:
                 self.first = min(self.first or record.stamp, record.stamp)
                 self.last = max(self.last or record.stamp, record.stamp)
                 self.stamped.append((record.line, record.stamp))
+            elif record.stamp is None and record.time_of_day is not None:  # undated: a span by the clock alone
+                self.first_time_of_day = self.first_time_of_day or record.time_of_day
+                self.last_time_of_day = record.time_of_day
             produced = classify(record, self.source.name, self.index)
+            _note_record(self.omlx_records, record, produced)
             keep = [ev for ev in produced if self.keep_all or ev.kind != "record"]
             seen = self.seen
             key = dedup_key(produced[0]) if seen is not None else None
             if seen is not None and key is not None and seen.setdefault(key, self.index) != self.index:
                 accounting.duplicates += 1
                 accounting.record_lines += record.lines
-            elif keep:
+                continue
+            if record.head.level is None and produced[0].kind == "record":  # no template, no level: say so
+                self.unmatched.append((record.line, record.head.message))
+            if keep:
                 accounting.event_lines += record.lines
                 self.events.extend(keep)
             else:
@@ -126,6 +139,7 @@ def read_events(
         raise InputError("; ".join(scan.problem or "" for scan in scans))
     per_source: list[list[Event]] = []
     unparsed: list[tuple[str, int, str]] = []
+    unmatched: list[tuple[str, int, str]] = []
     infos: list[SourceInfo] = []
     levels: set[str] = set()
     clock_jumps: list[dict[str, Any]] = []
@@ -138,6 +152,8 @@ def read_events(
         accounting.blank += assembly.blank
         accounting.unparsed += len(assembly.unparsed)
         unparsed.extend((scan.source.name, n, text) for n, text in assembly.unparsed)
+        unmatched.extend((scan.source.name, n, text) for n, text in reader.unmatched)
+        accounting.unmatched += len(reader.unmatched)
         n_requests = scan.requests.height
         accounting.event_lines += n_requests
         accounting.records += n_requests
@@ -152,9 +168,12 @@ def read_events(
                 last,
                 sorted(src_levels, key=LEVEL_RANK.__getitem__),
                 scan.problem,
+                reader.first_time_of_day,
+                reader.last_time_of_day,
             )
         )
         per_source.append(reader.events)
+    records = _records_table(scans, readers)
     requests = requests_frame(scans)
     if len(scans) > 1:
         requests, shared_events = drop_shared_requests(per_source, requests)
@@ -168,7 +187,9 @@ def read_events(
     accounting.duplicates += dropped
     accounting.event_lines -= dropped
     accounting.record_lines += dropped
-    merged = collapse_starts(heapq.merge(*per_source, key=lambda ev: (ev.sort_time, ev.source_index)))
+    merged = collapse_starts(
+        heapq.merge(*per_source, key=lambda ev: (ev.sort_time, ev.source_index)), keep_routine=keep_all
+    )
     counts = Counter(ev.kind for ev in merged)
     if requests.height:
         counts["request_complete"] += requests.height
@@ -181,7 +202,36 @@ def read_events(
         unparsed,
         sorted(levels & set(LEVEL_RANK), key=LEVEL_RANK.__getitem__),
         clock_jumps,
+        unmatched,
+        records,
     )
+
+
+def _note_record(records: list[tuple[int, str | None]], record: Record, produced: list[Event]) -> None:
+    """Keep the line and time of a dated record an oMLX logger wrote (it shows its process alive
+    then), and the line of an undated record of no event (a paste may begin with the text of one;
+    one after a fault shows the process went on)."""
+    if record.head.date is None:
+        if all(ev.kind == "record" for ev in produced):
+            records.append((record.line, None))
+    elif record.stamp is not None and (record.head.logger or "").startswith(LOGGER_PREFIX):
+        records.append((record.line, record.stamp))
+
+
+def _records_table(scans: list[SourceScan], readers: list[_SourceEvents]) -> pl.DataFrame:
+    """Where each source shows an oMLX process alive: the dated oMLX records the grammar read, and
+    those the scan only counted where they border on the rest (RECORDS_SCHEMA), in time order; and
+    the undated records, without a time, first."""
+    parts = [
+        pl.concat(
+            [
+                scan.records,
+                pl.DataFrame(reader.omlx_records, schema=RECORD_SCHEMA, orient="row"),
+            ]
+        ).select(pl.lit(scan.index, pl.UInt32).alias("source"), "line", "time")
+        for scan, reader in zip(scans, readers, strict=True)
+    ]
+    return pl.concat(parts).sort("time", "source", "line") if parts else pl.DataFrame(schema=RECORDS_SCHEMA)
 
 
 CLOCK_JUMP_S = 60.0  # a timestamp this far before the one above it is reported, not silently reordered
@@ -242,7 +292,16 @@ def _span_with_requests(first: str | None, last: str | None, scan: SourceScan) -
     return min(stamps), max(stamps)
 
 
-def iter_requests(stream: EventStream, sources: list[str]) -> Iterator[Event]:
+def all_events(stream: EventStream) -> Iterator[Event]:
+    """Every event in time order with the dense request rows among them (those need
+    ``keep_request_text``): what ``events`` prints, and what a reader of the log sees."""
+    names = [source.name for source in stream.sources]
+    return heapq.merge(
+        stream.events, _request_row_events(stream, names), key=lambda ev: (ev.sort_time, ev.source_index)
+    )
+
+
+def _request_row_events(stream: EventStream, sources: list[str]) -> Iterator[Event]:
     """The dense request rows as events (needs ``keep_request_text``), for the events command."""
     if "text" not in stream.requests.columns:  # no request rows at all
         return

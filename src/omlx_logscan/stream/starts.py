@@ -5,52 +5,88 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from omlx_logscan.parsing.event import Event
-from omlx_logscan.parsing.kinds import RUNNING_PROCESS_KINDS
+from omlx_logscan.parsing.kinds import CRASH_KINDS, RUNNING_PROCESS_KINDS
 from omlx_logscan.timeutil import seconds
 
 STARTUP_JOIN_SECONDS = 120.0
+
+
+# Markers oMLX also writes in a running process (model discovery runs again on every pool
+# refresh): they join an open start and never open one.
+JOIN_ONLY_MARKERS = frozenset({"discovery"})
+
+
+# Markers written once per process, but after its first engine started (which closes the open
+# start): they belong to the process's start whenever one was seen since the last stop or exit.
+ONCE_PER_PROCESS_MARKERS = frozenset({"enforcer"})
+
+
+_PROCESS_ENDS = CRASH_KINDS | {"shutdown"}
+
+
+STARTUP_BLOCK = "startup_block"  # the marker the start's ``markers`` name for the timed INFO lines of either set
 
 
 class StartCollapser:
     """One ``process_start`` per startup block, decided one event at a time (batch and live alike).
 
     Each banner opens a start; other markers join the open start unless more than
-    STARTUP_JOIN_SECONDS passed or an event showed a running process in between.
+    STARTUP_JOIN_SECONDS passed or an event showed a running process in between. A join-only
+    marker that finds no open start is a routine record (kept when ``keep_routine``).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, keep_routine: bool = True) -> None:
+        self.keep_routine = keep_routine
         self._open: Event | None = None
+        self._current: Event | None = None  # the start of the process running now, until a stop or exit
         self._last_marker_time: str | None = None
 
     def feed(self, event: Event) -> bool:
-        """True when the event stands on its own; False when it was folded into the open start."""
+        """True when the event stands on its own; False when it was folded into a start (or dropped)."""
         if event.kind == "process_start":
             marker = event.fields.get("marker")
             gap = seconds(self._last_marker_time, event.time or event.prev_time)
             if self._open is not None and marker != "banner" and (gap is None or gap <= STARTUP_JOIN_SECONDS):
-                _join_start(self._open, event)
-                self._last_marker_time = event.time or self._last_marker_time
-                return False
-            event.fields["markers"] = [marker]
+                return self._join(self._open, event)
+            if marker in ONCE_PER_PROCESS_MARKERS and self._current is not None:
+                return self._join(self._current, event)
+            if marker in JOIN_ONLY_MARKERS:
+                event.kind, event.fields = "record", {}
+                return self.keep_routine
+            event.fields["markers"] = [_shown(marker)]
             event.fields.pop("marker", None)
-            self._open = event
+            self._open = self._current = event
             self._last_marker_time = event.time
             return True
         if event.kind in RUNNING_PROCESS_KINDS:
             self._open = None
+        if event.kind in _PROCESS_ENDS:
+            self._current = None
         return True
 
+    def _join(self, start: Event, marker: Event) -> bool:
+        _join_start(start, marker)
+        self._last_marker_time = marker.time or self._last_marker_time
+        return False
 
-def collapse_starts(events: Iterator[Event]) -> list[Event]:
+
+def collapse_starts(events: Iterator[Event], *, keep_routine: bool = True) -> list[Event]:
     """One ``process_start`` per startup block, however many markers it printed."""
-    collapser = StartCollapser()
+    collapser = StartCollapser(keep_routine=keep_routine)
     return [event for event in events if collapser.feed(event)]
+
+
+def _shown(marker: str | None) -> str | None:
+    """The name a start's ``markers`` give a marker: the join-only and once-per-process lines are
+    timed INFO lines of the startup block like the others."""
+    return STARTUP_BLOCK if marker in JOIN_ONLY_MARKERS | ONCE_PER_PROCESS_MARKERS else marker
 
 
 def _join_start(start: Event, marker: Event) -> None:
     """Fold one more startup marker into the start it belongs to."""
-    if marker.fields.get("marker") not in start.fields["markers"]:
-        start.fields["markers"].append(marker.fields.get("marker"))
+    shown = _shown(marker.fields.get("marker"))
+    if shown not in start.fields["markers"]:
+        start.fields["markers"].append(shown)
     start.lines += marker.lines
     for key in ("pid", "omlx_version"):
         if marker.fields.get(key) is not None and start.fields.get(key) is None:

@@ -34,10 +34,13 @@ def within(stream: EventStream, since: datetime | None, until: datetime | None) 
     counts = Counter(ev.kind for ev in events)
     if requests.height:
         counts["request_complete"] += requests.height
+    records = stream.records  # ISO times: in order as text; an undated record goes with an open start
+    if since is not None:
+        records = records.filter(pl.col("time") >= since.isoformat())
+    if until is not None:
+        records = records.filter(pl.col("time").is_null() | (pl.col("time") <= until.isoformat()))
     sources = [_clip(info, since, until) for info in stream.sources]
-    return EventStream(
-        sources, events, requests, stream.accounting, counts, stream.unparsed, stream.levels, stream.clock_jumps
-    )
+    return replace(stream, sources=sources, events=events, requests=requests, kind_counts=counts, records=records)
 
 
 def _clip(info: SourceInfo, since: datetime | None, until: datetime | None) -> SourceInfo:

@@ -1,0 +1,98 @@
+"""Dated oMLX records of every kind, by time: when each process last wrote anything.
+
+Events alone miss most of a log (routine records are only counted), so a lifetime's end, a
+lifetime of routine records only and "did the process go on after this fault" are read here.
+"""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass
+from datetime import timedelta
+from functools import cached_property
+
+import polars as pl
+
+from omlx_logscan.stream.model import EventStream
+from omlx_logscan.timeutil import parse
+
+# Records this close before a process start are the new process's startup output (what it writes
+# before its first start marker), not the old process's last words: a restart takes longer.
+STARTUP_OUTPUT_S = 1.0
+
+
+@dataclass(frozen=True)
+class RecordAt:
+    """One dated oMLX record: when a process wrote it, and where."""
+
+    time: str
+    source: str
+    line: int
+
+
+class RecordIndex:
+    """The stream's dated oMLX records (events or not) by time: when each process last wrote anything."""
+
+    def __init__(self, stream: EventStream) -> None:
+        self._names = [s.name for s in stream.sources]
+        self._table = stream.records
+        timed = stream.records.drop_nulls("time")
+        self.times: list[str] = timed["time"].to_list()
+        self._sources: list[int] = timed["source"].to_list()
+        self._lines: list[int] = timed["line"].to_list()
+        # Each source's first record, timed or not, with the first time of it (a lifetime's start).
+        firsts = stream.records.group_by("source").agg(pl.col("line").min(), pl.col("time").drop_nulls().first())
+        self.firsts = {
+            self._names[source]: RecordAt(time, self._names[source], line)
+            for source, line, time in firsts.iter_rows()
+            if time is not None  # a source of undated text only shows no oMLX process
+        }
+
+    @cached_property
+    def _in_file(self) -> dict[str, tuple[list[int], list[str | None]]]:
+        """Each source's records in file order, lines and times: the order places undated ones.
+        Built at the first fault that needs it (a log without one never pays for it)."""
+        return {
+            self._names[source]: (part["line"].to_list(), part["time"].to_list())
+            for (source,), part in self._table.sort("source", "line").group_by("source", maintain_order=True)
+        }
+
+    def written_after(
+        self, source: str, after_line: int, before_line: int | None, after: str | None, cutoff: str | None
+    ) -> bool:
+        """Whether ``source`` has a record between two lines that is undated, or timed after ``after``
+        (when known) and before ``cutoff`` (None: no bound)."""
+        lines, times = self._in_file.get(source, ([], []))
+        for index in range(bisect.bisect_right(lines, after_line), len(lines)):
+            line, time = lines[index], times[index]
+            if before_line is not None and line >= before_line:
+                return False
+            if time is None or ((after is None or time > after) and (cutoff is None or time < cutoff)):
+                return True
+        return False
+
+    def last_between(self, start: str | None, before: str | None, *, after_start: bool = False) -> RecordAt | None:
+        """The latest record at or (``after_start``) after ``start``, before ``before`` (None: the log's end)."""
+        lo = (bisect.bisect_right if after_start else bisect.bisect_left)(self.times, start) if start else 0
+        hi = bisect.bisect_left(self.times, before) if before else len(self.times)
+        if hi <= lo:
+            return None
+        return RecordAt(self.times[hi - 1], self._names[self._sources[hi - 1]], self._lines[hi - 1])
+
+    def any_between(self, after: str | None, before: str | None) -> bool:
+        """Whether a record lies after ``after`` and before ``before`` (None: the end of the log)."""
+        lo = bisect.bisect_right(self.times, after) if after else 0
+        hi = bisect.bisect_left(self.times, before) if before else len(self.times)
+        return hi > lo
+
+    def first_of_log(self, source: str | None) -> RecordAt | None:
+        """The first record in file order of ``source`` (else of the source whose first is earliest)."""
+        if source in self.firsts:
+            return self.firsts[source]
+        return min(self.firsts.values(), key=lambda record: record.time, default=None)
+
+
+def before_startup_output(start: str | None) -> str | None:
+    """The moment before which a record is the old process's, for a process starting at ``start``."""
+    moment = parse(start) - timedelta(seconds=STARTUP_OUTPUT_S) if start else None
+    return moment.isoformat(timespec="microseconds") if moment else None
