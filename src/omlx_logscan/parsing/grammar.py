@@ -106,7 +106,6 @@ _HEADLESS = re.compile(
     r"^(?:Traceback \(most recent call last\):"
     r'|\s+File "[^"]+", line \d+'
     r"|[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt)(?::\s|$)"
-    r"|.*\bError Domain=\w+ Code=-?\d+"
     r'|"(?:Ignored|Caused|Insufficient|Impacting)\b'
     r'|"?\((?:0000000[0-9A-Fa-f]|000000[0-9A-Fa-f]{2}):)'
 )
@@ -118,6 +117,10 @@ _REPORT_JSON = re.compile(r'^\s*"[A-Za-z_]\w*" : ')
 
 # A rule of dashes or equals signs that reports and pastes put between their parts: no text.
 _RULE = re.compile(r"^\s*(?:-{5,}|={5,})\s*$")
+
+
+# NSError text anywhere in a line (searched only where its literal is, a search being slow).
+_NSERROR = re.compile(r"\bError Domain=\w+ Code=-?\d+")
 
 
 # A faulthandler thread stack: the second part of a dump, or a dump whose header was not pasted.
@@ -231,9 +234,13 @@ def parse_line(raw: str) -> Line:
 def _opens_headless(text: str) -> bool:
     """Whether an untimed line can begin a record: a traceback or NSError part, or any text with a
     Metal error code or a ``[metal::malloc]`` limit (never left unparsed)."""
-    return _HEADLESS.match(text) is not None or (
-        any(marker in text for marker in GPU_MARKERS)
-        and (GPU_CODE.search(text) is not None or GPU_RESOURCE_LIMIT.search(text) is not None)
+    return (
+        _HEADLESS.match(text) is not None
+        or ("Error Domain=" in text and _NSERROR.search(text) is not None)
+        or (
+            any(marker in text for marker in GPU_MARKERS)
+            and (GPU_CODE.search(text) is not None or GPU_RESOURCE_LIMIT.search(text) is not None)
+        )
     )
 
 
