@@ -1,17 +1,20 @@
 #!/usr/bin/env python3
-"""Benchmark: logscan against rg/grep (and lnav when installed) on the same big logs.
+"""Benchmark: logscan against rg, grep and lnav (those installed) on the same big logs.
 
-Run on demand, never as a test:
+Run on demand from a clone, never as a test; it needs nothing outside the repository:
 
     python bench/bench.py                 # 1 GiB and 2 GiB DEBUG logs, 3 rounds each
     python bench/bench.py --sizes 256 --rounds 5
 
-Logs come from the project's shared generator (``--generator``, default
-``../shared/bench/gen_omlx_log.py``) and are cached in ``--cache`` between runs. Each round
-runs every tool once, alternating, so machine noise hits all of them alike; the table shows
-medians, the ratio to rg, and logscan's peak RSS. Fast is worth nothing if it is wrong: each
-big log's timeline is also checked against the generator's truth file (lines, event counts,
-faults and their outcomes, dead windows), and a mismatch fails the run.
+The logs are written by bench/make_log.py (90 days of a DEBUG-level oMLX server.log, with its
+truth file) and cached in ``--cache``, named after the generator's own hash, so a changed
+generator writes them again. Each size is timed as a plain file against ``rg -c``, ``grep -cE``
+and lnav, then gzipped once and timed as a ``.gz`` against ``rg -z -c``. Each round runs every
+command once, alternating, so machine noise hits all of them alike; the tables show medians, the
+ratio to rg (to ``rg -z`` for the ``.gz``) and peak RSS. Fast is worth nothing if it is wrong:
+both timelines of each size are checked against the generator's truth (lines, event counts,
+faults and their outcomes, dead windows), and a mismatch fails the run. Last, a ~1 MB INFO log
+is timed end to end against the bare import of polars, typer and rich.
 
 Measure an installed copy (``pip install .``), as users run it: an editable install under
 PYTHONDONTWRITEBYTECODE compiles the sources again on every run (about 50 ms here).
@@ -20,6 +23,8 @@ PYTHONDONTWRITEBYTECODE compiles the sources again on every run (about 50 ms her
 from __future__ import annotations
 
 import argparse
+import gzip
+import hashlib
 import json
 import os
 import shutil
@@ -30,38 +35,54 @@ import tempfile
 import time
 from pathlib import Path
 
+from make_log import write_log
+
 HERE = Path(__file__).resolve().parent
-DEFAULT_GENERATOR = HERE.parent.parent / "shared" / "bench" / "gen_omlx_log.py"
+GENERATOR = HERE / "make_log.py"
+DAYS = 90
 RG_PATTERN = (
     "kIOGPUCommandBufferCallbackError|under memory pressure|pressure cache reclaim|Engine started|CORS origins|"
     "Chat completion:"
 )
 
 
-def make_log(generator: Path, cache: Path, size_mb: int) -> Path:
-    """A DEBUG-level log of about ``size_mb`` over 90 days, generated once and reused."""
-    log = cache / f"omlx-debug-{size_mb}mb.log"
-    if not log.exists():
+def make_log(cache: Path, size_mb: int, seed: int, level: str = "debug", days: int = DAYS) -> Path:
+    """A log of about ``size_mb`` MiB over ``days`` days and its truth file, written once and reused
+    (the name holds the generator's hash: a changed generator writes them again)."""
+    version = hashlib.sha256(GENERATOR.read_bytes()).hexdigest()[:10]
+    log = cache / f"logscan-bench-{level}-{size_mb}mib-{days}d-seed{seed}-{version}.log"
+    truth = truth_path(log)
+    if not (log.exists() and truth.exists()):
         cache.mkdir(parents=True, exist_ok=True)
-        print(f"generating {log} ...", file=sys.stderr)
-        subprocess.run(
-            [
-                sys.executable,
-                str(generator),
-                "--out",
-                str(log),
-                "--truth",
-                str(log.with_suffix(".truth.json")),
-                "--size-mb",
-                str(size_mb),
-                "--level",
-                "debug",
-                "--days",
-                "90",
-            ],
-            check=True,
-        )
+        print(f"writing {log} ...", file=sys.stderr)
+        start = time.perf_counter()
+        partial = log.with_suffix(".partial")
+        facts = write_log(partial, size_mb, days, seed, level)
+        truth.write_text(json.dumps(facts, indent=1) + "\n")
+        partial.replace(log)
+        print(f"  {facts['lines']} lines in {time.perf_counter() - start:.1f} s", file=sys.stderr)
     return log
+
+
+def truth_path(log: Path) -> Path:
+    """Where the truth of ``log`` (or of ``log``.gz, the same) is kept."""
+    return log.with_name(log.name.removesuffix(".gz").removesuffix(".log") + ".truth.json")
+
+
+def gzipped(log: Path) -> Path:
+    """``log``.gz next to it, compressed once (with the gzip tool when installed: faster)."""
+    packed = log.with_name(log.name + ".gz")
+    if not packed.exists():
+        print(f"compressing {packed} ...", file=sys.stderr)
+        partial = packed.with_suffix(".partial")
+        if shutil.which("gzip"):
+            with partial.open("wb") as out:
+                subprocess.run(["gzip", "-c", "-6", str(log)], stdout=out, check=True)
+        else:
+            with log.open("rb") as src, gzip.open(partial, "wb", compresslevel=6) as out:
+                shutil.copyfileobj(src, out, 2**22)
+        partial.replace(packed)
+    return packed
 
 
 def run_timed(argv: list[str]) -> tuple[float, int]:
@@ -85,7 +106,8 @@ def timeline_command(python: str, log: Path) -> list[str]:
 
 
 def tools(log: Path, baseline: str | None) -> dict[str, list[str]]:
-    """The commands to compare; only those installed here. ``baseline``: another build's interpreter."""
+    """The commands to compare on a plain log; only those installed here. ``baseline``: another
+    build's interpreter."""
     found = {"logscan": timeline_command(sys.executable, log)}
     if baseline:
         found["baseline"] = timeline_command(baseline, log)
@@ -98,8 +120,14 @@ def tools(log: Path, baseline: str | None) -> dict[str, list[str]]:
     return found
 
 
-def compare(log: Path, rounds: int, baseline: str | None) -> dict[str, tuple[float, int]]:
-    return measure(tools(log, baseline), rounds)
+def gz_tools(packed: Path, baseline: str | None) -> dict[str, list[str]]:
+    """The commands to compare on a ``.gz`` log: logscan (and the baseline) against ``rg -z``."""
+    found = {"logscan": timeline_command(sys.executable, packed)}
+    if baseline:
+        found["baseline"] = timeline_command(baseline, packed)
+    if shutil.which("rg"):
+        found["rg -z"] = ["rg", "-z", "-c", RG_PATTERN, str(packed)]
+    return found
 
 
 def measure(commands: dict[str, list[str]], rounds: int) -> dict[str, tuple[float, int]]:
@@ -118,7 +146,7 @@ def truth_mismatches(log: Path) -> list[str]:
     """Where logscan's timeline of ``log`` differs from the generator's truth (empty: none)."""
     argv = timeline_command(sys.executable, log)
     got = json.loads(subprocess.run(argv, check=True, capture_output=True, text=True).stdout)
-    want = json.loads(log.with_suffix(".truth.json").read_text())
+    want = json.loads(truth_path(log).read_text())
     pairs = {
         "lines": (got["header"]["lines"], want["lines"]),
         "event counts": ({k: got["header"]["events"].get(k, 0) for k in want["counts"]}, want["counts"]),
@@ -138,21 +166,24 @@ def report(title: str, results: dict[str, tuple[float, int]], baseline: str) -> 
     print(f"\n{title}")
     base = results.get(baseline, (0.0, 0))[0]
     for name, (median, peak) in results.items():
-        ratio = f"{median / base:6.1f}x {baseline}" if base else ""
+        ratio = f"{median / base:6.2f}x {baseline}" if base else ""
         print(f"  {name:8} {median:8.3f} s  {ratio}  peak RSS {peak} MiB")
     if "baseline" in results:
         print(f"  logscan / baseline: {results['logscan'][0] / results['baseline'][0]:.3f}x")
 
 
-def startup(cache: Path, generator: Path, rounds: int, baseline: str | None) -> None:
-    """End-to-end on a ~1 MB log against the bare import of the three libraries."""
-    small = cache / "omlx-info-1mb.log"
-    if not small.exists():
-        subprocess.run(
-            [sys.executable, str(generator), "--out", str(small), "--days", "20", "--size-mb", "1"],
-            check=True,
-            capture_output=True,
-        )
+def check_truth(log: Path) -> bool:
+    """Print whether the timeline of ``log`` matches the generator's truth; True when it does."""
+    mismatches = truth_mismatches(log)
+    print("  truth: " + ("lines, event counts, faults, outcomes and dead windows match" if not mismatches else ""))
+    for mismatch in mismatches:
+        print(f"    {mismatch}"[:300])
+    return not mismatches
+
+
+def startup(cache: Path, seed: int, rounds: int, baseline: str | None) -> None:
+    """End-to-end on a ~1 MB INFO log of 20 days against the bare import of the three libraries."""
+    small = make_log(cache, 1, seed, "info", days=20)
     commands = {
         "imports": [sys.executable, "-c", "import polars, typer, rich"],
         "logscan": timeline_command(sys.executable, small),
@@ -164,40 +195,55 @@ def startup(cache: Path, generator: Path, rounds: int, baseline: str | None) -> 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--sizes", default="1024,2048", help="log sizes in MiB, comma-separated")
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--cache", type=Path, default=Path(os.environ.get("TMPDIR", "/tmp")) / "omlx-logscan-bench")
-    parser.add_argument("--generator", type=Path, default=DEFAULT_GENERATOR)
+    parser.add_argument(
+        "--sizes", default="1024,2048", help="DEBUG log sizes in MiB, comma-separated (default 1024,2048)"
+    )
+    parser.add_argument("--rounds", type=int, default=3, help="rounds per case; the start-up case runs at least 5")
+    parser.add_argument(
+        "--cache",
+        type=Path,
+        default=Path(os.environ.get("TMPDIR", "/tmp")) / "omlx-logscan-bench",
+        help="where the generated logs are kept between runs (default $TMPDIR/omlx-logscan-bench)",
+    )
+    parser.add_argument("--seed", type=int, default=1, help="the generator's seed (default 1)")
+    parser.add_argument("--no-gz", action="store_true", help="skip the .gz case")
     parser.add_argument(
         "--baseline",
         metavar="PYTHON",
         help="the interpreter of another installed build (a venv's bin/python), timed alternately with this one",
     )
     args = parser.parse_args()
-    if not args.generator.exists():
-        parser.error(f"generator not found: {args.generator} (pass --generator)")
     peaks: dict[int, int] = {}
     wrong = False
     for size in (int(s) for s in args.sizes.split(",") if s):
-        log = make_log(args.generator, args.cache, size)
-        results = compare(log, args.rounds, args.baseline)
+        log = make_log(args.cache, size, args.seed)
+        lines = json.loads(truth_path(log).read_text())["lines"]
+        results = measure(tools(log, args.baseline), args.rounds)
         report(
-            f"{size} MiB DEBUG log ({log.stat().st_size / 2**20:.0f} MiB on disk), median of {args.rounds}",
+            f"{size} MiB DEBUG log ({log.stat().st_size / 2**20:.0f} MiB on disk, {lines / 1e6:.1f} M lines), "
+            f"median of {args.rounds}",
             results,
             "rg" if "rg" in results else "grep",
         )
         peaks[size] = results["logscan"][1]
         if "lnav" in results:
             print(f"  lnav / logscan: {results['lnav'][0] / results['logscan'][0]:.1f}x")
-        mismatches = truth_mismatches(log)
-        print("  truth: " + ("lines, event counts, faults, outcomes and dead windows match" if not mismatches else ""))
-        for mismatch in mismatches:
-            print(f"    {mismatch}"[:300])
-        wrong |= bool(mismatches)
+        wrong |= not check_truth(log)
+        if args.no_gz:
+            continue
+        packed = gzipped(log)
+        gz_results = measure(gz_tools(packed, args.baseline), args.rounds)
+        report(
+            f"the same, gzipped ({packed.stat().st_size / 2**20:.0f} MiB .gz), median of {args.rounds}",
+            gz_results,
+            "rg -z" if "rg -z" in gz_results else "logscan",
+        )
+        print(f"  logscan .gz / plain: {gz_results['logscan'][0] / results['logscan'][0]:.2f}x")
+        wrong |= not check_truth(packed)
     if len(peaks) > 1:
         low, high = min(peaks), max(peaks)
         print(f"\npeak RSS growth {low} → {high} MiB: {peaks[high] / max(peaks[low], 1):.2f}x")
-    startup(args.cache, args.generator, max(args.rounds, 5), args.baseline)
+    startup(args.cache, args.seed, max(args.rounds, 5), args.baseline)
     return 1 if wrong else 0
 
 
