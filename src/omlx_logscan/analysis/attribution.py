@@ -212,7 +212,7 @@ class _Attributor:
         attribution.load = self.load(incident)
         if site not in ("cache_clear", "unknown"):
             return attribution
-        if incident.time is None:
+        if incident.first.time is None:  # a time borrowed from the record before is no time of its own
             attribution.trigger = "unknown"
             return attribution
         session = self.sessions.get(incident.session)
@@ -317,9 +317,9 @@ class _Attributor:
     def load(self, incident: Incident) -> LoadContext:
         if self.completions is None:
             return LoadContext(False, gap=LoadGap.not_logged)
-        if incident.time is None:
+        if incident.first.time is None:  # a time borrowed from the record before is no time of its own
             return LoadContext(True, gap=LoadGap.untimed_fault)
-        moment = parse(incident.time)
+        moment = parse(incident.first.time)
         windows: list[LoadWindow] = []
         baseline = "session"
         for minutes in LOAD_WINDOWS_MIN:

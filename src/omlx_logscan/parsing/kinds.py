@@ -55,8 +55,9 @@ REGISTRY: tuple[Kind, ...] = (
     ),
     Kind("request_error", shows_active_engine=True, tag_field="stage"),
     # An aborted, cancelled or disconnected request: the process was running one, but shutdowns abort
-    # requests too, so it does not show the engine went on serving.
-    Kind("request_abort", shows_running_process=True, shows_active_engine=True, tag_field="cause"),
+    # requests too, and a client gives up on a request a fault broke, so it shows neither that the
+    # engine went on working nor that it went on serving: after a fault it is a symptom.
+    Kind("request_abort", shows_running_process=True, tag_field="cause"),
     Kind("kernel_panic", crash_evidence=True, shows_running_process=True, omlx_only=True),
     Kind("crash_report", crash_evidence=True, shows_running_process=True, omlx_only=True),
     Kind("faulthandler_dump", crash_evidence=True, shows_running_process=True, omlx_only=True),
