@@ -333,3 +333,28 @@ def test_watch_exit_at_end_prints_what_timeline_reads(case: str, tmp_path: Path)
     assert f"{header['lines']} line" in summary
     assert f"{sessions} session" in summary and f"{faults} GPU fault" in summary and f"{windows} dead window" in summary
     assert ("unparsed line" in summary) == (header["unparsed_lines"] > 0)
+
+
+# Pastes whose faults' outcomes hang on what follows them: text that is not oMLX's, time-only lines.
+_WENT_ON_PASTES = {
+    "user-note": "\nAfter this I ran:\n- `brew services restart omlx`\n",
+    "short-form-note": "\nsteps  - restarted the server, same thing\n",
+    "report-json": '\n  "procName" : "python3.12",\n',
+    "undated-omlx-record": "\nomlx.scheduler - INFO - prefix cache: re-prefills 10 of 20 tokens\n",
+    "time-only": (
+        "23:58:01.100 - omlx.scheduler - ERROR - Engine loop error: [METAL] Command buffer execution failed: "
+        "Caused GPU Timeout Error (00000002:kIOGPUCommandBufferCallbackErrorTimeout)\n"
+        "23:59:30.000 - omlx.server - INFO - Chat completion: model=m, 10 tokens in 1.00s (10.0 tok/s), prompt: 5\n"
+    ),
+}
+
+
+@pytest.mark.parametrize("paste", sorted(_WENT_ON_PASTES))
+def test_what_follows_a_fault_decides_its_outcome_alike(paste: str, tmp_path: Path) -> None:
+    path = tmp_path / "omlx.log"
+    fault = (
+        "2026-09-19 16:00:01,000 - omlx.engine_core - ERROR - [-] - Engine loop error: [METAL] Command buffer "
+        "execution failed: Caused GPU Timeout Error (00000002:kIOGPUCommandBufferCallbackErrorTimeout)\n"
+    )
+    path.write_text(("" if paste == "time-only" else fault) + _WENT_ON_PASTES[paste])
+    assert_same_state(path)

@@ -310,12 +310,13 @@ def _outcome(incident: Incident, session: Session, following: Session | None, bu
 def _went_on(incident: Incident, session: Session, following: Session | None, records: RecordIndex) -> bool:
     """Whether the fault's process wrote anything after it, before anything that ended it: a timed
     event after it (timed later, when the fault's time is known), a dated record timed later (before
-    the next process's startup output), or an undated record of no event after it in its file."""
+    the next process's startup output), or an undated oMLX record of no event after it in its file."""
     last = incident.records[-1]
     after = incident.last_time
     events_after = session.events[session.events.index(last) + 1 :]
     end = next((ev for ev in events_after if ev.kind in CRASH_KINDS), None)  # what ended the process
-    if any(written_later(ev.time, after) for ev in events_after[: events_after.index(end) if end else None]):
+    before_end = events_after[: events_after.index(end) if end else None]
+    if any(written_later(ev, incident) for ev in before_end):
         return True
     next_start = following.start_after or following.start if following is not None else None
     cutoff = before_startup_output(next_start)
@@ -327,10 +328,17 @@ def _went_on(incident: Incident, session: Session, following: Session | None, re
     return records.written_after(last.source, last.line, before_line, after, until)
 
 
-def written_later(stamp: str | None, after: str | None) -> bool:
-    """Whether an event written after a fault whose last time is ``after`` shows its process went on:
-    it has a time, later than the fault's when that is known (an untimed event may be its traceback)."""
-    return stamp is not None and (after is None or stamp > after)
+def written_later(event: Event, incident: Incident) -> bool:
+    """Whether ``event``, written after ``incident``, shows its process went on: it has a time, later
+    than the fault's when that is known (an untimed event may be its traceback); or, when neither
+    has a date (time-only lines), a time of day other than the fault's last, being after it."""
+    if event.time is not None:
+        return incident.last_time is None or event.time > incident.last_time
+    last = incident.records[-1]
+    return (
+        bool(last.time is None and last.time_of_day and event.time_of_day)
+        and clock_seconds(last.time_of_day or "", event.time_of_day or "") > 0
+    )
 
 
 # -- rules shared with the live watch (analysis/live.py), one fault or window at a time ----------

@@ -81,11 +81,11 @@ class _AwaitedOutcome:
         """What ``event``, after the fault, says of whether its process went on (``went_on``)."""
         if self.ended or event.kind in CRASH_KINDS:
             self.ended = True
-        elif event.time is None:
-            self.event_after = self.event_after or record  # batch: an undated record of no event after it
-        elif written_later(event.time, self.after):
+        elif event.time is None and record:
+            self.event_after = self.event_after or _own_record(event)  # batch: an undated oMLX record after it
+        elif written_later(event, self.incident):
             self.event_after = self.event_after or not record  # batch: any later event, any logger
-            if _omlx_dated(event):
+            if event.time is not None and _omlx_dated(event):
                 self.first_record_after = min(self.first_record_after or event.time, event.time)
 
     def went_on(self, cutoff: str | None) -> bool:
@@ -465,6 +465,12 @@ class LiveState:
 def _omlx_dated(event: Event) -> bool:
     """Whether batch's records table holds ``event``'s record: a dated record of an oMLX logger."""
     return event.time is not None and (event.logger or "").startswith(LOGGER_PREFIX)
+
+
+def _own_record(event: Event) -> bool:
+    """Whether batch's records table holds an undated record's line: an oMLX logger's or a
+    time-only line's (a user's note or a crash report's text is not the process going on)."""
+    return event.time_of_day is not None or (event.logger or "").startswith(LOGGER_PREFIX)
 
 
 def _later(stamp: str | None, after: str | None) -> bool:

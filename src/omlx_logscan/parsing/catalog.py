@@ -387,8 +387,11 @@ FATAL_LOGGER = "omlx.utils.fatal"
 # The fatal exit's message (its reason is the group ``reason_text``; the seed report's fix wrote its
 # reason alone before the suffix was known here), and the uncaught C++ abort of older builds; the
 # line grammar knows the abort's bare line by ABORT_OPENING.
+FATAL_SUBMISSIONS_OPENING = "Metal GPU submissions disabled:"
+
+
 FATAL_EXIT = re.compile(
-    rf"^(?:(?P<reason_text>.+?){re.escape(FATAL_EXIT_SUFFIX)}|(?P<submissions>Metal GPU submissions disabled:.*))"
+    rf"^(?:(?P<reason_text>.+?){re.escape(FATAL_EXIT_SUFFIX)}|(?P<submissions>{re.escape(FATAL_SUBMISSIONS_OPENING)}.*))"
 )
 
 

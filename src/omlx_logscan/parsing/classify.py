@@ -10,6 +10,8 @@ from omlx_logscan.parsing.catalog import (
     BANNER_VERSION,
     CELLAR_VERSION,
     FATAL_EXIT,
+    FATAL_EXIT_SUFFIX,
+    FATAL_SUBMISSIONS_OPENING,
     GPU_CODE,
     GPU_CODE_NAMES,
     GPU_CONTEXTS,
@@ -76,7 +78,7 @@ def _gpu_fields(record: Record, text: str) -> dict[str, Any] | None:
             context = ctx
             break
     out: dict[str, Any] = {"code": code, "code_name": name, "context": context}
-    return {**out, **_traceback_fields(record.extra)}
+    return {**out, **_traceback_fields(_body(record))}
 
 
 def _catalog_match(message: str) -> tuple[str, str, dict[str, Any]] | None:
@@ -152,7 +154,7 @@ def classify(record: Record, source: str, index: int) -> list[Event]:
     level = head.level or ("CRITICAL" if head.form == "abort" else None)
     if gpu is not None:
         events.append(make("gpu_error", gpu, level or "ERROR"))
-    fatal = FATAL_EXIT.match(head.message)
+    fatal = FATAL_EXIT.match(head.message) if _may_be_fatal_exit(head.message) else None
     if ABORT.match(head.message):
         events.append(make("process_exit", {"reason": "abort"}, "CRITICAL"))
     elif fatal is not None:
@@ -169,14 +171,20 @@ def classify(record: Record, source: str, index: int) -> list[Event]:
             fields.setdefault(tag_field, tag)
         if kind == "process_start" and tag == "banner":
             fields["omlx_version"] = next((m["version"] for m in map(BANNER_VERSION.search, record.extra) if m), None)
-        return [make(kind, {**fields, **_traceback_fields(record.extra)})]
+        return [make(kind, {**fields, **_traceback_fields(_body(record))})]
     if level in ("ERROR", "CRITICAL"):
         return [make("error", _traceback_fields(record.extra))]
     if level == "WARNING":
         return [make("warning", {})]
     if head.form == "headless":
-        return [make("error", _traceback_fields([head.message, *record.extra]), "ERROR")]
+        return [make("error", _traceback_fields(_body(record)), "ERROR")]
     return [make("record", {})]
+
+
+def _body(record: Record) -> list[str]:
+    """The lines that may hold a record's traceback: its continuation, and the head line too when
+    that is itself part of one (a paste that begins inside a traceback, at a frame)."""
+    return [record.head.message, *record.extra] if record.head.form == "headless" else record.extra
 
 
 def _traceback_fields(lines: list[str]) -> dict[str, Any]:
@@ -193,6 +201,12 @@ def _dump_fields(record: Record) -> dict[str, Any]:
     opened = head.startswith(FAULTHANDLER_OPENING)
     lines = record.extra if opened else [head, *record.extra]
     return {"error": head.removeprefix(FAULTHANDLER_OPENING) if opened else None, "traceback": _frames(lines)}
+
+
+def _may_be_fatal_exit(message: str) -> bool:
+    """Whether ``message`` holds what every fatal-exit line does: ``FATAL_EXIT`` tries a lazy match
+    at every length, far slower than looking for these literals on every record."""
+    return FATAL_EXIT_SUFFIX in message or message.startswith(FATAL_SUBMISSIONS_OPENING)
 
 
 def cellar_version(event: Event) -> str | None:

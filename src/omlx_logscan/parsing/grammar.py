@@ -192,14 +192,16 @@ def _normal_level(level: str | None) -> str | None:
 def parse_line(raw: str) -> Line:
     """Classify one line; never raises."""
     text = clean(raw)
-    if not text.strip() or _RULE.match(text):
+    if not text.strip():
         return Line("blank", "")
-    if _REPORT_JSON.match(text):
-        return Line("report_json", text.rstrip())
+    # The rarer shapes are tested only where they can be, so a log line meets the forms first:
+    # a crash report's JSON and an indented rule begin as continuations do (a quote, a space).
     if _CONTINUATION.match(text):
+        if _REPORT_JSON.match(text):
+            return Line("report_json", text.rstrip())
+        if _RULE.match(text):
+            return Line("blank", "")
         return Line("headless" if _opens_headless(text) else "text", text.rstrip())
-    if _THREAD_DUMP.match(text):
-        return Line("thread_dump", text.rstrip())
     for form, regex in _FORMS:
         match = regex.match(text)
         if match is None:
@@ -221,6 +223,10 @@ def parse_line(raw: str) -> Line:
             logger=groups.get("logger"),
             level=_normal_level(groups.get("level")),
         )
+    if _RULE.match(text):  # no form begins with five dashes or equals signs
+        return Line("blank", "")
+    if _THREAD_DUMP.match(text):  # no form begins ``Thread 0x`` or ``Current thread 0x``
+        return Line("thread_dump", text.rstrip())
     short = _SHORT_LOG.match(text)
     if short is not None:
         return Line("short_log", short["msg"].rstrip(), logger=short["logger"])

@@ -25,6 +25,7 @@ from omlx_logscan.parsing.grammar import (
     is_garbage,
     parse_line,
 )
+from omlx_logscan.timeutil import clock_seconds
 
 # Head forms that end a block (a log line after a panic report is the log again).
 _BLOCK_ENDERS = frozenset(
@@ -71,8 +72,10 @@ class Record:
 
     @property
     def continuation(self) -> str | None:
-        """The lines after the head line, joined (trailing blank lines dropped); None when there are none."""
-        text = "\n".join(self.extra).rstrip()
+        """The lines after the head line, joined without the blank lines around them (a blank
+        line between a record and the note under it is no part of either); None when there are none."""
+        start = next((index for index, part in enumerate(self.extra) if part.strip()), len(self.extra))
+        text = "\n".join(self.extra[start:]).rstrip()
         return text or None
 
     def holds_traceback(self) -> bool:
@@ -117,7 +120,9 @@ class Assembler:
         self._current: Record | None = None
         self._last_line = 0
         self._last_stamp: str | None = None  # the last dated line: untimed records are placed after it
-        self._clock: str | None = None  # the last time known, dated or derived: time-only lines are dated from it
+        # The last time known, dated or derived: time-only lines are dated from it. None after a
+        # time-only line that could not be dated, until a line is dated again.
+        self._clock: str | None = None
         self._awaiting_next: list[Record] = []
         self._after_blank = False  # the line before was blank: a headless line opens a record of its own
         self._ended = False  # a blank line ended the open traceback record: plain text no longer joins it
@@ -221,7 +226,12 @@ class Assembler:
         self._ended = False
         record = _new_record(line, parsed, self._last_stamp, self._clock, self.out, self._awaiting_next)
         self._current = record
-        self._clock = record.stamp or self._clock
+        if record.stamp is not None:
+            self._clock = record.stamp
+        elif parsed.time is not None:
+            # A time-only line no date fits: the ones after it are dated from it or from nothing,
+            # so until the next dated line none can be dated.
+            self._clock = None
         opened_at = len(self.out.records) - 1
         if parsed.date is not None:
             for waiting in self._awaiting_next:
@@ -251,16 +261,22 @@ def _new_record(
     return record
 
 
+# A time of day earlier than the last time known is the next day only when the step forward
+# across midnight is this short; a longer one could as well be a line from an earlier day.
+MIDNIGHT_STEP_S = 6 * 3600
+
+
 def _dated(parsed: Line, clock: str | None) -> str | None:
-    """A time-only line dated from the last time known, or None when that would go backwards."""
+    """A time-only line dated from the last time known, or None when no date can be known: it
+    goes back to earlier that day, or on past midnight by more than MIDNIGHT_STEP_S (a guess)."""
     if parsed.time is None or clock is None:
         return None
     day = date.fromisoformat(clock[:10])
-    if parsed.time < clock[11:19] and clock[11:13] >= "12" and parsed.time[:2] < "12":
+    if parsed.time < clock[11:19]:
+        if clock_seconds(clock[11:19], parsed.time) >= MIDNIGHT_STEP_S:
+            return None
         day += timedelta(days=1)  # past midnight (and past New Year) since the last time known
     stamp = f"{day.isoformat()}T{parsed.time}"
-    if stamp < clock[:19]:
-        return None  # earlier than the record before it: not on that day, and no date can be known
     return f"{stamp}.{parsed.frac}" if parsed.frac else stamp
 
 

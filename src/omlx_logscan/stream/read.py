@@ -70,10 +70,11 @@ class _SourceEvents:
         for record in records:
             if record.head.level and record.head.form not in _LEVELLESS_FORMS:
                 self.levels.add(record.head.level)
-            if record.stamp is not None and record.head.date is not None:  # the span: earliest to latest
+            if record.stamp is not None:  # the span, earliest to latest: dated lines and those dated from them
                 self.first = min(self.first or record.stamp, record.stamp)
                 self.last = max(self.last or record.stamp, record.stamp)
-                self.stamped.append((record.line, record.stamp))
+                if record.head.date is not None:
+                    self.stamped.append((record.line, record.stamp))
             elif record.stamp is None and record.time_of_day is not None:  # undated: a span by the clock alone
                 self.first_time_of_day = self.first_time_of_day or record.time_of_day
                 self.last_time_of_day = record.time_of_day
@@ -209,12 +210,16 @@ def read_events(
 
 def _note_record(records: list[tuple[int, str | None]], record: Record, produced: list[Event]) -> None:
     """Keep the line and time of a dated record an oMLX logger wrote (it shows its process alive
-    then), and the line of an undated record of no event (a paste may begin with the text of one;
-    one after a fault shows the process went on)."""
+    then), and the line of an undated one of no event (a paste may begin with the cut tail of
+    one; one after a fault shows the process went on). Only the log's own, an oMLX logger's, a
+    time-only line's or a cut tail's: a user's note, a quoted command or a crash report's text
+    under a fault says nothing of whether its process went on."""
+    omlx = (record.head.logger or "").startswith(LOGGER_PREFIX)
     if record.head.date is None:
-        if all(ev.kind == "record" for ev in produced):
+        own = omlx or record.head.form == "tail" or record.head.time is not None
+        if own and all(ev.kind == "record" for ev in produced):
             records.append((record.line, None))
-    elif record.stamp is not None and (record.head.logger or "").startswith(LOGGER_PREFIX):
+    elif record.stamp is not None and omlx:
         records.append((record.line, record.stamp))
 
 
