@@ -175,10 +175,11 @@ def test_a_warning_only_log_gives_the_visibility_caveat(tmp_path: Path) -> None:
     invisible = got["invisible"]
     assert isinstance(invisible, list) and len(invisible) == 2
     assert invisible[0] == (
-        # Issue 14: the enforcer's deferred enforcement (INFO) is a pressure action too.
+        # Issue 14: the enforcer's deferred enforcement (INFO) is a pressure action too; the review of issue 14:
+        # so is the level after an eviction (every action of the kinds registry's table counts).
         "INFO lines absent: a pressure clear cannot be excluded (pressure reclaim request, pressure level change, "
-        "pressure eviction, pressure enforcement deferred while buffers drain would not show); the hot-cache shrink "
-        "warning (WARNING) would have shown and did not"
+        "pressure level after an eviction, pressure eviction, pressure enforcement deferred while buffers drain "
+        "would not show); the hot-cache shrink warning (WARNING) would have shown and did not"
     )
     assert "deferred clear" in invisible[1] and "failed requests (ERROR) would have shown and did not" in invisible[1]
     assert got["load"] == {
@@ -201,9 +202,11 @@ def test_a_shrink_warning_in_a_warning_only_log_is_positive_pressure_evidence(tm
 def test_an_error_only_log_cannot_see_the_shrink_warning_either(tmp_path: Path) -> None:
     got = only(explain(analysis_from(tmp_path, fault())))
     assert got["trigger"] == "unknown"
-    assert got["invisible"] == [  # issue 14 added the pressure actions of every enforcer version
+    assert got["invisible"] == [  # issue 14 added the pressure actions of every enforcer version (and its review
+        # the two the list had missed: a failed reclaim request, the level after an eviction)
         "INFO and WARNING lines absent: a pressure clear cannot be excluded (hot-cache shrink, pressure reclaim "
-        "request, pressure level change, pressure eviction, hard-pressure abort, hard pressure with all models pinned, "
+        "request, failed pressure reclaim request, pressure level change, pressure level after an eviction, "
+        "pressure eviction, hard-pressure abort, hard pressure with all models pinned, "
         "emergency-pressure abort, pressure abort, pressure abort of a model load, hard pressure with no model to "
         "evict, pressure enforcement deferred while buffers drain, process memory limit exceeded would not show)",
         "INFO and WARNING lines absent: finished requests are not logged, so neither a deferred clear nor the load "
@@ -333,3 +336,108 @@ def test_a_log_without_faults_says_so(tmp_path: Path, full: bool) -> None:
     out = io.StringIO()
     write_why_text(why, console(out), full=full)
     assert out.getvalue() == "Why it faulted\n  no GPU faults\n"
+
+
+# -- the review of issue 14 ------------------------------------------------------------------------
+
+HEADLESS_CLEAR = [
+    "Traceback (most recent call last):",
+    '  File "/x/omlx/engine_core.py", line 120, in _engine_loop',
+    "    self.scheduler.step()",
+    '  File "/x/omlx/utils/metal_sync.py", line 40, in _sync_and_clear_cache',
+    "    mx.clear_cache()",
+    f"RuntimeError: {TIMEOUT}",
+]
+
+
+@pytest.mark.parametrize(
+    "fault_head",
+    # A time of day an hour before the line above it: no date fits it (t24).
+    [[""], [f"19:19:38.000 - omlx.engine_core - ERROR - Engine loop error: {TIMEOUT}"]],
+    ids=["headless-after-a-blank", "time-of-day-only"],
+)
+def test_a_fault_without_a_time_of_its_own_borrows_none_for_its_trigger_or_load(
+    tmp_path: Path, fault_head: list[str]
+) -> None:
+    """t25, t24: the fault is placed after the completion before it, whose time it may not measure from."""
+    lines = [completion(before(seconds=1), 10), *fault_head, *HEADLESS_CLEAR]
+    why = explain(analysis_from(tmp_path, lines))
+    got = only(why)
+    assert got["call_site"] == "cache_clear" and got["trigger"] == "unknown" and got["evidence"] == []
+    assert trigger_phrase(why.attributions[0], full=True) == "unknown: the fault has no time of its own"
+    assert load_phrase(why.attributions[0].load, full=False) == "load unknown: the fault has no time of its own"
+    assert fault_lines(why, full=False)[0].startswith("after ")
+
+
+NAMED_CLEARS = [
+    ("Metal cache clear failed during error recovery: ", "recovery", "error recovery"),
+    ("Metal cache clear failed during generation overflow recovery: ", "overflow", "overflow recovery"),
+    ("Pooled-buffer reclaim failed for prefill request r1: ", "pooled_reclaim", "pooled-buffer reclaim"),
+    ("Idle reclaim failed: ", "idle", "idle"),
+]
+
+
+@pytest.mark.parametrize(("opening", "trigger", "short"), NAMED_CLEARS, ids=[t for _, t, _ in NAMED_CLEARS])
+def test_a_clear_its_record_names_has_that_clears_own_trigger(
+    tmp_path: Path, opening: str, trigger: str, short: str
+) -> None:
+    """t26: these clears run for their own reasons, not as a scheduler step's periodic or deferred one,
+    whatever finished or pressed before them."""
+    lines = [
+        *info_start(),
+        completion(before(seconds=1), 10),
+        record(
+            before(seconds=30),
+            "WARNING",
+            "omlx.process_memory_enforcer",
+            "Shrank hot cache under memory pressure: freed=6.0GB protected=12",
+        ),
+        record(FAULT_AT, "WARNING", "omlx.scheduler", f"{opening}{TIMEOUT}"),
+    ]
+    why = explain(analysis_from(tmp_path, lines))
+    got = only(why)
+    assert got["call_site"] == "cache_clear"
+    assert got["trigger"] == trigger and got["candidates"] == [trigger]
+    assert got["evidence"] == [] and got["invisible"] == []
+    assert trigger_phrase(why.attributions[0], full=False) == short
+    assert trigger_phrase(why.attributions[0], full=True).startswith(f"{short} (the fault was in the ")
+
+
+def test_a_named_clear_without_a_time_keeps_its_own_trigger(tmp_path: Path) -> None:
+    clear = f"19:19:38.000 - omlx.scheduler - WARNING - Metal cache clear failed during error recovery: {TIMEOUT}"
+    lines = [completion(before(seconds=1), 10), clear]
+    assert only(explain(analysis_from(tmp_path, lines)))["trigger"] == "recovery"
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "Error during completion streaming: boom",
+        "Error during Anthropic streaming: boom",
+        "Error during Responses API streaming: boom",
+        "SSE generator error: boom",
+    ],
+)
+def test_a_stream_of_any_api_failing_is_deferred_evidence(tmp_path: Path, message: str) -> None:
+    """Like the chat stream's, every API's streaming error is a request failing in the scheduler."""
+    lines = [*info_start(), record(before(seconds=1), "ERROR", "omlx.server", message), *fault()]
+    got = only(explain(analysis_from(tmp_path, lines)))
+    assert got["trigger"] == "deferred"
+    assert [e["what"] for e in got["evidence"]] == ["request failed"]  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    ("level", "message", "trigger"),
+    [
+        ("WARNING", "Pressure cache reclaim request failed: RuntimeError('x')", "pressure"),
+        ("INFO", "Memory pressure post-eviction: soft -> hard (current=470.0GB)", "pressure"),
+        ("INFO", "Memory pressure post-eviction: hard -> ok (current=10.0GB)", "periodic"),
+    ],
+    ids=["reclaim-failed", "post-eviction-hard", "post-eviction-relief"],
+)
+def test_every_pressure_action_of_the_registry_is_pressure_evidence(
+    tmp_path: Path, level: str, message: str, trigger: str
+) -> None:
+    """These actions were left out of attribution's own list; it is now derived from the kinds registry."""
+    lines = [*info_start(), record(before(minutes=2), level, "omlx.process_memory_enforcer", message), *fault()]
+    assert only(explain(analysis_from(tmp_path, lines)))["trigger"] == trigger

@@ -314,3 +314,30 @@ def test_events_json_document_has_schema_and_accounting() -> None:
     assert doc["schema"] == "omlx-logscan/events/1"
     assert doc["header"]["lines"] == 2224 and doc["header"]["unparsed_lines"] == 0
     assert len(doc["events"]) == 36 and {e["kind"] for e in doc["events"]} == {"gpu_error"}
+
+
+# The review of issue 14 (t21): a client that disconnects after a fault is its symptom, not service.
+# The timeline called the fault absorbed while sessions and check called the lifetime crashed.
+DISCONNECT_AFTER_A_FAULT = [
+    "2026-09-19 16:00:00,000 - omlx.server - INFO - [-] - Chat completion: model=m, 10 tokens in 1.00s "
+    "(10.0 tok/s), prompt: 5",
+    "2026-09-19 16:00:01,000 - omlx.engine_core - ERROR - [-] - Engine loop error: [METAL] Command buffer "
+    "execution failed: Caused GPU Timeout Error (00000002:kIOGPUCommandBufferCallbackErrorTimeout)",
+    "2026-09-19 16:00:10,000 - omlx.server - INFO - [-] - Client disconnected during streaming (is_disconnected), "
+    "cancelling",
+    "2026-09-19 16:00:30,000 - omlx.server - INFO - [-] - CORS origins: ['*']",
+    "2026-09-19 16:00:30,100 - omlx.server - INFO - [-] - Server initialized with 3 models",
+]
+
+
+def test_timeline_sessions_and_check_agree_that_a_disconnect_after_a_fault_is_no_service(tmp_path: Path) -> None:
+    log = tmp_path / "server.log"
+    log.write_text("\n".join(DISCONNECT_AFTER_A_FAULT) + "\n")
+    timeline = json.loads(runner.invoke(app, ["timeline", str(log), "-f", "json", "-q"]).stdout)
+    sessions = json.loads(runner.invoke(app, ["sessions", str(log), "-f", "json", "-q"]).stdout)
+    check = json.loads(runner.invoke(app, ["check", str(log), "-f", "json", "-q"]).stdout)
+    assert [f["outcome"] for f in timeline["faults"]] == ["crash"]
+    assert [s["end_reason"] for s in sessions["sessions"]] == ["crash", "eof"]
+    assert [(f["rule"], f["line"], f["session"]) for f in check["findings"]] == [("crash", 2, 1)]
+    text = runner.invoke(app, ["timeline", str(log)]).output
+    assert "process crashed" in text and "absorbed" not in text

@@ -10,7 +10,11 @@ import typer.main
 from typer.testing import CliRunner
 
 from conftest import ROOT
+from omlx_logscan.analysis.model import Analysis
+from omlx_logscan.analysis.signatures import CLEAR_CONTEXTS
 from omlx_logscan.cli import COMMANDS, app
+from omlx_logscan.output.phrases import escalation_rows
+from omlx_logscan.parsing.catalog import GPU_CONTEXTS
 
 runner = CliRunner()
 NAMES = [command.__name__ for command in COMMANDS]
@@ -62,3 +66,31 @@ def test_fail_on_help_lists_every_choosable_rule() -> None:
 
     (fail_on,) = (param for param in command("check").params if param.name == "fail_on")
     assert getattr(fail_on, "help", None) == f"Comma list of rules: {', '.join(CHOOSABLE_RULES)}."
+
+
+def _table_row(doc: str, field: str) -> str:
+    """The row of a field table in docs/<doc> that documents ``field``."""
+    text = (ROOT / "docs" / doc).read_text(encoding="utf-8")
+    return next(line for line in text.splitlines() if line.startswith(f"| `{field}` |"))
+
+
+def test_every_fault_context_is_in_the_timeline_docs() -> None:
+    """The review of issue 14: the faults[].context row had lost five of the contexts the catalog gives."""
+    contexts = {context for _, context in GPU_CONTEXTS} | {"other"}
+    row = _table_row("timeline.md", "context")
+    assert {context for context in contexts if f"`{context}`" not in row} == set()
+
+
+def test_every_escalation_field_is_in_the_timeline_docs(example_analysis: Analysis) -> None:
+    """Including the time of day of a fault row no date fits (the review of issue 14)."""
+    rows = escalation_rows(example_analysis)
+    fields = {key for row in rows for key in row} | {"time_of_day", "os_version"}
+    section = (ROOT / "docs" / "timeline.md").read_text(encoding="utf-8").split("## `escalation[]`")[1]
+    documented_fields = set(re.findall(r"^\| `(\w+)`(?:, `(\w+)`)?", section.split("## ")[0], re.M))
+    assert fields <= {name for pair in documented_fields for name in pair if name}
+
+
+def test_every_trigger_is_in_the_attribution_docs() -> None:
+    triggers = {*CLEAR_CONTEXTS.values(), "pressure", "deferred", "periodic", "unknown", "not_applicable"}
+    text = (ROOT / "docs" / "attribution.md").read_text(encoding="utf-8")
+    assert {t for t in triggers if not re.search(rf"^\| [^|]*`{t}`", text, re.M)} == set()

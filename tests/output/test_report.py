@@ -12,7 +12,9 @@ from typer.testing import CliRunner
 from conftest import EXAMPLE, analysis_of
 from omlx_logscan.analysis.model import Analysis
 from omlx_logscan.cli.app import app
+from omlx_logscan.output.phrases import crash_rows
 from omlx_logscan.output.report import LINE_MAX, build_report
+from omlx_logscan.parsing.catalog import FATAL_EXIT_SUFFIX
 from synthetic import STILL_DEAD, absorbed_faults, busy, record, start, timeout, write_log
 
 runner = CliRunner()
@@ -302,3 +304,28 @@ def test_stdin_cannot_be_reread_for_the_excerpt() -> None:
     assert first_fault == (
         "`<stdin>`, line 3: stdin cannot be read a second time; the stack is under *Stack signatures* above."
     )
+
+
+@pytest.mark.parametrize(
+    ("reason", "detail"),
+    [
+        (
+            "Engine teardown timed out after 60s while reclaiming MLX memory for engine abc123",
+            "omlx.utils.fatal exit for a supervisor restart: Engine teardown timed out after 60s while reclaiming "
+            "MLX memory for engine abc123",
+        ),
+        (
+            "Metal GPU submissions disabled: the driver ignores this process",
+            "omlx.utils.fatal exit for a supervisor restart: Metal GPU submissions disabled: the driver ignores "
+            "this process",
+        ),
+    ],
+    ids=["teardown", "submissions-disabled"],
+)
+def test_a_fatal_exits_crash_row_says_its_reason(tmp_path: Path, reason: str, detail: str) -> None:
+    """The review of issue 14 (t10): the row said only that it was a fatal exit, not which one."""
+    message = reason if reason.startswith("Metal") else f"{reason}{FATAL_EXIT_SUFFIX}"
+    log = write_log(tmp_path / "server.log", [start(0), record(1, "CRITICAL", "omlx.utils.fatal", message)])
+    (row,) = crash_rows(analysis_of(log))
+    assert row["detail"] == detail
+    assert detail in runner.invoke(app, ["timeline", str(log)]).output.replace("\n", " ")

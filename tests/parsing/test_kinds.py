@@ -9,7 +9,9 @@ from collections import Counter
 import polars as pl
 import pytest
 
+from omlx_logscan.analysis.attribution import IDLE_REQUESTS, PRESSURE_ACTION_LEVELS
 from omlx_logscan.analysis.lifetimes import analyze
+from omlx_logscan.output.why import PRESSURE_ACTION_WORDS
 from omlx_logscan.parsing import classify as classify_module
 from omlx_logscan.parsing.catalog import CATALOG
 from omlx_logscan.parsing.classify import classify
@@ -17,8 +19,12 @@ from omlx_logscan.parsing.event import Event
 from omlx_logscan.parsing.kinds import (
     ACTIVE_ENGINE_KINDS,
     CRASH_KINDS,
+    IDLE_RECLAIM,
     KINDS,
+    LEVEL_CHANGE,
     OMLX_ONLY_KINDS,
+    PRESSURE_ACTIONS,
+    RECLAIMING,
     REGISTRY,
     RUNNING_PROCESS_KINDS,
     SERVING_KINDS,
@@ -165,3 +171,14 @@ def test_the_tag_field_shows_the_template_tag(message: str, kind: str, tag: str)
         assert event.fields[TAG_FIELDS[kind]] == tag
     else:
         assert tag not in event.fields.values()
+
+
+def test_every_memory_pressure_action_has_its_row_in_the_pressure_table() -> None:
+    """A new enforcer message with a new tag must say (in one row) what it shows and at what level;
+    attribution's pressure evidence and what a log level hides are derived from that table."""
+    tags = {template.tag for template in CATALOG if template.kind == "memory_pressure"}
+    assert tags == set(PRESSURE_ACTIONS)
+    assert {row.shows for row in PRESSURE_ACTIONS.values()} <= {RECLAIMING, LEVEL_CHANGE, IDLE_RECLAIM}
+    assert {row.level for row in PRESSURE_ACTIONS.values()} <= {"INFO", "WARNING"}
+    assert set(PRESSURE_ACTION_WORDS) == set(PRESSURE_ACTIONS)  # each is named in reports
+    assert set(PRESSURE_ACTION_LEVELS) | IDLE_REQUESTS == set(PRESSURE_ACTIONS)

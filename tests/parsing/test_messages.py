@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from omlx_logscan import analyze, read_events, resolve
+from omlx_logscan.parsing.catalog import FATAL_EXIT_SUFFIX
 
 STAMP = "2026-09-15 20:19:38,123"
 TIMEOUT = "[METAL] Command buffer execution failed: Caused GPU Timeout Error (00000002:kIOGPUCommandBufferCallbackErrorTimeout)."
@@ -98,8 +99,15 @@ STARTUP = [
     ("omlx.server", "Default model: Qwen3.6-27B-8bit"),
     ("omlx.server", "Default max tokens: 32768"),
     ("omlx.server", "Memory guard tier: aggressive (guard on)"),
-    ("omlx.process_memory_enforcer", "Process memory enforcer started (tier=balanced, ceiling=48.0GB, interval=1.0s)"),
-    ("omlx.process_memory_enforcer", "Process memory enforcer started (limit: 48.0GB, interval: 1.0s)"),
+]
+
+
+# The enforcer's start line was in STARTUP, opening a start at the top of a log. The review of issue 14:
+# oMLX writes it after the first engine start, so at the top of a paste it is a running process's line
+# (omlx-logscan review t18) and opens a start only after a stop or exit (below).
+ENFORCER_STARTS = [
+    "Process memory enforcer started (tier=balanced, ceiling=48.0GB, interval=1.0s)",
+    "Process memory enforcer started (limit: 48.0GB, interval: 1.0s)",
 ]
 
 
@@ -174,6 +182,40 @@ def test_enforcer_started_after_an_orderly_stop_opens_a_new_start(tmp_path: Path
         ),
     )
     assert [e["line"] for e in events if e["kind"] == "process_start"] == [1, 3]
+
+
+@pytest.mark.parametrize("message", ENFORCER_STARTS, ids=["tier", "limit"])
+def test_enforcer_started_in_a_paste_that_begins_mid_process_opens_no_start(tmp_path: Path, message: str) -> None:
+    lines = (
+        file_line("omlx.engine_pool", "INFO", "Loading model: mlx-community/Qwen3-8B", 1),
+        file_line("omlx.engine_core", "INFO", "Engine started", 5),
+        file_line("omlx.process_memory_enforcer", "INFO", message, 6),
+        file_line("omlx.server", "INFO", "Chat completion: model=m, 10 tokens in 1.00s (10.0 tok/s), prompt: 5", 9),
+    )
+    assert [e["kind"] for e in read(tmp_path, *lines)].count("process_start") == 0
+    (session,) = sessions(tmp_path, *lines)
+    assert session["end_reason"] == "eof" and session["requests_completed"] == 1
+
+
+@pytest.mark.parametrize("message", ENFORCER_STARTS, ids=["tier", "limit"])
+@pytest.mark.parametrize(
+    "end",
+    [
+        ("omlx.engine_pool", "INFO", "Engine pool shutdown complete"),
+        ("omlx.utils.fatal", "CRITICAL", f"Engine teardown timed out after 60s{FATAL_EXIT_SUFFIX}"),
+    ],
+    ids=["stop", "exit"],
+)
+def test_enforcer_started_after_a_stop_or_exit_opens_a_start(
+    tmp_path: Path, message: str, end: tuple[str, str, str]
+) -> None:
+    events = read(
+        tmp_path,
+        file_line("omlx.engine_core", "INFO", "Engine started", 1),
+        file_line(*end, 2),
+        file_line("omlx.process_memory_enforcer", "INFO", message, 3),
+    )
+    assert [e["line"] for e in events if e["kind"] == "process_start"] == [3]
 
 
 FATAL_REASONS = [
@@ -478,6 +520,32 @@ HTTP = [
 def test_http_error_lines_with_either_arrow(tmp_path: Path, level: str, message: str, status: int) -> None:
     event = only(read(tmp_path, file_line("omlx.server", level, message)), "request_error")
     check(event, {"stage": "http", "method": "POST", "status": status})
+
+
+@pytest.mark.parametrize(
+    "message",
+    ["POST /v1/chat/completions -> 200: fine", "GET /v1/models → 304: not modified", "POST /v1/x -> 201: made"],
+    ids=["ascii-200", "arrow-304", "ascii-201"],
+)
+def test_an_access_line_with_a_success_status_is_no_request_error(tmp_path: Path, message: str) -> None:
+    """The review of issue 14 (t23): the template took any three digits, so a 200 was a failed request."""
+    (event,) = read(tmp_path, file_line("omlx.server", "WARNING", message))
+    assert event["kind"] == "warning"
+
+
+STREAM_ERRORS = [
+    pytest.param("Error during chat streaming: boom", "chat_stream", id="chat"),
+    pytest.param("Error during completion streaming: boom", "stream", id="completion"),
+    pytest.param("Error during Anthropic streaming: boom", "stream", id="anthropic"),
+    pytest.param("Error during Responses API streaming: boom", "stream", id="responses"),
+    pytest.param("SSE generator error: boom", "stream", id="sse"),
+]
+
+
+@pytest.mark.parametrize(("message", "stage"), STREAM_ERRORS)
+def test_a_streaming_error_of_every_api_is_a_request_error(tmp_path: Path, message: str, stage: str) -> None:
+    """The review of issue 14 (t23): only the chat stream's was a failed request, the others plain errors."""
+    check(only(read(tmp_path, file_line("omlx.server", "ERROR", message)), "request_error"), {"stage": stage})
 
 
 ABORTS = [

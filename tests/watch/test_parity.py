@@ -145,6 +145,9 @@ _ABORT = (
 )
 
 
+_ENFORCER = "Process memory enforcer started (tier=balanced, ceiling=100GB, interval=1.0s)"
+
+
 RULE_CASES: dict[str, list[str]] = {
     "absorbed-with-requests": [start(0), timeout(5), _completion(6), busy(7), _completion(8)],
     "absorbed-requests-only": [start(0), timeout(5), _completion(6), _completion(8)],
@@ -202,6 +205,25 @@ RULE_CASES: dict[str, list[str]] = {
         busy(2),
         record(30, "WARNING", "omlx.server", "Server initialized with 1 models"),
         busy(31),
+    ],
+    # The review of issue 14: a client disconnecting after a fault is its symptom, not service (t21) ...
+    "a-disconnect-after-the-fault-then-a-start": [
+        start(0),
+        timeout(10),
+        record(10.1, "INFO", "omlx.server", "Client disconnected during streaming (is_disconnected), cancelling"),
+        start(10.5),
+    ],
+    # ... and the enforcer's start line opens a start only after a stop or exit was seen (t18).
+    "the-enforcer-line-at-the-top-of-a-paste": [
+        record(0, "INFO", "omlx.engine_core", "Engine started"),
+        record(0.1, "INFO", "omlx.process_memory_enforcer", _ENFORCER),
+        _completion(1),
+    ],
+    "the-enforcer-line-after-a-stop": [
+        start(0),
+        _shutdown(1),
+        record(2, "INFO", "omlx.process_memory_enforcer", _ENFORCER),
+        _completion(3),
     ],
     "many-faults-and-requests": [
         start(0),

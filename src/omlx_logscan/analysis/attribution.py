@@ -19,11 +19,12 @@ from enum import StrEnum
 
 from omlx_logscan.analysis.model import Analysis, Incident, Session, Signature
 from omlx_logscan.analysis.overlays import OverlayCorrelation, correlate, dead_intervals
-from omlx_logscan.analysis.signatures import call_site
+from omlx_logscan.analysis.signatures import CLEAR_CONTEXTS, call_site
 from omlx_logscan.inputs.overlays import Interval, Overlay
-from omlx_logscan.parsing.catalog import chat_completion_message
+from omlx_logscan.parsing.catalog import RECLAIMING_LEVELS, chat_completion_message
 from omlx_logscan.parsing.event import Event
 from omlx_logscan.parsing.grammar import parse_line
+from omlx_logscan.parsing.kinds import IDLE_RECLAIM, LEVEL_CHANGE, PRESSURE_ACTIONS, RECLAIMING
 from omlx_logscan.timeutil import parse, stamp_of
 
 PRESSURE_WINDOW_S = 300.0  # pressure lines this long before a fault can have asked for its clear
@@ -36,31 +37,18 @@ LOAD_WINDOWS_MIN = (10, 60)
 
 
 # Memory-pressure actions that mean the enforcer was reclaiming (a level change counts when it
-# goes to soft or hard), each with the level oMLX logs it at: a log written above that level
-# cannot show it.
+# goes to a reclaiming level), each with the level oMLX logs it at: derived from the kinds
+# registry's table, so a new enforcer message is one row there.
 PRESSURE_ACTION_LEVELS = {
-    "hot_cache_shrink": "WARNING",
-    "reclaim_request": "INFO",
-    "level_change": "INFO",
-    "eviction": "INFO",
-    "hard_abort": "WARNING",
-    "hard_pinned": "WARNING",
-    "emergency_abort": "WARNING",
-    "abort": "WARNING",
-    "load_abort": "WARNING",
-    "nothing_to_evict": "WARNING",
-    "deferred_enforcement": "INFO",
-    "limit_exceeded": "WARNING",
+    action: row.level for action, row in PRESSURE_ACTIONS.items() if row.shows in (RECLAIMING, LEVEL_CHANGE)
 }
 
 
-IDLE_REQUEST = "idle_reclaim_request"  # the enforcer's request for the idle reclaim (a pressure action)
+# The enforcer's requests for the idle reclaim (pressure actions that speak for the idle trigger).
+IDLE_REQUESTS = frozenset(action for action, row in PRESSURE_ACTIONS.items() if row.shows == IDLE_RECLAIM)
 
 
 IDLE_TRIM = "idle_trim"  # an idle reclaim that ran (a cache_clear event)
-
-
-IDLE_CONTEXT = "idle_clear"  # a GPU error in the idle reclaim's own clear
 
 
 REQUEST_FAILED = "request_failed"  # evidence actions besides the pressure actions
@@ -68,10 +56,8 @@ REQUEST_FINISHED = "request_finished"
 REQUEST_ABORTED = "request_aborted"
 
 
-_PRESSURE_LEVELS = frozenset({"soft", "hard"})
-
-
-_ABORT_STAGES = frozenset({"prefill", "chat_stream"})  # failures inside the scheduler; a 4xx never got there
+# Failures inside the scheduler (a prefill, a stream of any API); a 4xx never got there.
+_ABORT_STAGES = frozenset({"prefill", "chat_stream", "stream"})
 
 
 @dataclass(frozen=True)
@@ -82,7 +68,7 @@ class Evidence:
     source: str
     line: int
     message: str
-    action: str  # a PRESSURE_ACTION_LEVELS key, REQUEST_FAILED/FINISHED/ABORTED, IDLE_REQUEST or IDLE_TRIM
+    action: str  # a PRESSURE_ACTIONS key, REQUEST_FAILED/FINISHED/ABORTED or IDLE_TRIM
     supports: str  # the trigger it speaks for: pressure, deferred or idle
 
 
@@ -166,7 +152,9 @@ class Attribution:
     incident: Incident
     call_site: str
     signature: Signature | None  # the fault's stack, None without a traceback
-    trigger: str  # pressure, deferred, idle, periodic, unknown or not_applicable
+    # pressure, deferred, idle, periodic, unknown or not_applicable; or the reason of a clear its
+    # record names (a CLEAR_CONTEXTS value: recovery, overflow, idle, pooled_reclaim)
+    trigger: str
     candidates: list[str] = field(default_factory=list)
     evidence: list[Evidence] = field(default_factory=list)
     hidden: Hidden | None = None
@@ -184,6 +172,14 @@ class WhyFaulted:
 
 
 # -- per fault --------------------------------------------------------------------------------
+
+
+def own_time(incident: Incident) -> str | None:
+    """The time a fault's first record carries itself. ``Incident.time`` falls back to the record
+    before it, which places an untimed fault in the timeline; but a trigger or a load measured from
+    that borrowed moment would be measured from some other line (a request that "finished 0 s
+    before" is the record whose time was borrowed), so attribution uses only this."""
+    return incident.first.time
 
 
 class _Attributor:
@@ -212,20 +208,27 @@ class _Attributor:
         attribution.load = self.load(incident)
         if site not in ("cache_clear", "unknown"):
             return attribution
-        if incident.first.time is None:  # a time borrowed from the record before is no time of its own
+        timed = own_time(incident) is not None
+        session = self.sessions.get(incident.session)
+        if own := CLEAR_CONTEXTS.get(incident.context):
+            # The record names the clear that failed, and so the reason it ran, with or without a
+            # time: nothing else asked for it, and no hidden line could have. Only the idle
+            # reclaim's requests speak for their own clear.
+            attribution.trigger, attribution.candidates = own, [own]
+            if own == "idle" and timed:
+                attribution.evidence = self.idle_evidence(incident, session)
+            return attribution
+        if not timed:
             attribution.trigger = "unknown"
             return attribution
-        session = self.sessions.get(incident.session)
+        idle = self.idle_evidence(incident, session)
         pressure = self.pressure_evidence(incident, session)
         ended = self.ended_evidence(incident, session)
-        idle = self.idle_evidence(incident, session)
         attribution.evidence = sorted(pressure + ended + idle, key=lambda e: e.time or "")
         found = (("pressure", pressure), ("deferred", ended), ("idle", idle))
         attribution.candidates = [name for name, evidence in found if evidence]
         attribution.hidden = self.hidden(bool(pressure), bool(ended))
-        if incident.context == IDLE_CONTEXT:  # the record names the clear that failed
-            attribution.trigger = "idle"
-        elif site == "unknown":
+        if site == "unknown":
             attribution.trigger = "unknown"
         elif attribution.candidates:
             attribution.trigger = attribution.candidates[0]
@@ -235,12 +238,13 @@ class _Attributor:
 
     def _before(self, incident: Incident, window_s: float, session: Session | None) -> tuple[str, str]:
         """The ISO bounds of the window before a fault, clipped to its process's start."""
-        assert incident.time is not None
-        start = (parse(incident.time) - timedelta(seconds=window_s)).isoformat()
+        time = own_time(incident)
+        assert time is not None
+        start = (parse(time) - timedelta(seconds=window_s)).isoformat()
         process_start = session.start_after or session.start if session else None
         if process_start and process_start > start:
             start = process_start
-        return start, incident.time
+        return start, time
 
     @staticmethod
     def _written_before(event_source: int, line: int, incident: Incident) -> bool:
@@ -264,9 +268,9 @@ class _Attributor:
         """The enforcer's requests for the idle reclaim, and idle reclaims that ran, before the fault."""
         start, end = self._before(incident, self.pressure_window_s, session)
         return [
-            _event_evidence(ev, IDLE_TRIM if ev.kind == "cache_clear" else IDLE_REQUEST, "idle")
+            _event_evidence(ev, IDLE_TRIM if ev.kind == "cache_clear" else ev.fields["action"], "idle")
             for ev in (session.events if session else self.stream.events)
-            if (ev.kind == "cache_clear" or (ev.kind == "memory_pressure" and ev.fields.get("action") == IDLE_REQUEST))
+            if (ev.kind == "cache_clear" or (ev.kind == "memory_pressure" and ev.fields.get("action") in IDLE_REQUESTS))
             and ev.time
             and start <= ev.time <= end
             and self._written_before(ev.source_index, ev.line, incident)
@@ -317,9 +321,10 @@ class _Attributor:
     def load(self, incident: Incident) -> LoadContext:
         if self.completions is None:
             return LoadContext(False, gap=LoadGap.not_logged)
-        if incident.first.time is None:  # a time borrowed from the record before is no time of its own
+        time = own_time(incident)
+        if time is None:
             return LoadContext(True, gap=LoadGap.untimed_fault)
-        moment = parse(incident.first.time)
+        moment = parse(time)
         windows: list[LoadWindow] = []
         baseline = "session"
         for minutes in LOAD_WINDOWS_MIN:
@@ -358,10 +363,10 @@ class _Attributor:
 
 
 def _is_pressure(event: Event) -> bool:
-    action = event.fields.get("action")
-    if action == "level_change":
-        return event.fields.get("to_level") in _PRESSURE_LEVELS
-    return action in PRESSURE_ACTION_LEVELS
+    row = PRESSURE_ACTIONS.get(event.fields.get("action", ""))
+    if row is None or row.shows not in (RECLAIMING, LEVEL_CHANGE):
+        return False
+    return row.shows == RECLAIMING or event.fields.get("to_level") in RECLAIMING_LEVELS
 
 
 def _event_evidence(event: Event, action: str, supports: str) -> Evidence:

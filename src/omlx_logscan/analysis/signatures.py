@@ -15,9 +15,17 @@ from omlx_logscan.parsing.catalog import (
     PREFILL_IN_FUNCTION,
 )
 
-# The contexts of records that say the fault was in one of oMLX's cache clears: the call site
-# without a traceback.
-CLEAR_CONTEXTS = frozenset({"recovery_clear", "overflow_clear", "idle_clear", "pooled_reclaim"})
+# The contexts of records that say the fault was in one of oMLX's cache clears (the call site
+# without a traceback), each with the reason that clear runs for: its trigger in attribution. These
+# clears are not ``Scheduler.step``'s, so what surrounds the fault does not say what asked for them:
+# the error recovery, the generation-overflow recovery, the idle reclaim and the pooled-buffer
+# reclaim each clear for their own reason.
+CLEAR_CONTEXTS: dict[str, str] = {
+    "recovery_clear": "recovery",
+    "overflow_clear": "overflow",
+    "idle_clear": "idle",
+    "pooled_reclaim": "pooled_reclaim",
+}
 
 
 _MODULE_ROOTS = ("/site-packages/", "/dist-packages/")

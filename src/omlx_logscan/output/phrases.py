@@ -104,7 +104,7 @@ def crash_rows(analysis: Analysis) -> list[dict[str, Any]]:
             detail = (
                 "uncaught C++ exception (libc++abi abort)"
                 if event.fields.get("reason") == "abort"
-                else f"{FATAL_LOGGER} exit for a supervisor restart"
+                else _fatal_exit_detail(event.fields.get("reason_text"))
             )
         rows.append(
             {
@@ -118,6 +118,12 @@ def crash_rows(analysis: Analysis) -> list[dict[str, Any]]:
             }
         )
     return rows
+
+
+def _fatal_exit_detail(reason: str | None) -> str:
+    """A deliberate exit with the reason oMLX gave for it: which of its exits it was is the point."""
+    exit_for = f"{FATAL_LOGGER} exit for a supervisor restart"
+    return f"{exit_for}: {reason}" if reason else exit_for
 
 
 def crash_line(row: dict[str, Any]) -> str:

@@ -8,7 +8,6 @@ and for GitHub, and the report quotes), and as the phrases the timeline JSON car
 from __future__ import annotations
 
 from omlx_logscan.analysis.attribution import (
-    IDLE_REQUEST,
     IDLE_TRIM,
     REQUEST_ABORTED,
     REQUEST_FAILED,
@@ -20,15 +19,18 @@ from omlx_logscan.analysis.attribution import (
     LoadGap,
     LoadLevel,
     WhyFaulted,
+    own_time,
 )
 from omlx_logscan.output.overlays import overlay_sentence
 from omlx_logscan.output.phrases import CALL_SITE_WORDS, call_site_label, untraced_call_site_label
 from omlx_logscan.timeutil import human_time, seconds
 
-PRESSURE_ACTION_WORDS = {  # the name in reports of each pressure action of analysis.attribution
+PRESSURE_ACTION_WORDS = {  # the name in reports of each memory-pressure action of the catalog
     "hot_cache_shrink": "hot-cache shrink",
     "reclaim_request": "pressure reclaim request",
+    "reclaim_failed": "failed pressure reclaim request",
     "level_change": "pressure level change",
+    "post_eviction": "pressure level after an eviction",
     "eviction": "pressure eviction",
     "hard_abort": "hard-pressure abort",
     "hard_pinned": "hard pressure with all models pinned",
@@ -38,6 +40,7 @@ PRESSURE_ACTION_WORDS = {  # the name in reports of each pressure action of anal
     "nothing_to_evict": "hard pressure with no model to evict",
     "deferred_enforcement": "pressure enforcement deferred while buffers drain",
     "limit_exceeded": "process memory limit exceeded",
+    "idle_reclaim_request": "idle reclaim requested",
 }
 
 
@@ -46,8 +49,15 @@ EVIDENCE_WORDS = {
     REQUEST_FAILED: "request failed",
     REQUEST_FINISHED: "request finished",
     REQUEST_ABORTED: "request aborted",
-    IDLE_REQUEST: "idle reclaim requested",
     IDLE_TRIM: "idle reclaim ran",
+}
+
+
+OWN_REASON_WORDS = {  # the triggers of the clears a fault's record names (signatures.CLEAR_CONTEXTS): short, why
+    "idle": ("idle", "the fault was in the idle reclaim between turns"),
+    "recovery": ("error recovery", "the fault was in the clear oMLX runs to recover from an error"),
+    "overflow": ("overflow recovery", "the fault was in the clear oMLX runs to recover from a generation overflow"),
+    "pooled_reclaim": ("pooled-buffer reclaim", "the fault was in the reclaim of a request's pooled buffers"),
 }
 
 
@@ -126,13 +136,14 @@ def trigger_phrase(attribution: Attribution, *, full: bool) -> str:
             return "unknown"
         if a.call_site == "unknown":
             return "unknown: no traceback says this fault was a cache clear"
-        if a.incident.time is None:
+        if own_time(a.incident) is None:
             return "unknown: the fault has no time of its own"
         return "unknown: the log level hides the lines that would tell (see hidden)"
     nearest = next((e for e in reversed(a.evidence) if e.supports == a.trigger), None)
-    if a.trigger == "idle" and nearest is None:
-        return "idle (the fault was in the idle reclaim between turns)" if full else "idle"
-    gap = seconds(nearest.time, a.incident.time) if nearest else None
+    if a.trigger in OWN_REASON_WORDS and nearest is None:
+        short, why = OWN_REASON_WORDS[a.trigger]
+        return f"{short} ({why})" if full else short
+    gap = seconds(nearest.time, own_time(a.incident)) if nearest else None
     detail = f" ({evidence_what(nearest)}{f' {lead_time(gap)} before' if gap is not None else ''})" if nearest else ""
     also = [c for c in a.candidates if c != a.trigger]
     return f"{a.trigger}{detail}" + (f"; {', '.join(also)} possible too" if full and also else "")
@@ -199,6 +210,8 @@ def fault_lines(why: WhyFaulted, *, full: bool) -> list[str]:
     out: list[str] = []
     for number, a in enumerate(why.attributions, start=1):
         when = human_time(a.incident.time)
+        if a.incident.time and own_time(a.incident) is None:  # placed after the record before it
+            when = f"after {when}"
         if not full:
             words = [CALL_SITE_WORDS[a.call_site].short]
             if a.trigger != "not_applicable":

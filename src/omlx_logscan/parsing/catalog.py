@@ -115,13 +115,13 @@ def _gb(name: str) -> str:
 _PREFILL = r"(?:Chunked prefill(?: \(first chunk\))?|Prefill)"  # the prefill paths that name their request
 
 
-_HTTP = r"^(?P<method>GET|POST|PUT|DELETE|PATCH|HEAD|OPTIONS) (?P<path>\S+) {0} (?P<status>\d{{3}})"
+# A request oMLX answered with an error status (its access lines for a 2xx or 3xx are no failure).
+_HTTP = r"^(?P<method>GET|POST|PUT|DELETE|PATCH|HEAD|OPTIONS) (?P<path>\S+) {0} (?P<status>[45]\d{{2}})"
 
 
 _MODEL = r"'(?P<model>[^']+)'"
-
-
 _LEVELS = r"(?P<from_level>\w+) -> (?P<to_level>\w+)"
+RECLAIMING_LEVELS = frozenset({"soft", "hard"})  # the pressure levels (a ``to_level``) at which the enforcer reclaims
 
 
 CATALOG: tuple[Template, ...] = (
@@ -307,6 +307,8 @@ CATALOG: tuple[Template, ...] = (
         "request_error",
         ("prefill", r"^SpecPrefill sparse prefill failed:"),
         ("chat_stream", r"^Error during chat streaming:"),
+        ("stream", r"^Error during (?:completion|Anthropic|Responses API) streaming:"),
+        ("stream", r"^SSE generator error:"),
     ),
 )
 
@@ -364,7 +366,7 @@ def candidates(message: str) -> tuple[Template, ...]:
 
 # Named groups that hold numbers: those whose pattern is digits (others, like request ids, model
 # names and a size with its unit, stay text).
-_NUMERIC_GROUP = re.compile(r"\(\?P<(\w+)>(?:\\d\+|\\d\{\d+\}|\[\\d\.\]\+)\)")
+_NUMERIC_GROUP = re.compile(r"\(\?P<(\w+)>(?:(?:\[\d+\])?\\d(?:\+|\{\d+\})|\[\\d\.\]\+)\)")
 
 
 NUMERIC_FIELDS = frozenset(name for t in CATALOG for name in _NUMERIC_GROUP.findall(t.pattern))
@@ -489,11 +491,7 @@ PACKAGE = "omlx"
 
 # The engine operation a GPU error's traceback shows, by the functions in it (oMLX's and mlx-lm's).
 CACHE_CLEAR_FUNCTION = "_sync_and_clear_cache"  # the Metal cache-clear drain
-
-
 PREFILL_IN_FUNCTION = "prefill"  # any function whose name holds it (case aside) is a prefill step
-
-
 DECODE_IN_FUNCTION = "decode"  # ... a decode step
 
 

@@ -86,3 +86,45 @@ OMLX_ONLY_KINDS = frozenset(kind.name for kind in REGISTRY if kind.omlx_only)
 
 
 TAG_FIELDS: dict[str, str] = {kind.name: kind.tag_field for kind in REGISTRY if kind.tag_field}
+
+
+class PressureAction(NamedTuple):
+    """What the lines of one memory-pressure ``action`` (a catalog tag of ``memory_pressure``) show,
+    for attribution's pressure evidence, and the level oMLX writes them at: a log written above that
+    level cannot show them, so attribution says they could be hidden."""
+
+    level: str
+    # RECLAIMING (the enforcer reclaiming memory, which can ask for the Metal cache clear),
+    # LEVEL_CHANGE (reclaiming when the new level is one of the catalog's RECLAIMING_LEVELS) or
+    # IDLE_RECLAIM (a request for the idle reclaim between turns).
+    shows: str
+
+
+RECLAIMING = "reclaiming"
+
+
+LEVEL_CHANGE = "level_change"
+
+
+IDLE_RECLAIM = "idle_reclaim"
+
+
+# Every memory-pressure action, one row each: a new enforcer message with a new tag is one row
+# here (tests/parsing/test_kinds.py checks each catalog tag has its row). Reports list them in this order.
+PRESSURE_ACTIONS: dict[str, PressureAction] = {
+    "hot_cache_shrink": PressureAction("WARNING", RECLAIMING),
+    "reclaim_request": PressureAction("INFO", RECLAIMING),
+    "reclaim_failed": PressureAction("WARNING", RECLAIMING),
+    "level_change": PressureAction("INFO", LEVEL_CHANGE),
+    "post_eviction": PressureAction("INFO", LEVEL_CHANGE),
+    "eviction": PressureAction("INFO", RECLAIMING),
+    "hard_abort": PressureAction("WARNING", RECLAIMING),
+    "hard_pinned": PressureAction("WARNING", RECLAIMING),
+    "emergency_abort": PressureAction("WARNING", RECLAIMING),
+    "abort": PressureAction("WARNING", RECLAIMING),
+    "load_abort": PressureAction("WARNING", RECLAIMING),
+    "nothing_to_evict": PressureAction("WARNING", RECLAIMING),
+    "deferred_enforcement": PressureAction("INFO", RECLAIMING),
+    "limit_exceeded": PressureAction("WARNING", RECLAIMING),
+    "idle_reclaim_request": PressureAction("WARNING", IDLE_RECLAIM),
+}

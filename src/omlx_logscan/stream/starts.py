@@ -18,6 +18,8 @@ JOIN_ONLY_MARKERS = frozenset({"discovery"})
 
 # Markers written once per process, but after its first engine started (which closes the open
 # start): they belong to the process's start whenever one was seen since the last stop or exit.
+# Without one they open a start only after a stop or exit was seen; before any (a paste that
+# begins in a running process) they are that process's routine records.
 ONCE_PER_PROCESS_MARKERS = frozenset({"enforcer"})
 
 
@@ -32,13 +34,15 @@ class StartCollapser:
 
     Each banner opens a start; other markers join the open start unless more than
     STARTUP_JOIN_SECONDS passed or an event showed a running process in between. A join-only
-    marker that finds no open start is a routine record (kept when ``keep_routine``).
+    marker that finds no open start, and a once-per-process marker that finds no start and no
+    stop or exit before it, is a routine record (kept when ``keep_routine``).
     """
 
     def __init__(self, *, keep_routine: bool = True) -> None:
         self.keep_routine = keep_routine
         self._open: Event | None = None
         self._current: Event | None = None  # the start of the process running now, until a stop or exit
+        self._ended = False  # a stop or exit was seen, and no start since: the next process has not begun
         self._last_marker_time: str | None = None
 
     def feed(self, event: Event) -> bool:
@@ -50,18 +54,20 @@ class StartCollapser:
                 return self._join(self._open, event)
             if marker in ONCE_PER_PROCESS_MARKERS and self._current is not None:
                 return self._join(self._current, event)
-            if marker in JOIN_ONLY_MARKERS:
+            if marker in JOIN_ONLY_MARKERS or (marker in ONCE_PER_PROCESS_MARKERS and not self._ended):
                 event.kind, event.fields = "record", {}
                 return self.keep_routine
             event.fields["markers"] = [_shown(marker)]
             event.fields.pop("marker", None)
             self._open = self._current = event
+            self._ended = False
             self._last_marker_time = event.time
             return True
         if event.kind in RUNNING_PROCESS_KINDS:
             self._open = None
         if event.kind in _PROCESS_ENDS:
             self._current = None
+            self._ended = True
         return True
 
     def _join(self, start: Event, marker: Event) -> bool:
