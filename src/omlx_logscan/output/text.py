@@ -161,7 +161,12 @@ def events_table(events: Iterable[Event], con: Console) -> None:
 
 
 def print_accounting(stream: EventStream, *, quiet: bool) -> None:
+    """The accounting on stderr: dimmed on a terminal, plain text otherwise, so a machine format's
+    run (a CI job, a script) never loads rich for it."""
     if quiet:
+        return
+    if not sys.stderr.isatty():
+        sys.stderr.write("".join(printable(line) + "\n" for line in accounting_lines(stream)))
         return
     from rich.text import Text
 
