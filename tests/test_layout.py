@@ -107,6 +107,7 @@ def _external_imports(text: str) -> set[str]:
 
 MACHINE_RUNS = {
     "check json": ["check", str(EXAMPLE), "-f", "json", "-q"],
+    "check json with the accounting": ["check", str(EXAMPLE), "-f", "json"],
     "timeline json": ["timeline", str(EXAMPLE), "-f", "json", "-q"],
     "timeline json with an OS history": [
         "timeline",
