@@ -383,6 +383,9 @@ class Recorder:
     def info(self, message: str) -> None:
         self.said.append(("info", message))
 
+    def unparsed(self, line: KeptLine) -> None:
+        self.said.append(("unparsed", line.text))
+
     def kinds(self) -> list[str]:
         return [what for what, _ in self.said]
 
@@ -710,3 +713,55 @@ def test_a_live_fault_has_its_signature_and_is_absorbed_when_the_process_goes_on
     live_fault = state.faults[0]
     assert (live_fault.outcome, live_fault.signature) == ("absorbed", batch_fault.signature)
     assert live_fault.signature is not None
+
+
+# -- records kept whole across polls ------------------------------------------------------------
+
+
+def test_a_traceback_whose_lines_come_a_poll_later_stays_one_record(tmp_path: Path) -> None:
+    """oMLX's record and its traceback can reach the file in pieces: a second of quiet must not tear them."""
+    log = tmp_path / "server.log"
+    log.write_text("")
+    sink = Recorder()
+    watcher = Watcher(WatchOptions(log), sink)
+    watcher.step(0.0)
+    head, *rest = timeout(T0).splitlines(keepends=True)
+    append(log, head + "".join(rest[:2]))
+    assert watcher.step(1.0)
+    assert not watcher.step(2.5)  # 1.5 s of quiet: the traceback may still be on its way
+    append(log, "".join(rest[2:]))
+    assert watcher.step(2.9)
+    assert not watcher.step(5.0)  # 2 s of quiet after its last line: now it is complete
+    watcher.follower.close()
+    assert [text for what, text in sink.said if what == "event"] == ["gpu_error"]
+    assert "unparsed" not in sink.kinds() and watcher.stream.unparsed == 0
+
+
+def test_the_next_record_head_completes_the_record_at_once(tmp_path: Path) -> None:
+    log = tmp_path / "server.log"
+    log.write_text("")
+    sink = Recorder()
+    watcher = Watcher(WatchOptions(log), sink)
+    watcher.step(0.0)
+    append(log, timeout(T0))
+    watcher.step(0.1)
+    assert "event" not in sink.kinds()  # held: its continuation may still come
+    append(log, warning(T0 + timedelta(seconds=1)))
+    watcher.step(0.2)
+    watcher.follower.close()
+    assert [text for what, text in sink.said if what == "event"] == ["gpu_error"]  # the warning is held now
+
+
+def test_the_table_shows_unparsed_lines_as_they_come(tmp_path: Path) -> None:
+    log = tmp_path / "server.log"
+    log.write_text("")
+    out = io.StringIO()
+    watcher = Watcher(WatchOptions(log), TableSink(out, quiet=True))
+    watcher.step(0.0)
+    append(log, timeout(T0) + "a note pasted by hand\n" + warning(T0 + timedelta(seconds=1)))
+    watcher.step(0.1)
+    watcher.follower.close()
+    shown = out.getvalue().splitlines()
+    assert shown[1].startswith("unparsed") and shown[1].endswith("line 9: a note pasted by hand"), shown
+    assert "gpu_error" in shown[0]  # in file order: the fault's record came first
+    assert watcher.stream.unparsed == 1

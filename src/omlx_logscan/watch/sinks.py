@@ -6,6 +6,7 @@ import sys
 from typing import IO, TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from omlx_logscan.inputs.lines import KeptLine
     from omlx_logscan.parsing.event import Event
     from omlx_logscan.watch.notices import Notice
 
@@ -45,6 +46,12 @@ class TableSink:
             self._con.print(self._text(self._render.printable(f"    {detail}")), soft_wrap=True)
         self._out.flush()
 
+    def unparsed(self, line: KeptLine) -> None:
+        """A line no grammar matched, shown as it comes (dimmed), so nothing read is out of sight."""
+        text = self._render.printable(f"{'unparsed':<{_COLUMN_WIDTHS[0]}} line {line.line}: {line.text}")
+        self._con.print(self._text(text, style="dim"), soft_wrap=True)
+        self._out.flush()
+
     def info(self, message: str) -> None:
         if not self._quiet:
             self._err.print(self._text(self._render.printable(message), style="dim"), soft_wrap=True)
@@ -68,6 +75,9 @@ class NdjsonSink:
 
         write_ndjson([{"watch": notice.kind, "message": notice.message, **notice.data}], self._out)
         self._out.flush()
+
+    def unparsed(self, line: KeptLine) -> None:
+        """Rows stay events and notices, as docs/watch.md lists them; the summary counts these lines."""
 
     def info(self, message: str) -> None:
         if not self._quiet:
