@@ -496,7 +496,9 @@ def test_exit_on_dead_after_replaying_a_dead_backlog(tmp_path: Path) -> None:
     rows = [json.loads(line) for line in result.stdout.splitlines()]
     alerts = [r for r in rows if r.get("watch") == "dead"]
     assert len(alerts) == 1 and alerts[0]["window"]["session"] == 2 and alerts[0]["window"]["repeats"] == 2
-    assert "engine generation-dead since 2026-09-15 22:31:21; 2 repeats" in alerts[0]["message"]
+    assert (
+        "engine generation-dead since 2026-09-15 22:31:21 (session 2, server.log:22); 2 repeats" in alerts[0]["message"]
+    )
     assert [r["exit_code"] for r in rows if r.get("watch") == "command"] == [0]
     assert runs.read_text().splitlines() == ["2026-09-15T22:31:21.140|2"]
     assert sum(1 for r in rows if r.get("kind") == "gpu_error") == 6  # the replay printed the history
@@ -605,7 +607,7 @@ def test_live_alert_single_on_dead_rotation_restart_and_rearm(tmp_path: Path, wa
     alert = watch.row(lambda r: r.get("watch") == "dead")
     window = alert["window"]
     assert window["start"] == "2026-09-15T22:20:21.140" and window["session"] == 1 and window["repeats"] == 0
-    assert "engine generation-dead since 2026-09-15 22:20:21; 0 repeats" in alert["message"]
+    assert "engine generation-dead since 2026-09-15 22:20:21 (session 1, server.log:12); 0 repeats" in alert["message"]
     done = watch.row(lambda r: r.get("watch") == "command" and r["hook"] == "on-dead")
     assert done["exit_code"] == 0 and done["output"] == "restarted\n"
     assert runs.read_text().splitlines() == [f"2026-09-15T22:20:21.140|1|{log}"]
@@ -656,7 +658,8 @@ def test_exit_on_dead_when_the_log_appears_later(tmp_path: Path, watches: list[W
     log.write_text(escalation(T0))  # nothing follows: the incident completes after two quiet seconds
     assert watch.finish(within=WITHIN_S) == EXIT_DEAD
     assert time.monotonic() - started < WITHIN_S
-    assert any("» ALERT engine generation-dead since 2026-09-15 22:20:21; 0 repeats" in line for line in watch.out)
+    alerts = [line for line in watch.out if "ALERT engine generation-dead since 2026-09-15 22:20:21" in line]
+    assert len(alerts) == 1 and "(session 1, server.log:9)" in alerts[0]  # the SubmissionsIgnored record
     assert any("gpu_error" in line and "server.log:1 " in line for line in watch.out)
     assert watch.err[-1].startswith("logscan watch: stopped") and "engine dead since" in watch.err[-1]
 

@@ -33,9 +33,9 @@ def dead_message(window: DeadWindow, entry: Incident) -> str:
     """The alert: the engine is generation-dead, where the log shows it, and what recovers it."""
     record = entry.penalty_record
     return (
-        f"ALERT engine generation-dead since {human_time(window.start)}; {window.repeats} repeats "
-        f"(session {window.session}, {os.path.basename(record.source)}:{record.line}). The GPU driver ignores "
-        "this process's submissions: only a restart recovers it"
+        f"ALERT engine generation-dead since {human_time(window.start)} (session {window.session}, "
+        f"{os.path.basename(record.source)}:{record.line}); {plural(window.repeats, 'repeat')} so far. The GPU "
+        "driver ignores this process's submissions: only a restart recovers it"
     )
 
 

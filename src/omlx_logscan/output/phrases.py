@@ -358,10 +358,15 @@ def _escalation_when(row: dict[str, Any]) -> str:
     return when
 
 
+def escalation_column(rows: list[dict[str, Any]]) -> int:
+    """Where the escalation table's text begins: after the time column, as wide as its widest entry."""
+    return max([32, *(len(_escalation_when(row)) + 1 for row in rows)]) + 1
+
+
 def escalation_lines(rows: list[dict[str, Any]]) -> list[str]:
     """The escalation table as aligned text lines (the time column as wide as its widest entry)."""
     times = [_escalation_when(row) for row in rows]
-    width = max([32, *(len(when) + 1 for when in times)])
+    width = escalation_column(rows) - 1
     lines = []
     for when, row in zip(times, rows, strict=True):
         if "os_version" in row:

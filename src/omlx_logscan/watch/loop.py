@@ -143,7 +143,7 @@ class Watcher:
             self._last_line_at = now
             self._feed(self.stream.add(batch), now)
         elif self.stream.holding and now - self._last_line_at >= RECORD_HOLD_S:
-            self._feed(self.stream.flush(), now)
+            self._feed(self.stream.flush(), now, seen=self._last_line_at)
         if not self._catching_up:  # history is timed by the log alone: a slow replay must not split a fault
             self._apply(self.state.settle(now), now)
         if self._catching_up and self.follower.caught_up:
@@ -151,7 +151,9 @@ class Watcher:
         self._reap(now)
         return arrived > 0
 
-    def _feed(self, events: list[Event], now: float) -> None:
+    def _feed(self, events: list[Event], now: float, *, seen: float | None = None) -> None:
+        """Print and apply ``events``; ``seen``: when their lines arrived, if earlier (a record held
+        for its continuation), as the wall-clock incident gap runs from there."""
         kinds = self.options.kinds
         # Unparsed lines are shown among the events in file order, unless only chosen kinds are asked
         # for; the summary counts them either way.
@@ -163,7 +165,7 @@ class Watcher:
             if (event.kind in kinds) if kinds else event.kind != "record":
                 self.events += 1
                 self.sink.event(event)
-            self._apply(self.state.feed(event, now), now)
+            self._apply(self.state.feed(event, now if seen is None else seen), now)
         for line in unparsed:
             self.sink.unparsed(line)
 
