@@ -11,12 +11,14 @@ import struct
 import subprocess
 import sys
 import termios
+from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 from rich.console import Console
 
 from conftest import EXAMPLE, ROOT
-from omlx_logscan.output.text import EventRows, say
+from omlx_logscan.output.text import EventRows, events_table, say
 from omlx_logscan.output.wrap import wrap_text
 from omlx_logscan.parsing.event import Event
 
@@ -136,3 +138,18 @@ def test_a_narrow_sessions_table_gives_each_session_one_line(tmp_path: Path) -> 
     rows = [line for line in shown if re.match(r"\s*\d+ ", line)]
     assert len(rows) == 160 and all(len(line) <= 80 for line in shown)
     assert re.match(r"\s+1 +≤ 2026-06-20 12:07:22 → 2026-06-21 00:56:01 +restart +0 faults", rows[0])
+
+
+def test_the_events_table_prints_each_row_before_the_next_event_exists() -> None:
+    """Rows are flushed one by one: a table laid out from all rows would print nothing until the last."""
+    out = io.StringIO()
+    con = Console(file=out, width=200, markup=False, color_system=None)
+    seen_before: list[bool] = []
+
+    def events() -> Iterator[Event]:
+        for number in range(3):
+            seen_before.append(number == 0 or f"server.log:{1869 + number}" in out.getvalue())
+            yield replace(_event(), line=1870 + number)
+
+    events_table(events(), con)
+    assert seen_before == [True, True, True] and out.getvalue().count("server.log:18") == 3

@@ -6,6 +6,7 @@ import gzip
 import io
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -26,6 +27,7 @@ from omlx_logscan.cli.values import log_path
 from omlx_logscan.errors import EXIT_DEAD
 from omlx_logscan.inputs.follow import FileChange, Follower
 from omlx_logscan.inputs.lines import KeptLine
+from omlx_logscan.output.text import EventRows as render_rows
 from omlx_logscan.parsing.event import Event
 from omlx_logscan.stream.live import LiveStream
 from omlx_logscan.watch.loop import Watcher, WatchOptions
@@ -768,3 +770,40 @@ def test_the_table_shows_unparsed_lines_as_they_come(tmp_path: Path) -> None:
     assert shown[1].startswith("unparsed") and shown[1].endswith("line 9: a note pasted by hand"), shown
     assert "gpu_error" in shown[0]  # in file order: the fault's record came first
     assert watcher.stream.unparsed == 1
+
+
+# -- the alert on a terminal --------------------------------------------------------------------
+
+
+def _dead_log(tmp_path: Path) -> Path:
+    log = tmp_path / "server.log"
+    log.write_text(startup(T0 - timedelta(minutes=1)) + escalation(T0) + repeat(T0 + timedelta(minutes=5)))
+    return log
+
+
+def test_the_alert_is_one_reverse_video_line_across_the_terminal(tmp_path: Path) -> None:
+    from rich.console import Console
+
+    out = io.StringIO()
+    sink = TableSink(out, quiet=True, bell=True)
+    sink._con = Console(file=out, width=100, force_terminal=True, color_system="standard", markup=False)
+    sink._rows = render_rows(sink._con)
+    Watcher(WatchOptions(_dead_log(tmp_path), exit_at_end=True), sink).replay_to_end()
+    lines = out.getvalue().splitlines()
+    alerts = [n for n, line in enumerate(lines) if "ALERT" in line]
+    assert len(alerts) == 1
+    alert = lines[alerts[0]]
+    assert alert.startswith("\a") and "\x1b[1;7;31m" in alert  # the bell, then bold reverse red
+    headline = re.sub(r"\x1b\[[0-9;]*m|\a", "", alert)
+    assert len(headline) == 100 and headline.startswith(" ALERT engine generation-dead since 2026-09-15 22:20:21")
+    assert "only a restart recovers it" in lines[alerts[0] + 1]
+
+
+def test_bell_rings_once_per_dead_window_as_a_subprocess(tmp_path: Path) -> None:
+    log = _dead_log(tmp_path)
+    quiet = subprocess.run([*WATCH, str(log), "--exit-at-end", "-f", "table"], capture_output=True, text=True)
+    rung = subprocess.run([*WATCH, str(log), "--exit-at-end", "-f", "table", "--bell"], capture_output=True, text=True)
+    assert quiet.returncode == rung.returncode == 0, rung.stderr
+    assert "\a" not in quiet.stdout and rung.stdout.count("\a") == 1
+    assert "ALERT engine generation-dead" in rung.stdout.split("\a")[1].splitlines()[0]
+    assert "--bell" in runner.invoke(app, ["watch", "--help"]).stdout

@@ -226,9 +226,11 @@ def alert_line(con: Console, message: str, *, bell: bool = False) -> None:
         con.file.write("\a")
     width = wrap_width(con)
     line = Text(f" {headline} ", style="bold reverse red")
-    if width is not None and line.cell_len < width:
+    if width is not None and line.cell_len <= width:  # the band runs across the whole terminal
         line.pad_right(width - line.cell_len)
-    say(con, line, hang=1)
+        con.print(line, soft_wrap=True)
+    else:
+        say(con, line, hang=1)
     if rest:
         say(con, Text(f"  {rest}", style="bold red"))
 
