@@ -19,7 +19,7 @@ from rich.console import Console
 
 from conftest import EXAMPLE, ROOT
 from omlx_logscan.output.text import EventRows, events_table, say
-from omlx_logscan.output.wrap import wrap_text
+from omlx_logscan.output.wrap import wrap_spans
 from omlx_logscan.parsing.event import Event
 
 LOGSCAN = [sys.executable, "-m", "omlx_logscan"]
@@ -75,6 +75,11 @@ def test_continuation_lines_hang_under_their_line() -> None:
     assert shown[start + 1].startswith("    ") and not shown[start + 1].startswith("     ")
     summary = shown.index("Summary")
     assert shown[summary + 2].startswith("  ") and shown[summary + 1][0] != " "
+
+
+def wrap_text(text: str, width: int, hang: int) -> list[str]:
+    """The lines ``say`` prints for ``text``, as plain strings."""
+    return [(" " * hang if n else "") + text[a:b] for n, (a, b) in enumerate(wrap_spans(text, width, hang))]
 
 
 def test_only_a_word_wider_than_the_line_is_split() -> None:

@@ -50,11 +50,3 @@ def _fit(text: str, start: int, stop: int, room: int) -> int:
     while end < stop and cell_len(text[start : end + 1]) <= room:
         end += 1
     return end
-
-
-def wrap_text(text: str, width: int, hang: int) -> list[str]:
-    """``text`` as lines of at most ``width`` cells, the continuation lines indented by ``hang``."""
-    return [
-        ("" if n == 0 else " " * min(hang, width // 2)) + text[a:b]
-        for n, (a, b) in enumerate(wrap_spans(text, width, hang))
-    ]
