@@ -134,16 +134,23 @@ def wrap_width(con: Console) -> int | None:
 def say(con: Console, text: str | Text, style: str = "", *, hang: int | None = None) -> None:
     """Print one line, on a terminal broken at spaces to its width with a hanging indent (``hang``
     columns; by default two more than the line's own indent). Markup is never read from it."""
+    print_fitted(con, text, wrap_width(con), style, hang=hang)
+
+
+def print_fitted(
+    con: Console, text: str | Text, width: int | None, style: str = "", *, hang: int | None = None
+) -> None:
+    """``say`` for a width known already (a table's rows ask for it once, not once a row)."""
+    from rich.cells import cell_len
     from rich.text import Text
 
     from omlx_logscan.output.wrap import wrap_spans
 
     line = text if isinstance(text, Text) else Text(text, style=style)
-    width = wrap_width(con)
-    if width is None:
+    plain = line.plain
+    if width is None or cell_len(plain) <= width:
         con.print(line, soft_wrap=True)
         return
-    plain = line.plain
     indent = hang if hang is not None else len(plain) - len(plain.lstrip(" ")) + 2
     for number, (start, end) in enumerate(wrap_spans(plain, width, indent)):
         piece = line[start:end]
@@ -190,6 +197,7 @@ class EventRows:
 
         width = wrap_width(con)
         self._con = con
+        self._width = width
         self._compact = width is not None and width <= NARROW_COLUMNS
         self._message_column = sum(size + 2 for _, size in EVENT_COLUMNS)
 
@@ -198,14 +206,14 @@ class EventRows:
 
         names = [name for name, _ in EVENT_COLUMNS] + ["message"]
         cells = [Text(name, style="bold") for name in names]
-        say(self._con, self._joined(cells), hang=4)
+        self.line(self._joined(cells))
 
     def row(self, event: Event) -> None:
-        say(self._con, self._joined(event_cells(event)), hang=4 if self._compact else self._message_column)
+        self.line(self._joined(event_cells(event)))
 
     def line(self, text: Text) -> None:
-        """A line among the rows that is no event (an unparsed line, a watch notice)."""
-        say(self._con, text, hang=4 if self._compact else self._message_column)
+        """A row, or a line among the rows that is no event (an unparsed line)."""
+        print_fitted(self._con, text, self._width, hang=4 if self._compact else self._message_column)
 
     def _joined(self, cells: list[Text]) -> Text:
         from rich.text import Text
