@@ -35,7 +35,10 @@ def on_terminal(args: list[str], columns: int) -> str:
     """What ``logscan ARGS`` shows on a pseudo-terminal ``columns`` wide (stdout and stderr), colour removed."""
     pid, fd = pty.fork()
     if pid == 0:  # the child: its stdin, stdout and stderr are the terminal
-        os.execvpe(LOGSCAN[0], [*LOGSCAN, *args], _environment(columns))
+        try:
+            os.execvpe(LOGSCAN[0], [*LOGSCAN, *args], _environment(columns))
+        finally:
+            os._exit(127)  # exec failed: never run the rest of the test suite in the child
     fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", 24, columns, 0, 0))
     shown = bytearray()
     while True:

@@ -27,7 +27,6 @@ from omlx_logscan.cli.values import log_path
 from omlx_logscan.errors import EXIT_DEAD
 from omlx_logscan.inputs.follow import FileChange, Follower
 from omlx_logscan.inputs.lines import KeptLine
-from omlx_logscan.output.text import EventRows as render_rows
 from omlx_logscan.parsing.event import Event
 from omlx_logscan.stream.live import LiveStream
 from omlx_logscan.watch.loop import Watcher, WatchOptions
@@ -785,9 +784,8 @@ def test_the_alert_is_one_reverse_video_line_across_the_terminal(tmp_path: Path)
     from rich.console import Console
 
     out = io.StringIO()
-    sink = TableSink(out, quiet=True, bell=True)
-    sink._con = Console(file=out, width=100, force_terminal=True, color_system="standard", markup=False)
-    sink._rows = render_rows(sink._con)
+    terminal = Console(file=out, width=100, force_terminal=True, color_system="standard", markup=False)
+    sink = TableSink(out, quiet=True, bell=True, console=terminal)
     Watcher(WatchOptions(_dead_log(tmp_path), exit_at_end=True), sink).replay_to_end()
     lines = out.getvalue().splitlines()
     alerts = [n for n, line in enumerate(lines) if "ALERT" in line]

@@ -6,6 +6,8 @@ import sys
 from typing import IO, TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from omlx_logscan.inputs.lines import KeptLine
     from omlx_logscan.parsing.event import Event
     from omlx_logscan.watch.notices import Notice
@@ -17,7 +19,7 @@ _NOTICE_STYLE = {"dead_end": "bold green", "fault": "red", "command": "cyan"}
 class TableSink:
     """One row per event (the rows of ``events``), alerts and hook results between them."""
 
-    def __init__(self, out: IO[str], quiet: bool, *, bell: bool = False) -> None:
+    def __init__(self, out: IO[str], quiet: bool, *, bell: bool = False, console: Console | None = None) -> None:
         from rich.text import Text
 
         from omlx_logscan.output import text as render
@@ -25,7 +27,7 @@ class TableSink:
         self._text = Text
         self._render = render
         self._out = out
-        self._con = render.console(out)
+        self._con = console or render.console(out)  # ``console``: one of a given width, in tests
         self._rows = render.EventRows(self._con)
         self._err = render.console(sys.stderr)
         self._quiet = quiet
