@@ -1,4 +1,4 @@
-"""The report's Mermaid gantt chart of process lifetimes and faults."""
+"""The report's Mermaid gantt chart of sessions and faults."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from datetime import timedelta
 
 from omlx_logscan.analysis.model import Analysis, DeadWindow, Incident, Session
 from omlx_logscan.output.blocks import Part, ReportBlock
+from omlx_logscan.output.phrases import plural
 from omlx_logscan.timeutil import parse, to_second
 
 _END_REASONS = {
@@ -46,14 +47,14 @@ def gantt_chart(analysis: Analysis, os_versions: dict[int, str]) -> list[Part]:
     if not shown:
         return [
             *out,
-            f"No process had a GPU fault, so there is nothing to chart ({hidden} lifetime(s) in the log).",
+            f"No session had a GPU fault, so there is nothing to chart ({plural(hidden, 'session')} in the log).",
             "",
         ]
-    intro = f"The chart shows the {len(shown)} process lifetime(s) with a GPU fault or a dead-engine window"
+    intro = f"The chart shows the {plural(len(shown), 'session')} with a GPU fault or a dead-engine window"
     intro += f"; the other {hidden} are left out so that it stays readable." if hidden else "."
     if any(len(faults[s.index]) > GANTT_MAX_FAULTS for s in shown):
         half = GANTT_MAX_FAULTS // 2
-        intro += f" A process with more than {GANTT_MAX_FAULTS} faults shows its first and last {half}."
+        intro += f" A session with more than {GANTT_MAX_FAULTS} faults shows its first and last {half}."
     sections = [_gantt_section(s, faults[s.index], windows.get(s.index), os_versions.get(s.index)) for s in shown]
     rows = [section for section in sections if section is not None]
     if len(rows) < len(sections):
@@ -62,17 +63,17 @@ def gantt_chart(analysis: Analysis, os_versions: dict[int, str]) -> list[Part]:
         return [*out, intro, ""]
     out += [intro, ""]
     chart = ReportBlock(
-        "charted processes",
+        "charted sessions",
         [
             "```mermaid",
             "gantt",
-            "    title oMLX processes, GPU faults and dead-engine windows",
+            "    title oMLX sessions, GPU faults and dead-engine windows",
             "    dateFormat YYYY-MM-DDTHH:mm:ss",
             "    axisFormat %m-%d %H:%M",
         ],
         rows,
         ["```"],
-        lambda n: f"    %% … {n} processes not drawn here",
+        lambda n: f"    %% … {plural(n, 'session')} not drawn here",
         "`logscan sessions`",
     )
     chart.cap(GANTT_MAX_PROCESSES, READABLE_REASON)
@@ -99,9 +100,9 @@ def _gantt_section(
     if parse(end) - parse(start) < timedelta(minutes=1):
         end = (parse(start) + timedelta(minutes=1)).isoformat()
     lines = [
-        f"    section Process {session.index}" + (f" (macOS {os_version})" if os_version else ""),
+        f"    section Session {session.index}" + (f" (macOS {os_version})" if os_version else ""),
         _task(
-            f"lifetime ({_END_REASONS.get(session.end_reason, session.end_reason)})",
+            f"session ({_END_REASONS.get(session.end_reason, session.end_reason)})",
             "",
             str(to_second(start)),
             str(to_second(end)),
@@ -112,7 +113,7 @@ def _gantt_section(
     for position, incident in enumerate(timed):
         if len(timed) > GANTT_MAX_FAULTS and half <= position < len(timed) - half:
             if position == half:
-                lines.append(f"    %% … {len(timed) - 2 * half} faults of this process not drawn here")
+                lines.append(f"    %% … {plural(len(timed) - 2 * half, 'fault')} of this session not drawn here")
             continue
         label = f"{' → '.join(incident.code_names) or incident.kind} ({incident.outcome.replace('_', ' ')})"
         tags = "crit, milestone, " if incident.outcome in _SEVERE else "milestone, "

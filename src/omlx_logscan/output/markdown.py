@@ -17,6 +17,7 @@ from omlx_logscan.output.phrases import (
     escalation_lines,
     escalation_rows,
     level_phrase,
+    signature_share,
     span_phrase,
     summary,
     window_end_phrase,
@@ -70,7 +71,7 @@ def timeline_markdown(
     out.append(f"- **Files:** {', '.join('`' + os.path.basename(f['name']) + '`' for f in head['files'])}")
     out.append(f"- **Span:** {span_phrase(head)}")
     out.append(f"- **Level:** {level_phrase(head['written_at_level'], head['records'])}")
-    out.append(f"- **Process lifetimes:** {len(analysis.sessions)}")
+    out.append(f"- **Sessions:** {len(analysis.sessions)}")
     out += ["", "### Escalation", "", "```"]
     rows = escalation_rows(analysis, os_versions)
     out.extend(escalation_lines(rows))
@@ -97,7 +98,8 @@ def timeline_markdown(
     if analysis.signatures:
         out += ["", "### Stack signatures", ""]
         for sig in analysis.signatures:
-            out.append(f"**{sig.faults} of {len(analysis.faults)} faults** — {md_escape(call_site_label(sig))}")
+            share = signature_share(sig.faults, len(analysis.faults))
+            out.append(f"**{share}** — {md_escape(call_site_label(sig))}")
             out.append("```")
             out.extend(f"{f['module']}:{f['line']} in {f['func']}" for f in sig.frames)
             if sig.innermost_code:

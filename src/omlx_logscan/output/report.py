@@ -32,6 +32,8 @@ from omlx_logscan.output.phrases import (
     dead_for,
     escalation_lines,
     escalation_rows,
+    plural,
+    signature_share,
     summary,
     window_end_phrase,
 )
@@ -188,7 +190,7 @@ def _what_the_log_is(analysis: Analysis, os_versions: dict[int, str] | None) -> 
         f"- **Written at level:** {head['written_at_level'] or 'unknown'} (the lowest level present)",
         f"- **oMLX version:** {_versions(sessions)}",
         f"- **macOS:** {_os_versions(os_versions)}",
-        f"- **Process lifetimes:** {len(sessions)}"
+        f"- **Sessions:** {len(sessions)}"
         + (f" ({bounded} with start times bounded by neighbouring records)" if bounded else ""),
         f"- **Lines:** {head['lines']} read, {head['records']} records, {head['unparsed_lines']} unparsed, "
         f"{head['duplicates_dropped']} duplicate records dropped",
@@ -226,7 +228,7 @@ def _versions(sessions: list[Session]) -> str:
     unknown = counts.pop(None, 0)
     if not counts:
         return "not in the log (no banner and no Homebrew path in a traceback)"
-    text = ", ".join(f"{version} ({n} of {len(sessions)} processes)" for version, n in counts.items())
+    text = ", ".join(f"{version} ({n} of {plural(len(sessions), 'session')})" for version, n in counts.items())
     return text + (f"; unknown for {unknown}" if unknown else "")
 
 
@@ -246,8 +248,7 @@ def _signatures(analysis: Analysis) -> list[Part]:
         frames = [_logged_line(f"{f['module']}:{f['line']} in {f['func']}") for f in sig.frames]
         if sig.innermost_code:
             frames.append(f"  → {_logged_line(sig.innermost_code)}")
-        share = "identical for all" if sig.faults == total and len(analysis.signatures) == 1 else "shared by"
-        title = f"**{share} {sig.faults} of {total} faults** — `{call_site_label(sig)}`"
+        title = f"**{signature_share(sig.faults, total)}** — `{call_site_label(sig)}`"
         rows.append("\n".join([title, *_code(frames), ""]))
     out.append(
         ReportBlock(
@@ -300,12 +301,12 @@ def _dead_windows(analysis: Analysis) -> list[Part]:
         ReportBlock(
             "dead-engine windows",
             [
-                "| process | from | last failure | end | repeats | requests completed |",
+                "| session | from | last failure | end | repeats | requests completed |",
                 "|---|---|---|---|---|---|",
             ],
             rows,
             [],
-            lambda n: f"| … | {n} windows cut here | | | | |",
+            lambda n: f"| … | {plural(n, 'window')} cut here | | | | |",
             "`logscan timeline`",
         )
     )
@@ -335,7 +336,7 @@ def _why(analysis: Analysis, why: WhyFaulted) -> list[Part]:
             [fence],
             rows,
             [*lines[len(lines) - hidden :], fence],
-            lambda n: f"… {n} faults cut here",
+            lambda n: f"… {plural(n, 'fault')} cut here",
             "`logscan timeline --format json`",
         ),
         *([*overlays, ""] if overlays else []),
@@ -385,7 +386,9 @@ def _first_fault(analysis: Analysis) -> list[Part]:
         raw.pop()
     rows = [_logged_line(_ANSI.sub("", line)) for line in raw]
     fence = fence_for(rows)
-    excerpt = ReportBlock("excerpt lines", [fence], rows, [fence], lambda n: f"… {n} lines cut here", "the log itself")
+    excerpt = ReportBlock(
+        "excerpt lines", [fence], rows, [fence], lambda n: f"… {plural(n, 'line')} cut here", "the log itself"
+    )
     return [*out, f"{where} ({count}):", "", excerpt]
 
 
@@ -423,7 +426,7 @@ def _cannot_show(analysis: Analysis, os_versions: dict[int, str] | None) -> list
         items.append(
             f"**INFO records.** The log was written at {level}, so pressure cache reclaim requests "
             "(`Requested pressure cache reclaim …`), startup blocks, engine starts and finished requests are "
-            "absent: process start times are bounded, request counts unknown."
+            "absent: session start times are bounded, request counts unknown."
         )
     shrinks = [
         ev for ev in stream.events if ev.kind == "memory_pressure" and ev.fields.get("action") == "hot_cache_shrink"
