@@ -75,7 +75,7 @@ EM_PER_CHAR = 0.6  # an upper bound on the width of one character of its sans-se
 TICK_GAP_PX = 12  # room between two labels
 
 
-LABEL_MAX = 44  # characters of a bar's label: with its bar it must fit the plot on one side or the other
+LABEL_MAX = 52  # characters of a bar's label: with its bar it must fit the plot on one side or the other
 
 
 TICKS = (  # Mermaid tickInterval words and their length in seconds, shortest first
@@ -149,6 +149,11 @@ def _task(bar: Bar) -> str:
     return f"    {label} :{BAR_KINDS[bar.kind]}{_stamp(bar.start)}, {end}"
 
 
+def label_chars(axis_format: str) -> int:
+    """How many characters an axis label of ``axis_format`` has (every field has a fixed width)."""
+    return len(datetime(2026, 12, 31, 23, 59).strftime(axis_format))
+
+
 def axis(span: timedelta, one_day: bool) -> tuple[str, str]:
     """The ``axisFormat`` and ``tickInterval`` for a chart of ``span``: the shortest interval whose
     labels, at their widest, leave room between them on the plot (``one_day``: the chart lies within
@@ -161,7 +166,7 @@ def axis(span: timedelta, one_day: bool) -> tuple[str, str]:
             label = "%m-%d"
         else:
             label = "%H:%M" if one_day else "%m-%d %H:%M"
-        chars = len(label.replace("%Y", "0000").replace("%", ""))
+        chars = label_chars(label)
         room = PLOT_WIDTH_PX * length / seconds
         if room >= chars * EM_PER_CHAR * TICK_FONT_PX + TICK_GAP_PX:
             return label, word
@@ -199,20 +204,17 @@ def _lifetime(
     session: Session, start: datetime, end: datetime, marks: list[Bar], os_version: str | None
 ) -> tuple[Bar, bool]:
     """The lifetime bar, drawn from at most ``CONTEXT`` before the first fault to ``CONTEXT`` after the
-    last, and whether it was cut; a cut end is named in the label (``since …``, ``until …``)."""
-    words = [_END_REASONS.get(session.end_reason, session.end_reason)]
-    cut = False
+    last, and whether it was cut; a cut lifetime names its real first and last day in the label."""
+    reason = _END_REASONS.get(session.end_reason, session.end_reason)
+    shown_start, shown_end = start, end
     if marks:
         first, last = min(m.start for m in marks), max(m.end or m.start for m in marks)
-        if first - start > CONTEXT:
-            words.insert(0, f"since {start:%m-%d %H:%M}")
-            start, cut = first - CONTEXT, True
-        if end - last > CONTEXT:
-            words.append(f"until {end:%m-%d %H:%M}")
-            end, cut = last + CONTEXT, True
-    end = max(end, start + MIN_SPAN)
+        shown_start, shown_end = max(start, first - CONTEXT), min(end, last + CONTEXT)
+    cut = (shown_start, shown_end) != (start, end)
+    span = f"{start:%m-%d} → {end:%m-%d} " if cut else ""
     version = f"macOS {os_version}, " if os_version else ""
-    return Bar("lifetime", f"lifetime ({version}{', '.join(words)})", start, end), cut
+    label = f"lifetime {span}({version}{reason})"
+    return Bar("lifetime", label, shown_start, max(shown_end, shown_start + MIN_SPAN)), cut
 
 
 def clusters(lanes: list[Lane]) -> list[list[Lane]]:
