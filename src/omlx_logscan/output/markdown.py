@@ -9,7 +9,7 @@ from omlx_logscan.analysis.attribution import WhyFaulted
 from omlx_logscan.analysis.model import Analysis
 from omlx_logscan.output.blocks import ReportBlock
 from omlx_logscan.output.chart import gantt_chart
-from omlx_logscan.output.markup import code_block, code_span, fit_code, md_cell
+from omlx_logscan.output.markup import code_block, code_span, fit_code, md_cell, md_text
 from omlx_logscan.output.phrases import (
     call_site_label,
     count_text,
@@ -103,7 +103,7 @@ def timeline_markdown(
             out += [*code_block(frames + ([f"  → {sig.innermost_code}"] if sig.innermost_code else [])), ""]
     if why is not None and analysis.faults:
         out += ["", *why_markdown(why, full=False)]
-    out += ["", "### Summary", "", summary(analysis), ""]
+    out += ["", "### Summary", "", md_text(summary(analysis)), ""]
     out += [line for part in gantt_chart(analysis, os_versions or {}) for line in _lines(part)]
     if bounds is not None:
         out += [bounds_section(bounds, level=3)]

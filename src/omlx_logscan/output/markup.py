@@ -17,6 +17,9 @@ CODE_WIDTH = 100  # characters of the tool's own lines in a code block: a GitHub
 _BACKTICKS = re.compile(r"`+")
 
 
+_INLINE_MARKUP = re.compile(r"([\\`*_\[\]<>~])")
+
+
 def _longest_backticks(text: str) -> int:
     return max((len(run) for run in _BACKTICKS.findall(text)), default=0)
 
@@ -28,6 +31,12 @@ def code_span(text: str) -> str:
     if text.startswith("`") or text.endswith("`") or (text.startswith(" ") and text.endswith(" ") and text.strip()):
         text = f" {text} "  # CommonMark strips one space each side, so a backtick at an end stays content
     return f"{fence}{text}{fence}"
+
+
+def md_text(text: str) -> str:
+    """Prose that may name log things (a ``__call__`` frame, a file): the characters that would start
+    emphasis, code, links or HTML are backslash-escaped, which Markdown shows as the plain character."""
+    return _INLINE_MARKUP.sub(r"\\\1", text)
 
 
 def md_cell(text: str) -> str:

@@ -25,7 +25,7 @@ from omlx_logscan.errors import InputError
 from omlx_logscan.inputs.sources import Source, read_chunks
 from omlx_logscan.output.blocks import MIN_KEPT_ROWS, Part, ReportBlock
 from omlx_logscan.output.chart import gantt_chart
-from omlx_logscan.output.markup import code_block, code_span, fence_for, fit_code, md_cell
+from omlx_logscan.output.markup import code_block, code_span, fence_for, fit_code, md_cell, md_text
 from omlx_logscan.output.phrases import (
     call_site_label,
     count_text,
@@ -226,7 +226,7 @@ def _versions(sessions: list[Session]) -> str:
 
 
 def _summary(analysis: Analysis) -> list[Part]:
-    return ["### Summary", "", summary(analysis), ""]
+    return ["### Summary", "", md_text(summary(analysis)), ""]
 
 
 def _signatures(analysis: Analysis) -> list[Part]:
