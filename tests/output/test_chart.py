@@ -92,8 +92,8 @@ def test_axis_labels_leave_room_at_every_span(minutes: int) -> None:
     seconds = dict(TICKS)[tick]
     width = label_chars(label) * EM_PER_CHAR * TICK_FONT_PX
     assert PLOT_WIDTH_PX * seconds / span.total_seconds() >= width  # labels at their widest do not touch
-    shorter = [s for _, s in TICKS if s < seconds and s < 86400]  # under a day, labels keep their format
-    if shorter and seconds < 86400:  # and the next shorter interval would be too dense: no wasted axis
+    shorter = [s for _, s in TICKS if 60 <= s < seconds]  # from a minute to a day, labels keep their format
+    if shorter and 60 <= seconds < 86400:  # and the next shorter interval would be too dense: no wasted axis
         assert PLOT_WIDTH_PX * shorter[-1] / span.total_seconds() < width + 12
 
 
@@ -196,6 +196,7 @@ def test_rendered_charts_have_no_overlapping_axis_labels(tmp_path: Path) -> None
         "example": markdown_of(EXAMPLE),
         "spread": markdown_of(write_log(tmp_path / "spread.log", SPREAD)),
         "still-dead": markdown_of(write_log(tmp_path / "dead.log", STILL_DEAD)),
+        "one-minute": markdown_of(write_log(tmp_path / "short.log", [start(0), timeout(0.1)])),
     }
     rendered = 0
     for name, text in texts.items():
@@ -205,7 +206,7 @@ def test_rendered_charts_have_no_overlapping_axis_labels(tmp_path: Path) -> None
             assert labels_outside(svg) == [], f"{name} chart {number}"
             assert "today" not in re.sub(r"todayMarker", "", svg.split("<style>")[0]).lower()
             rendered += 1
-    assert rendered == 5
+    assert rendered == 6
 
 
 @needs_mermaid

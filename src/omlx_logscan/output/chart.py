@@ -79,6 +79,8 @@ LABEL_MAX = 52  # characters of a bar's label: with its bar it must fit the plot
 
 
 TICKS = (  # Mermaid tickInterval words and their length in seconds, shortest first
+    ("10second", 10),
+    ("30second", 30),
     ("1minute", 60),
     ("5minute", 300),
     ("10minute", 600),
@@ -164,6 +166,8 @@ def axis(span: timedelta, one_day: bool) -> tuple[str, str]:
             label = "%Y-%m"
         elif length >= 86400:
             label = "%m-%d"
+        elif length < 60:
+            label = "%H:%M:%S"
         else:
             label = "%H:%M" if one_day else "%m-%d %H:%M"
         chars = label_chars(label)

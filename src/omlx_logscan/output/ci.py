@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from omlx_logscan.analysis.check import CheckResult, Finding
 from omlx_logscan.output.findings import check_headline, finding_message, finding_title, rule_threshold
-from omlx_logscan.output.markup import code_span, md_cell
+from omlx_logscan.output.markup import code_span, md_cell, md_text
 from omlx_logscan.timeutil import human_time
 
 ANNOTATION_CAP = 10  # GitHub shows at most 10 error annotations per step
@@ -96,7 +96,7 @@ def summary_markdown(result: CheckResult) -> str:
     """The Markdown for ``$GITHUB_STEP_SUMMARY``: rules with verdicts, then the findings."""
     files = ", ".join(code_span(name) for name in result.input["files"])
     out = [
-        f"## {check_headline(result)}",
+        f"## {md_text(check_headline(result))}",
         "",
         f"Input: {files} ({human_time(result.input['first'])} → {human_time(result.input['last'])}).",
         "",
