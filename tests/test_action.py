@@ -114,7 +114,7 @@ def test_check_step_reports_exit_2_for_a_pattern_that_matches_nothing(tmp_path: 
     runner = Runner(tmp_path)
     done, outputs = runner.run(logs="missing/*.log", sarif="true")
     assert done.returncode == 0 and outputs["exit-code"] == "2"
-    assert "missing/*.log" in done.stderr
+    assert "missing/*.log" in done.stderr and done.stdout.startswith("::error title=logscan check could not run::")
     sarif = json.loads(Path(outputs["sarif"]).read_text(encoding="utf-8"))
     assert sarif["runs"][0]["invocations"][0]["executionSuccessful"] is False
 

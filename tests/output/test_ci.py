@@ -113,6 +113,12 @@ def test_github_annotations_name_files_inside_the_workspace(tmp_path: Path) -> N
     assert "::error file=logs/server.log,line=" in result.stdout
 
 
+def test_exit_2_in_text_or_json_prints_only_the_error(tmp_path: Path) -> None:
+    for fmt in ("text", "json"):
+        code, out, err = check(str(tmp_path / "missing.log"), "--format", fmt)
+        assert (code, out) == (2, "") and err.startswith("logscan: error: ")
+
+
 @pytest.mark.parametrize("fmt", ["text", "json", "junit", "sarif", "github"])
 def test_step_summary_is_written_with_any_format(tmp_path: Path, fmt: str) -> None:
     summary = tmp_path / "summary.md"
@@ -184,14 +190,16 @@ def test_junit_survives_control_characters_in_names(tmp_path: Path) -> None:
     assert failure is not None and failure.text is not None and "server\ufffd\ufffd.log" in failure.text
 
 
-@pytest.mark.parametrize("fmt", ["junit", "sarif"])
+@pytest.mark.parametrize("fmt", ["junit", "sarif", "github"])
 def test_exit_2_still_writes_a_file_that_says_why(tmp_path: Path, fmt: str) -> None:
     target = tmp_path / f"check.{fmt}"
     code, _, err = check(str(tmp_path / "missing.log"), "--format", fmt, "-o", str(target))
     assert code == 2 and err.startswith("logscan: error: ")
     reason = err.removeprefix("logscan: error: ").strip()
     text = target.read_text(encoding="utf-8")
-    if fmt == "junit":
+    if fmt == "github":
+        assert text == f"::error title=logscan check could not run::{reason}\n"
+    elif fmt == "junit":
         root = valid_junit(text)
         assert (root.get("tests"), root.get("errors"), root.get("failures")) == ("1", "1", "0")
         error = root.find("testsuite/testcase/error")

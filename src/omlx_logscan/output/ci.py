@@ -92,6 +92,11 @@ def github_annotations(result: CheckResult, cap: int = ANNOTATION_CAP) -> list[s
     return lines
 
 
+def error_annotation(reason: str) -> str:
+    """The annotation of a check that could not run (exit 2), so the run's page says why."""
+    return f"::error title=logscan check could not run::{escape_data(reason)}"
+
+
 def summary_markdown(result: CheckResult) -> str:
     """The Markdown for ``$GITHUB_STEP_SUMMARY``: rules with verdicts, then the findings."""
     files = ", ".join(code_span(name) for name in result.input["files"])

@@ -217,16 +217,20 @@ def write_check(
 
 
 def write_check_error(fmt: CheckFormat, reason: str, output: Path | None) -> None:
-    """What a format that CI tools collect says when the check could not run; the others say nothing
-    beyond the error line on stderr."""
-    if fmt not in (CheckFormat.junit, CheckFormat.sarif):
+    """What the formats CI tools collect say when the check could not run (a JUnit error, a failed
+    SARIF invocation, an error annotation); text and JSON say nothing beyond the error on stderr."""
+    if fmt in (CheckFormat.text, CheckFormat.json):
         return
     with open_output(output) as out:
         if fmt is CheckFormat.junit:
             from omlx_logscan.output.junit import write_junit_error
 
             write_junit_error(reason, out)
-        else:
+        elif fmt is CheckFormat.sarif:
             from omlx_logscan.output.sarif import write_sarif_error
 
             write_sarif_error(reason, out)
+        else:
+            from omlx_logscan.output.ci import error_annotation
+
+            out.write(error_annotation(reason) + "\n")
