@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import os
-from typing import Annotated
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -16,6 +17,9 @@ from omlx_logscan.cli.options import (
 )
 from omlx_logscan.errors import LogscanError
 from omlx_logscan.output.formats import CheckFormat
+
+if TYPE_CHECKING:
+    from omlx_logscan.analysis.check import CheckResult
 
 DEFAULT_FAIL_ON = "penalty_box,dead_engine,crash"
 
@@ -46,12 +50,34 @@ def check(
         ),
     ] = None,
     fmt: CheckFormatOption = CheckFormat.text,
+    sarif_root: Annotated[
+        Path,
+        typer.Option(
+            "--sarif-root",
+            metavar="DIR",
+            help="With --format sarif: logs inside this folder (the repository checkout) are named relative to it, "
+            "others by absolute file:// URI.",
+        ),
+    ] = Path("."),
 ) -> None:
     """A CI gate: exit 0 when the log shows none of the --fail-on failures, 1 when it does, 2 when it cannot check."""
+    from omlx_logscan.output.formats import write_check, write_check_error
+
+    try:
+        result = _run(options, fail_on, max_faults, max_dead)
+    except LogscanError as exc:  # a CI test reporter or code scanning should show why, not nothing
+        write_check_error(fmt, str(exc), options.output)
+        raise
+    write_check(fmt, result, options.output, os.environ.get("GITHUB_STEP_SUMMARY"), sarif_root)
+    if result.exit_code:
+        raise typer.Exit(result.exit_code)
+
+
+def _run(options: CommonOptions, fail_on: str, max_faults: int | None, max_dead: str | None) -> CheckResult:
+    """The check's result, or a LogscanError when it cannot check."""
     from omlx_logscan.analysis.check import Rules, run_check
     from omlx_logscan.analysis.lifetimes import analyze
     from omlx_logscan.cli.values import duration_seconds, parse_fail_on
-    from omlx_logscan.output.formats import write_check
 
     rules = Rules(
         parse_fail_on(fail_on), max_faults, duration_seconds(max_dead, "--max-dead") if max_dead is not None else None
@@ -64,7 +90,4 @@ def check(
         raise LogscanError(f"cannot check the whole input: {unreadable[0]}")
     if not stream.has_omlx_records:
         raise LogscanError("no oMLX log records in the input (or in the --since/--until window): nothing to check")
-    result = run_check(analyze(stream), rules)
-    write_check(fmt, result, options.output, os.environ.get("GITHUB_STEP_SUMMARY"))
-    if result.exit_code:
-        raise typer.Exit(result.exit_code)
+    return run_check(analyze(stream), rules)
