@@ -471,3 +471,80 @@ def test_unkept_lines_of_other_programs_are_no_records() -> None:
     assert stamp_of_line("2026-09-15 20:00:03,000 - uvicorn - DEBUG - x") is None
     assert stamp_of_line("2026-13-45 20:00:03,000 - omlx.server - DEBUG - x") is None
     assert stamp_of_line("2026-09-15 23:59:60,000 - omlx.server - DEBUG - x") is None
+
+
+# -- reading: one mapped window per block, closed after the block ---------------------------------
+
+
+def test_each_block_is_a_window_closed_once_it_is_loaded(monkeypatch: pytest.MonkeyPatch) -> None:
+    path = info_log("windows.log", *(f"[-] - message {i}" for i in range(40)))
+    monkeypatch.setattr(blocks, "BLOCK_BYTES", 300)
+    assert blocks.open_windows() == 0
+    read = blocks.file_blocks(path)
+    first = next(read)
+    assert first.window is not None and blocks.open_windows() == 1
+    edges = first.first_line(), first.last_line()
+    first.load()
+    assert first.window is None and blocks.open_windows() == 0
+    assert first.cut_tail  # the block's last line goes on in the next block
+    lines = first.data[: first.size].split(b"\n")  # whole lines, each ending in a newline
+    assert edges == (lines[0], lines[-2])
+    rest = list(read)  # each block mapped as it is read
+    assert len(rest) > 5 and blocks.open_windows() == len(rest)
+    for block in rest:
+        block.load()
+    assert blocks.open_windows() == 0
+    assert first.data[: first.size] + b"".join(b.data[: b.size] for b in rest) == path.read_bytes()
+
+
+@pytest.mark.parametrize("size", [64, 300, 1 << 20])
+def test_no_window_is_left_open_after_a_scan(size: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = info_log("scanned.log", *(f"[-] - Chat completion: {i} tokens in 0.10s" for i in range(60)))
+    monkeypatch.setattr(blocks, "BLOCK_BYTES", size)
+    found = scan.scan_source(Source(path.name, path), 0, on_kept=lambda _: None)
+    assert found.lines == 60 and found.problem is None
+    assert blocks.open_windows() == 0
+
+
+def test_no_window_is_left_open_when_the_scan_stops_early(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A consumer that fails after the first block: the blocks read ahead are run or released."""
+    path = info_log("stopped.log", *(f"[-] - WARNING line {i}" for i in range(200)))
+    monkeypatch.setattr(blocks, "BLOCK_BYTES", 128)
+
+    def stop(_: object) -> None:
+        raise ZeroDivisionError("the consumer stops")
+
+    with pytest.raises(ZeroDivisionError):
+        scan.scan_source(Source(path.name, path), 0, on_kept=stop)
+    assert not [t for t in threading.enumerate() if t.name == "logscan-scan"]
+    assert blocks.open_windows() == 0
+
+
+def test_a_file_cut_short_while_it_is_read_is_a_read_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A mapped page past the file's end would kill the process: a block of a file truncated since
+    it was mapped is refused before its bytes are touched."""
+    path = info_log("truncated.log", *(f"[-] - message {i}" for i in range(40)))
+    monkeypatch.setattr(blocks, "BLOCK_BYTES", 1000)
+    read = blocks.file_blocks(path)
+    block = next(read)
+    with path.open("r+b") as handle:
+        handle.truncate(100)
+    with pytest.raises(OSError, match="cut short"):
+        block.load()
+    assert blocks.open_windows() == 0
+    read.close()
+
+
+def test_a_block_whose_bytes_begin_past_the_first_page_is_mapped_from_its_page(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Windows begin at a multiple of the allocation granularity; a block's bytes begin anywhere."""
+    path = info_log("pages.log", *(f"[-] - message {i:05d}" for i in range(3000)))
+    monkeypatch.setattr(blocks, "BLOCK_BYTES", 7919)  # a prime: no block begins on a page
+    data = path.read_bytes()
+    offset = 0
+    for block in blocks.file_blocks(path):
+        block.load()
+        assert block.data[: block.size] == data[offset : offset + block.size]
+        offset += block.size
+    assert offset == len(data)
