@@ -1,11 +1,14 @@
-"""Reading: gzip through ISA-L, chunks of whole lines from a reused buffer, and damage kept to the last whole line."""
+"""Reading: gzip through ISA-L (zlib where isal does not import), chunks of whole lines from a
+reused buffer, and damage kept to the last whole line."""
 
 from __future__ import annotations
 
 import gzip
 import io
 import random
+import sys
 import zlib
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -47,13 +50,45 @@ def test_gzip_is_opened_through_isal(tmp_path: Path) -> None:
         stream.close()
 
 
+@pytest.fixture
+def without_isal(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """isal as on a platform it has no wheel for: its import fails."""
+    monkeypatch.setitem(sys.modules, "isal", None)
+    sources._gzip.cache_clear()
+    yield
+    sources._gzip.cache_clear()
+
+
+@pytest.mark.usefixtures("without_isal")
+def test_without_isal_gzip_goes_through_zlib(tmp_path: Path) -> None:
+    log = tmp_path / "server.log.gz"
+    log.write_bytes(gzip.compress(_warnings(5000)))
+    stream = Source(log.name, log).open()
+    try:
+        assert type(stream) is gzip.GzipFile
+    finally:
+        stream.close()
+    assert stream_of(log).accounting.lines == 5000
+
+
+@pytest.mark.usefixtures("without_isal")
+def test_without_isal_damaged_gzip_is_the_same_one_line_problem(tmp_path: Path) -> None:
+    whole = gzip.compress(_warnings(200_000))
+    log = tmp_path / "server.log.gz"
+    log.write_bytes(whole[: len(whole) // 2])
+    stream = stream_of(log)
+    problem = stream.sources[0].problem
+    assert problem is not None and "compressed data is truncated or corrupt" in problem and "\n" not in problem
+    assert 0 < stream.accounting.lines < 200_000
+
+
 @pytest.mark.parametrize("block_bytes", [blocks.BLOCK_BYTES, 4096])
 @pytest.mark.parametrize("case", GZ_CASES)
 def test_gzip_gives_the_events_of_its_plain_twin(
     case: str, block_bytes: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A generator fixture read from its .gz (ISA-L, chunks from the reused buffer) and from the
-    same bytes as a plain file (mapped blocks) gives the same events, requests and line count."""
+    same bytes as a plain file (blocks read by the workers) gives the same events, requests and line count."""
     monkeypatch.setattr(blocks, "BLOCK_BYTES", block_bytes)  # small blocks: many chunks of the .gz
     packed = GENERATED / case / "omlx.log.gz"
     plain = tmp_path / "omlx.log"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import mmap
 import os
 import threading
 from collections.abc import Callable, Generator, Iterator
@@ -10,147 +9,172 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from omlx_logscan.errors import InputError
-from omlx_logscan.inputs.decoding import is_utf8
 from omlx_logscan.inputs.sources import Source, read_chunks
 
 # A block's plan runs mostly on one core and touches its bytes several times: 8 MiB blocks stay
 # in the caches better than larger ones and cost less per block in Python than smaller ones.
 BLOCK_BYTES = 8 * 1024 * 1024
 
+# Bytes read at once, from the back, to find where a block's last whole line ends.
+PROBE_BYTES = 64 * 1024
 
-# Where it exists (Linux), MAP_POPULATE maps the window's pages in the mmap call, which does not hold
-# the GIL: the copy that does (``Window.take``) then takes half as long, without a page fault.
-_MAP_FLAGS = mmap.MAP_SHARED | getattr(mmap, "MAP_POPULATE", 0)
+# Of the lines at a block's edges, the bytes kept for ``linked`` (its test looks at a line's head).
+EDGE_BYTES = 4096
 
-_windows_lock = threading.Lock()
-_windows_open = 0  # windows mapped and not yet closed, in every thread
-
-
-def open_windows() -> int:
-    """How many blocks' windows are mapped now: none once every block read has been run or dropped."""
-    return _windows_open
+CUT_SHORT = "the file was cut short while it was read"
 
 
-class Window:
-    """Bytes ``offset`` … ``offset + length`` of a file, mapped until they are taken or the window
-    is closed. A map begins at a multiple of the allocation granularity: ``start`` is where the
-    window's first byte is in it."""
+def _pread_all(fd: int, length: int, offset: int) -> bytes:
+    """Exactly ``length`` bytes at ``offset``; a file that now ends before them (truncated in
+    place, as ``copytruncate`` rotation does) is an error, never a short block."""
+    data = os.pread(fd, length, offset)
+    while len(data) < length:  # one call gives at most about 2 GiB
+        more = os.pread(fd, length - len(data), offset + len(data))
+        if not more:
+            raise OSError(CUT_SHORT)
+        data += more
+    return data
 
-    __slots__ = ("_base", "_map", "end", "start")
 
-    def __init__(self, fd: int, offset: int, length: int) -> None:
-        global _windows_open
-        base = offset - offset % mmap.ALLOCATIONGRANULARITY
-        self._base = base  # where the map begins in the file
-        self._map: mmap.mmap | None = mmap.mmap(
-            fd, offset - base + length, flags=_MAP_FLAGS, prot=mmap.PROT_READ, offset=base
-        )
-        self.start = offset - base
-        self.end = self.start + length
-        with _windows_lock:
-            _windows_open += 1
+def _line_end_before(fd: int, lo: int, hi: int) -> int:
+    """Just after the last newline in the file's bytes ``lo`` … ``hi``, or ``lo`` if there is none;
+    read from the back, ``PROBE_BYTES`` at a time."""
+    at = hi
+    while at > lo:
+        start = max(lo, at - PROBE_BYTES)
+        found = _pread_all(fd, at - start, start).rfind(b"\n")
+        if found >= 0:
+            return start + found + 1
+        at = start
+    return lo
+
+
+class SharedFile:
+    """A file open for the reader and for every block of it not yet read: each block's worker
+    reads its own bytes after the reader may have reached the end, so the file closes only
+    when the last of them lets go."""
+
+    __slots__ = ("_file", "_holders", "_lock")
+
+    def __init__(self, path: Path) -> None:
+        self._file = open(path, "rb", buffering=0)  # noqa: SIM115 - closed by the last let_go
+        self._holders = 1  # the reader
+        self._lock = threading.Lock()
 
     @property
-    def view(self) -> mmap.mmap:
-        if self._map is None:
-            raise ValueError("the block's window is closed")
-        return self._map
+    def fd(self) -> int:
+        return self._file.fileno()
 
-    def take(self) -> bytes:
-        """The window's bytes (the one copy, in the thread that runs the block); the window closes.
+    @property
+    def closed(self) -> bool:
+        return self._file.closed
 
-        Touching a mapped page past the file's end kills the process (SIGBUS), so a file cut
-        short since the window was mapped (truncated in place, as ``copytruncate`` rotation
-        does) is an error here instead."""
-        try:
-            view = self.view
-            if view.size() < self._base + self.end:  # the file's size now
-                raise OSError("the file was cut short while it was read")
-            return view[self.start : self.end]
-        finally:
-            self.close()
+    def hold(self) -> SharedFile:
+        with self._lock:
+            self._holders += 1
+        return self
 
-    def close(self) -> None:
-        global _windows_open
-        if self._map is None:
-            return
-        self._map.close()
-        self._map = None
-        with _windows_lock:
-            _windows_open -= 1
+    def let_go(self) -> None:
+        with self._lock:
+            self._holders -= 1
+            if self._holders == 0:
+                self._file.close()
+
+
+@dataclass(slots=True)
+class FileSpan:
+    """Where a plain file's block is: the worker that runs the block reads it (``ByteBlock.load``)."""
+
+    file: SharedFile
+    offset: int
+    first: bytes  # the head of the block's first line (``EDGE_BYTES`` at most)
+    last: bytes  # the head of its last line
 
 
 @dataclass(slots=True)
 class ByteBlock:
     """Bytes read at once; with ``cut_tail`` the last line is unfinished and is read again next.
 
-    A plain file's block comes as a ``window`` of the file; ``load`` turns it into ``data``."""
+    A plain file's block comes as a ``span`` of the file; ``load`` reads it into ``data``."""
 
     data: bytes = b""
     cut_tail: bool = False  # stored, not size < len(data): mending bad bytes changes the length
     size: int = 0  # bytes of whole lines as read from the source (for progress)
     prev_timed: bool = False  # whether the line just before the block is timed (``_DATED_LINE``)
     next_timed: bool = False  # whether the line just after it is
-    window: Window | None = None  # the block's bytes, mapped from a plain file, until ``load``
+    span: FileSpan | None = None  # where the block's bytes are, until ``load``
 
     def load(self) -> None:
-        """Copy a mapped block's bytes into ``data`` and close its window."""
-        if self.window is not None:
-            window, self.window = self.window, None
-            self.data = window.take()
+        """Read a plain file's block into ``data``; raises OSError if the file was cut short."""
+        if self.span is not None:
+            span, self.span = self.span, None
+            try:
+                self.data = _pread_all(span.file.fd, self.size, span.offset)
+            finally:
+                span.file.let_go()
 
     def release(self) -> None:
-        """Close the window of a block that will not be run."""
-        if self.window is not None:
-            window, self.window = self.window, None
-            window.close()
+        """Let go of the file of a block that will not be run."""
+        if self.span is not None:
+            span, self.span = self.span, None
+            span.file.let_go()
 
     def first_line(self) -> bytes:
-        buf, base = (self.window.view, self.window.start) if self.window is not None else (self.data, 0)
-        end = buf.find(b"\n", base, base + self.size)
-        return buf[base : end if end >= 0 else base + self.size]
+        """The block's first line (of a plain file's block, its first ``EDGE_BYTES`` at most)."""
+        if self.span is not None:
+            return self.span.first
+        end = self.data.find(b"\n", 0, self.size)
+        return self.data[: end if end >= 0 else self.size]
 
     def last_line(self) -> bytes:
-        buf, base = (self.window.view, self.window.start) if self.window is not None else (self.data, 0)
-        end = base + self.size
-        if buf[end - 1 : end] == b"\n":
-            end -= 1
-        before = buf.rfind(b"\n", base, end)  # the newline that ends the line before, if in the block
-        return buf[before + 1 if before >= 0 else base : end]
+        """The block's last line (of a plain file's block, its first ``EDGE_BYTES`` at most)."""
+        if self.span is not None:
+            return self.span.last
+        end = self.size - 1 if self.data[self.size - 1 : self.size] == b"\n" else self.size
+        return self.data[self.data.rfind(b"\n", 0, end) + 1 : end]
+
+
+def _span(file: SharedFile, offset: int, size: int) -> FileSpan:
+    """A block's place and the heads of its edge lines, read from the file."""
+    fd = file.fd
+    head = _pread_all(fd, min(size, EDGE_BYTES), offset)
+    end = offset + size
+    if _pread_all(fd, 1, end - 1) == b"\n":
+        end -= 1
+    start = _line_end_before(fd, offset, end)
+    first = head[: head.find(b"\n")] if b"\n" in head else head
+    last = _pread_all(fd, min(end - start, EDGE_BYTES), start)
+    return FileSpan(file.hold(), offset, first, last)
 
 
 def file_blocks(path: Path) -> Iterator[ByteBlock]:
-    """A plain file in blocks of whole lines, each a window mapped from the file. Here only the
-    end of a block's last whole line is looked for (its tail is all that is touched); the thread
-    that runs the block copies its bytes out and closes the window (``ByteBlock.load``), so the
-    blocks in flight are read in parallel, each by its own worker."""
-    fd = os.open(path, os.O_RDONLY)
+    """A plain file in blocks of whole lines. Only where a block ends is found here, by reading
+    its tail, and the heads of its edge lines; the worker that runs the block reads its bytes
+    (``ByteBlock.load``), so the blocks in flight are read in parallel, each by its own worker,
+    with positioned reads (no shared file position, one copy from the kernel). A file truncated
+    in place while it is read ends the blocks with an OSError, never with a crash."""
+    file = SharedFile(path)
+    fd = file.fd
     try:
-        offset, size = 0, BLOCK_BYTES
+        offset, size, searched = 0, BLOCK_BYTES, 0  # no newline in the block's first ``searched`` bytes
         while True:
             left = os.fstat(fd).st_size - offset  # a file that grows is read on, as it grows
-            if left <= 0:
+            if left < 0:
+                raise OSError(CUT_SHORT)
+            if left == 0:
                 return
-            window = Window(fd, offset, min(size, left))
-            if left < size:  # the end of the file: its last line may lack the newline
-                yield ByteBlock(size=left, window=window)
+            if left <= size:  # the end of the file: its last line may lack the newline
+                yield ByteBlock(size=left, span=_span(file, offset, left))
                 return
-            try:
-                cut = window.view.rfind(b"\n", window.start, window.end) + 1 - window.start
-                if cut > 0 and not is_utf8(window.view[window.start + cut : window.end]):  # cut inside a character:
-                    window.end = window.start + cut  # polars would reject the unfinished line
-            except BaseException:
-                window.close()
-                raise
-            if cut <= 0:  # one line longer than the block: map a larger window
-                window.close()
-                size *= 2
+            cut = _line_end_before(fd, offset + searched, offset + size) - offset
+            if cut == searched:  # one line longer than the block: a larger block
+                searched, size = size, size * 2
                 continue
-            yield ByteBlock(cut_tail=window.start + cut < window.end, size=cut, window=window)
+            yield ByteBlock(size=cut, span=_span(file, offset, cut))
             offset += cut
-            size = BLOCK_BYTES
+            size, searched = BLOCK_BYTES, 0
     finally:
-        os.close(fd)
+        file.let_go()
 
 
 def linked(blocks: Iterator[ByteBlock], timed: Callable[[bytes], bool]) -> Generator[ByteBlock, None, None]:
@@ -182,7 +206,7 @@ def linked(blocks: Iterator[ByteBlock], timed: Callable[[bytes], bool]) -> Gener
 
 
 def read_blocks(source: Source, native: bool) -> Iterator[ByteBlock]:
-    """Blocks of whole lines, mapped from a plain file or from Python's decoded chunks."""
+    """Blocks of whole lines, read by the workers from a plain file or from Python's decoded chunks."""
     if native and source.path is not None:
         try:
             yield from file_blocks(source.path)

@@ -8,17 +8,18 @@ from __future__ import annotations
 
 import bz2
 import codecs
+import gzip
 import lzma
 import os
 import re
 import stat
 import sys
+import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import Any, Protocol, cast
-
-from isal import igzip, igzip_lib
 
 from omlx_logscan.errors import InputError
 from omlx_logscan.inputs.decoding import SNIFF_BYTES, normalise, refuse_binary, sniff_codec
@@ -37,16 +38,23 @@ _LOG_NAME = re.compile(
 )
 
 
-# gzip through ISA-L (python-isal), which inflates about 2.5 times as fast as the standard library's zlib.
-_OPENERS: dict[str, Callable[..., Any]] = {".gz": igzip.open, ".bz2": bz2.open, ".xz": lzma.open}
+_OPENERS: dict[str, Callable[..., Any]] = {".bz2": bz2.open, ".xz": lzma.open}
 
-# What the decompressors raise for data that is truncated or corrupt (bz2 raises OSError).
-_DAMAGED: tuple[type[Exception], ...] = (
-    EOFError,
-    igzip.BadGzipFile,
-    cast(type[Exception], igzip_lib.IsalError),  # the stub calls it an instance
-    lzma.LZMAError,
-)
+
+@cache  # imported on the first .gz only: a run on plain files never loads it
+def _gzip() -> tuple[Callable[..., Any], tuple[type[Exception], ...]]:
+    """gzip's opener and what it raises for damaged data: ISA-L's (python-isal), which inflates
+    about 2.5 times as fast, or the standard library's zlib where isal does not import."""
+    try:
+        from isal import igzip, igzip_lib
+    except ImportError:
+        return gzip.open, (gzip.BadGzipFile, zlib.error)
+    return igzip.open, (igzip.BadGzipFile, cast(type[Exception], igzip_lib.IsalError))  # the stub calls it an instance
+
+
+def _damaged() -> tuple[type[Exception], ...]:
+    """What the decompressors raise for data that is truncated or corrupt (bz2 raises OSError)."""
+    return (EOFError, lzma.LZMAError, *_gzip()[1])
 
 
 class Stream(Protocol):
@@ -69,7 +77,7 @@ class Source:
     def open(self) -> Stream:
         if self.path is None:
             return cast(Stream, sys.stdin.buffer)
-        opener = _OPENERS.get(self.path.suffix)
+        opener = _gzip()[0] if self.path.suffix == ".gz" else _OPENERS.get(self.path.suffix)
         if opener is not None:
             return cast(Stream, opener(self.path, "rb"))
         return open(self.path, "rb")
@@ -228,7 +236,7 @@ def read_chunks(source: Source, chunk_bytes: int = CHUNK_BYTES) -> Iterator[byte
             yield from _line_chunks(stream, head, chunk_bytes)
         else:
             yield from _transcoded(_Prepend(head, stream), codec, chunk_bytes)
-    except _DAMAGED as exc:
+    except _damaged() as exc:
         raise InputError(f"{source.name}: compressed data is truncated or corrupt ({exc})") from None
     except OSError as exc:  # bz2 reports damage as OSError; so does a disk that fails mid-read
         kind = (

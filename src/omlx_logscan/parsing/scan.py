@@ -292,7 +292,7 @@ def _levels(df: pl.DataFrame, known: set[str]) -> set[str]:
 
 
 def _native(source: Source) -> bool:
-    """Plain files are read in blocks mapped from the file; compressed ones and streams go through Python's decoders."""
+    """Plain files are read in blocks by positioned reads; compressed ones and streams go through Python's decoders."""
     path = source.path
     if path is None or path.suffix in (".gz", ".bz2", ".xz") or not path.is_file():
         return False
@@ -348,7 +348,7 @@ def _scan(
     except InputError as exc:
         result.problem = str(exc)
     finally:
-        blocks.close()  # the file, and the window of a block read but never run
+        blocks.close()  # the file, held by a block read but never run
     result.requests = _numbered(index, request_blocks)
     result.records = records.table()
     if result.lines == 0 and result.problem is None:
@@ -359,11 +359,11 @@ def _scan(
 def _in_order(run: Callable[[ByteBlock], _BlockOutput], blocks: Iterator[ByteBlock]) -> Iterator[_BlockOutput]:
     """Each block's output, in the blocks' order, the blocks read and run by ``IN_FLIGHT`` worker
     threads. The workers take the next block in turn, under a lock; for a plain file that is only
-    mapping its window and finding its last line's end, and each worker copies its own block out
-    of the file as it runs it, so the blocks in flight are read in parallel. Collects release the
-    GIL, so the caller's Python work on one block overlaps polars' work on the next ones; the
-    workers go on to the next blocks while the caller is busy, up to ``AHEAD`` outputs ahead of
-    it. A read or a block that fails ends the output there: what the blocks before it found comes
+    finding where its last line ends, and each worker reads its own block (``ByteBlock.load``) as
+    it runs it, so the blocks in flight are read in parallel. Reads and collects release the GIL,
+    so the caller's Python work on one block overlaps polars' work on the next ones; the workers
+    go on to the next blocks while the caller is busy, up to ``AHEAD`` outputs ahead of it. A
+    read or a block that fails ends the output there: what the blocks before it found comes
     first, then the error."""
     changed = threading.Condition()  # guards everything below; signalled when any of it changes
     reading = threading.Lock()  # blocks are taken in order, one at a time, and numbered as taken
@@ -432,7 +432,7 @@ def _run(block: ByteBlock, source_name: str, keep_all: bool, keep_key: bool, kee
     """One block's plan, collected on a worker thread, and the small frames it gives filed."""
     size = block.size
     try:
-        block.load()  # a plain file's block is copied out of its window here, in parallel with the others
+        block.load()  # a plain file's block is read here, in parallel with the others
     except OSError as exc:
         raise InputError(f"{source_name}: read error ({exc.strerror or exc})") from None
     # polars must not fail while another plan runs (a failing plan can crash its threads), so
