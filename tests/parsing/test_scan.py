@@ -624,3 +624,35 @@ def test_a_file_truncated_while_logscan_reads_it_is_a_warning_not_a_crash() -> N
     assert len(problems) == 1 and "Traceback" not in done.stderr
     files = json.loads(done.stdout)["header"]["files"]
     assert "cut short" in files[0]["problem"] and 0 < files[0]["lines"] < 3000
+
+
+@settings(deadline=None, max_examples=60)
+@given(
+    st.lists(st.binary(max_size=120).map(lambda b: b.replace(b"\n", b"")), min_size=1, max_size=40),
+    st.booleans(),
+    st.integers(1, 400),
+    st.integers(1, 80),
+    st.integers(1, 60),
+)
+def test_blocks_are_the_file_cut_at_line_ends_whatever_the_sizes(
+    lines: list[bytes], last_newline: bool, block: int, probe: int, edge: int
+) -> None:
+    """Blocks, probes and edge heads of any sizes: the loads add up to the file, every block but
+    the last ends a line, and the edge lines are the heads of each block's first and last lines."""
+    data = b"\n".join(lines) + (b"\n" if last_newline else b"")
+    if not data:
+        return
+    path = WORKDIR / "cut.log"
+    path.write_bytes(data)
+    with pytest.MonkeyPatch.context() as patch:
+        for name, value in (("BLOCK_BYTES", block), ("PROBE_BYTES", probe), ("EDGE_BYTES", edge)):
+            patch.setattr(blocks, name, value)
+        read = list(blocks.file_blocks(path))
+        heads = [(b.first_line(), b.last_line()) for b in read]
+        for b in read:
+            b.load()
+    assert b"".join(b.data for b in read) == data
+    assert all(b.data.endswith(b"\n") for b in read[:-1])
+    for b, (first, last) in zip(read, heads, strict=True):
+        body = b.data[:-1] if b.data.endswith(b"\n") else b.data
+        assert first == body.split(b"\n")[0][:edge] and last == body.split(b"\n")[-1][:edge]
