@@ -3,7 +3,8 @@
 
 Run on demand from a clone, never as a test; it needs nothing outside the repository:
 
-    python bench/bench.py                 # 1 GiB and 2 GiB DEBUG logs, 3 rounds each
+    python bench/bench.py                 # the 1 GiB DEBUG log, 3 rounds
+    python bench/bench.py --big           # and the 2 GiB one: how time and peak RSS grow (slow)
     python bench/bench.py --sizes 256 --rounds 5
 
 The logs are written by bench/make_log.py (90 days of a DEBUG-level oMLX server.log, with its
@@ -11,7 +12,10 @@ truth file) and cached in ``--cache``, named after the generator's own hash, so 
 generator writes them again. Each size is timed as a plain file against ``rg -c``, ``grep -cE``
 and lnav, then gzipped once and timed as a ``.gz`` against ``rg -z -c``. Each round runs every
 command once, alternating, so machine noise hits all of them alike; the tables show medians, the
-ratio to rg (to ``rg -z`` for the ``.gz``) and peak RSS. Fast is worth nothing if it is wrong:
+ratio to rg (to ``rg -z`` for the ``.gz``) and peak RSS. A tool that is not installed is named as
+missing, not left out silently. Where logscan has its native scanner, the polars plan
+(``LOGSCAN_SCANNER=polars``) is timed in the same rounds, and the two timelines must be the same.
+Fast is worth nothing if it is wrong:
 both timelines of each size are checked against the generator's truth (lines, event counts,
 faults and their outcomes, dead windows), and a mismatch fails the run. Last, a ~1 MB INFO log
 is timed end to end against the bare import of polars, typer and rich.
@@ -36,6 +40,11 @@ import time
 from pathlib import Path
 
 from make_log import write_log
+
+# A command to time: its argv and the environment variables it adds.
+Command = tuple[list[str], dict[str, str]]
+
+POLARS_PATH = {"LOGSCAN_SCANNER": "polars"}
 
 HERE = Path(__file__).resolve().parent
 GENERATOR = HERE / "make_log.py"
@@ -85,13 +94,18 @@ def gzipped(log: Path) -> Path:
     return packed
 
 
-def run_timed(argv: list[str]) -> tuple[float, int]:
+def run_timed(command: Command) -> tuple[float, int]:
     """Wall seconds and peak RSS (MiB) of one child process.
 
     Output goes to a real file: GNU grep notices /dev/null and stops at the first match.
     """
+    argv, extra = command
+    env = {**os.environ, **extra}
     start = time.perf_counter()
-    with tempfile.TemporaryFile() as sink, subprocess.Popen(argv, stdout=sink, stderr=subprocess.DEVNULL) as proc:
+    with (
+        tempfile.TemporaryFile() as sink,
+        subprocess.Popen(argv, stdout=sink, stderr=subprocess.DEVNULL, env=env) as proc,
+    ):
         _pid, status, usage = os.wait4(proc.pid, 0)
         proc.returncode = os.waitstatus_to_exitcode(status)
     elapsed = time.perf_counter() - start
@@ -105,47 +119,76 @@ def timeline_command(python: str, log: Path) -> list[str]:
     return [python, "-m", "omlx_logscan", "timeline", "--format", "json", "--quiet", str(log)]
 
 
-def tools(log: Path, baseline: str | None) -> dict[str, list[str]]:
+def native_scanner(python: str) -> bool:
+    """Whether this build has a native scanner besides the polars plan: its ``--version`` then
+    reads otherwise when the polars plan is forced."""
+    argv = [python, "-m", "omlx_logscan", "--version"]
+    default, forced = (
+        subprocess.run(argv, check=True, capture_output=True, text=True, env={**os.environ, **extra}).stdout
+        for extra in ({}, POLARS_PATH)
+    )
+    return default != forced
+
+
+def logscan_commands(log: Path, baseline: str | None, both_paths: bool) -> dict[str, Command]:
+    """logscan on ``log`` (on both scanner paths when there are two) and the baseline build."""
+    found: dict[str, Command] = {"logscan": (timeline_command(sys.executable, log), {})}
+    if both_paths:
+        found["polars"] = (timeline_command(sys.executable, log), POLARS_PATH)
+    if baseline:
+        found["baseline"] = (timeline_command(baseline, log), {})
+    return found
+
+
+def installed(tool: str) -> bool:
+    """Whether ``tool`` is on PATH; says so when it is not, so that a missing column is explained."""
+    if shutil.which(tool):
+        return True
+    print(f"  ({tool} is not installed: not measured)")
+    return False
+
+
+def tools(log: Path, baseline: str | None, both_paths: bool) -> dict[str, Command]:
     """The commands to compare on a plain log; only those installed here. ``baseline``: another
     build's interpreter."""
-    found = {"logscan": timeline_command(sys.executable, log)}
-    if baseline:
-        found["baseline"] = timeline_command(baseline, log)
-    if shutil.which("rg"):
-        found["rg"] = ["rg", "-c", RG_PATTERN, str(log)]
-    if shutil.which("grep"):
-        found["grep"] = ["grep", "-cE", RG_PATTERN, str(log)]
-    if shutil.which("lnav"):
-        found["lnav"] = ["lnav", "-n", "-c", ";SELECT count(*) FROM all_logs", str(log)]
+    found = logscan_commands(log, baseline, both_paths)
+    if installed("rg"):
+        found["rg"] = (["rg", "-c", RG_PATTERN, str(log)], {})
+    if installed("grep"):
+        found["grep"] = (["grep", "-cE", RG_PATTERN, str(log)], {})
+    if installed("lnav"):
+        found["lnav"] = (["lnav", "-n", "-c", ";SELECT count(*) FROM all_logs", str(log)], {})
     return found
 
 
-def gz_tools(packed: Path, baseline: str | None) -> dict[str, list[str]]:
+def gz_tools(packed: Path, baseline: str | None, both_paths: bool) -> dict[str, Command]:
     """The commands to compare on a ``.gz`` log: logscan (and the baseline) against ``rg -z``."""
-    found = {"logscan": timeline_command(sys.executable, packed)}
-    if baseline:
-        found["baseline"] = timeline_command(baseline, packed)
-    if shutil.which("rg"):
-        found["rg -z"] = ["rg", "-z", "-c", RG_PATTERN, str(packed)]
+    found = logscan_commands(packed, baseline, both_paths)
+    if installed("rg"):
+        found["rg -z"] = (["rg", "-z", "-c", RG_PATTERN, str(packed)], {})
     return found
 
 
-def measure(commands: dict[str, list[str]], rounds: int) -> dict[str, tuple[float, int]]:
+def measure(commands: dict[str, Command], rounds: int) -> dict[str, tuple[float, int]]:
     """Median wall time and peak RSS of each command, the commands alternating round by round."""
     times: dict[str, list[float]] = {name: [] for name in commands}
     rss: dict[str, int] = dict.fromkeys(commands, 0)
     for _ in range(rounds):
-        for name, argv in commands.items():
-            elapsed, peak = run_timed(argv)
+        for name, command in commands.items():
+            elapsed, peak = run_timed(command)
             times[name].append(elapsed)
             rss[name] = max(rss[name], peak)
     return {name: (statistics.median(values), rss[name]) for name, values in times.items()}
 
 
-def truth_mismatches(log: Path) -> list[str]:
-    """Where logscan's timeline of ``log`` differs from the generator's truth (empty: none)."""
+def timeline_json(log: Path, extra: dict[str, str]) -> str:
     argv = timeline_command(sys.executable, log)
-    got = json.loads(subprocess.run(argv, check=True, capture_output=True, text=True).stdout)
+    return subprocess.run(argv, check=True, capture_output=True, text=True, env={**os.environ, **extra}).stdout
+
+
+def truth_mismatches(log: Path, got_text: str) -> list[str]:
+    """Where logscan's timeline of ``log`` (``got_text``) differs from the generator's truth (empty: none)."""
+    got = json.loads(got_text)
     want = json.loads(truth_path(log).read_text())
     pairs = {
         "lines": (got["header"]["lines"], want["lines"]),
@@ -168,14 +211,20 @@ def report(title: str, results: dict[str, tuple[float, int]], baseline: str) -> 
     for name, (median, peak) in results.items():
         ratio = f"{median / base:6.2f}x {baseline}" if base else ""
         print(f"  {name:8} {median:8.3f} s  {ratio}  peak RSS {peak} MiB")
-    if "baseline" in results:
-        print(f"  logscan / baseline: {results['logscan'][0] / results['baseline'][0]:.3f}x")
+    for other in ("polars", "baseline"):
+        if other in results:
+            print(f"  logscan / {other}: {results['logscan'][0] / results[other][0]:.3f}x")
 
 
-def check_truth(log: Path) -> bool:
-    """Print whether the timeline of ``log`` matches the generator's truth; True when it does."""
-    mismatches = truth_mismatches(log)
-    print("  truth: " + ("lines, event counts, faults, outcomes and dead windows match" if not mismatches else ""))
+def check_truth(log: Path, both_paths: bool) -> bool:
+    """Print whether the timeline of ``log`` matches the generator's truth, and whether both
+    scanner paths give the same timeline; True when all do."""
+    got = timeline_json(log, {})
+    mismatches = truth_mismatches(log, got)
+    if both_paths and timeline_json(log, POLARS_PATH) != got:
+        mismatches.append("the native scanner's timeline and the polars plan's differ")
+    verdict = "lines, event counts, faults, outcomes and dead windows match"
+    print("  truth: " + (verdict + (", on both scanner paths" if both_paths else "") if not mismatches else ""))
     for mismatch in mismatches:
         print(f"    {mismatch}"[:300])
     return not mismatches
@@ -184,19 +233,22 @@ def check_truth(log: Path) -> bool:
 def startup(cache: Path, seed: int, rounds: int, baseline: str | None) -> None:
     """End-to-end on a ~1 MB INFO log of 20 days against the bare import of the three libraries."""
     small = make_log(cache, 1, seed, "info", days=20)
-    commands = {
-        "imports": [sys.executable, "-c", "import polars, typer, rich"],
-        "logscan": timeline_command(sys.executable, small),
+    commands: dict[str, Command] = {
+        "imports": ([sys.executable, "-c", "import polars, typer, rich"], {}),
+        **logscan_commands(small, baseline, both_paths=False),
     }
-    if baseline:
-        commands["baseline"] = timeline_command(baseline, small)
-    report("1 MB log, start-up cost", measure(commands, rounds), "imports")
+    report(
+        f"{small.stat().st_size / 1e6:.1f} MB INFO log, logscan timeline -f json -q end to end, median of {rounds}",
+        measure(commands, rounds),
+        "imports",
+    )
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", default="1024", help="DEBUG log sizes in MiB, comma-separated (default 1024)")
     parser.add_argument(
-        "--sizes", default="1024,2048", help="DEBUG log sizes in MiB, comma-separated (default 1024,2048)"
+        "--big", action="store_true", help="add a log of twice the largest size: how time and peak RSS grow (slow)"
     )
     parser.add_argument("--rounds", type=int, default=3, help="rounds per case; the start-up case runs at least 5")
     parser.add_argument(
@@ -213,36 +265,41 @@ def main() -> int:
         help="the interpreter of another installed build (a venv's bin/python), timed alternately with this one",
     )
     args = parser.parse_args()
-    peaks: dict[int, int] = {}
+    sizes = [int(s) for s in args.sizes.split(",") if s]
+    if args.big:
+        sizes.append(2 * max(sizes))
+    both_paths = native_scanner(sys.executable)
+    print("scanner: " + ("native, and the polars plan timed beside it" if both_paths else "the polars plan only"))
+    grown: dict[int, tuple[float, int]] = {}
     wrong = False
-    for size in (int(s) for s in args.sizes.split(",") if s):
+    for size in sizes:
         log = make_log(args.cache, size, args.seed)
         lines = json.loads(truth_path(log).read_text())["lines"]
-        results = measure(tools(log, args.baseline), args.rounds)
-        report(
-            f"{size} MiB DEBUG log ({log.stat().st_size / 2**20:.0f} MiB on disk, {lines / 1e6:.1f} M lines), "
-            f"median of {args.rounds}",
-            results,
-            "rg" if "rg" in results else "grep",
-        )
-        peaks[size] = results["logscan"][1]
+        print(f"\n{size} MiB DEBUG log ({log.stat().st_size / 2**20:.0f} MiB on disk, {lines / 1e6:.1f} M lines)")
+        results = measure(tools(log, args.baseline, both_paths), args.rounds)
+        report(f"plain, median of {args.rounds}", results, "rg" if "rg" in results else "grep")
+        grown[size] = results["logscan"]
         if "lnav" in results:
             print(f"  lnav / logscan: {results['lnav'][0] / results['logscan'][0]:.1f}x")
-        wrong |= not check_truth(log)
+        wrong |= not check_truth(log, both_paths)
         if args.no_gz:
             continue
         packed = gzipped(log)
-        gz_results = measure(gz_tools(packed, args.baseline), args.rounds)
+        gz_results = measure(gz_tools(packed, args.baseline, both_paths), args.rounds)
         report(
             f"the same, gzipped ({packed.stat().st_size / 2**20:.0f} MiB .gz), median of {args.rounds}",
             gz_results,
             "rg -z" if "rg -z" in gz_results else "logscan",
         )
         print(f"  logscan .gz / plain: {gz_results['logscan'][0] / results['logscan'][0]:.2f}x")
-        wrong |= not check_truth(packed)
-    if len(peaks) > 1:
-        low, high = min(peaks), max(peaks)
-        print(f"\npeak RSS growth {low} → {high} MiB: {peaks[high] / max(peaks[low], 1):.2f}x")
+        wrong |= not check_truth(packed, both_paths)
+    if len(grown) > 1:
+        low, high = min(grown), max(grown)
+        (low_time, low_rss), (high_time, high_rss) = grown[low], grown[high]
+        print(
+            f"\n{low} → {high} MiB ({high / low:.1f}x the bytes): time {high_time / low_time:.2f}x, "
+            f"peak RSS {low_rss} → {high_rss} MiB ({high_rss / max(low_rss, 1):.2f}x)"
+        )
     startup(args.cache, args.seed, max(args.rounds, 5), args.baseline)
     return 1 if wrong else 0
 

@@ -21,8 +21,6 @@ if TYPE_CHECKING:
     from omlx_logscan.stream.read import read_events
     from omlx_logscan.stream.window import within
 
-__version__ = "0.1.0"
-
 _LIBRARY = {
     "resolve": "omlx_logscan.inputs.sources",
     "read_events": "omlx_logscan.stream.read",
@@ -34,8 +32,23 @@ _LIBRARY = {
 __all__ = ["__version__", "analyze", "investigate", "read_events", "resolve", "within"]
 
 
+def _installed_version() -> str:
+    """The version the package was installed as: pyproject's ``version``, its one place. A source
+    tree run without being installed has none."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("omlx-logscan")
+    except PackageNotFoundError:
+        return "0+unknown"
+
+
 def __getattr__(name: str) -> Any:
-    """Import a library name from its module the first time it is asked for."""
+    """Import a library name from its module the first time it is asked for; the version is read
+    from the package's metadata then too (reading it costs a run about 25 ms)."""
+    if name == "__version__":
+        globals()[name] = value = _installed_version()
+        return value
     module = _LIBRARY.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import gzip
 import itertools
+import json
+import os
 import random
+import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -17,10 +21,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import EXAMPLE, GENERATED, REAL, stream_of
+from conftest import EXAMPLE, GENERATED, REAL, WARN, stream_of
 from omlx_logscan.analysis.lifetimes import analyze
 from omlx_logscan.errors import InputError
 from omlx_logscan.inputs import blocks, decoding, sources
+from omlx_logscan.inputs.lines import KeptLine
 from omlx_logscan.inputs.sources import Source
 from omlx_logscan.output.documents import timeline_document
 from omlx_logscan.parsing import scan
@@ -471,3 +476,183 @@ def test_unkept_lines_of_other_programs_are_no_records() -> None:
     assert stamp_of_line("2026-09-15 20:00:03,000 - uvicorn - DEBUG - x") is None
     assert stamp_of_line("2026-13-45 20:00:03,000 - omlx.server - DEBUG - x") is None
     assert stamp_of_line("2026-09-15 23:59:60,000 - omlx.server - DEBUG - x") is None
+
+
+# -- reading: each worker reads its own block; a file cut short is a read error ---------------------
+
+
+def _shared_files(monkeypatch: pytest.MonkeyPatch) -> list[blocks.SharedFile]:
+    """Every file the blocks of a plain file open from now on, to see that each closes."""
+    opened: list[blocks.SharedFile] = []
+    real = blocks.SharedFile
+
+    def shared(path: Path) -> blocks.SharedFile:
+        opened.append(real(path))
+        return opened[-1]
+
+    monkeypatch.setattr(blocks, "SharedFile", shared)
+    return opened
+
+
+def test_a_block_is_read_only_when_it_is_loaded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The reader finds each block's end and its edge lines; the bytes are read by ``load``, and
+    the file stays open until the reader is done and every block is loaded."""
+    path = info_log("spans.log", *(f"[-] - message {i}" for i in range(40)))
+    monkeypatch.setattr(blocks, "BLOCK_BYTES", 300)
+    opened = _shared_files(monkeypatch)
+    read = list(blocks.file_blocks(path))
+    assert len(read) > 5 and all(b.data == b"" and not b.cut_tail for b in read)
+    data = path.read_bytes()
+    lines = data.split(b"\n")[:-1]
+    offset = 0
+    for block in read:
+        edges = block.first_line(), block.last_line()
+        assert not opened[0].closed  # a block not yet loaded holds the file
+        block.load()
+        assert block.data == data[offset : offset + block.size] and block.data.endswith(b"\n")
+        block_lines = block.data.split(b"\n")[:-1]
+        assert edges == (block_lines[0], block_lines[-1]) and set(block_lines) <= set(lines)
+        offset += block.size
+    assert offset == len(data)
+    assert opened[0].closed
+
+
+def test_a_line_longer_than_a_block_makes_a_larger_block(monkeypatch: pytest.MonkeyPatch) -> None:
+    path = info_log("long.log", "[-] - short", "[-] - " + "x" * 5000, "[-] - short again")
+    monkeypatch.setattr(blocks, "BLOCK_BYTES", 256)
+    monkeypatch.setattr(blocks, "PROBE_BYTES", 64)  # the end is looked for over many probes
+    monkeypatch.setattr(blocks, "EDGE_BYTES", 100)
+    read = list(blocks.file_blocks(path))
+    heads = [(b.first_line(), b.last_line()) for b in read]
+    for block in read:
+        block.load()
+    assert b"".join(b.data for b in read) == path.read_bytes()
+    long_block = next(b for b in read if len(b.data) > 5000)
+    assert long_block.data.count(b"\n") in (1, 2)
+    assert all(len(first) <= 100 and len(last) <= 100 for first, last in heads)  # edge lines: their heads
+
+
+@pytest.mark.parametrize("size", [64, 300, 1 << 20])
+def test_the_file_is_closed_after_a_scan(size: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = info_log("scanned.log", *(f"[-] - Chat completion: {i} tokens in 0.10s" for i in range(60)))
+    monkeypatch.setattr(blocks, "BLOCK_BYTES", size)
+    opened = _shared_files(monkeypatch)
+    found = scan.scan_source(Source(path.name, path), 0, on_kept=lambda _: None)
+    assert found.lines == 60 and found.problem is None
+    assert len(opened) == 1 and opened[0].closed
+
+
+def test_the_file_is_closed_when_the_scan_stops_early(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A consumer that fails after the first block: the blocks read ahead are run or released."""
+    path = info_log("stopped.log", *(f"[-] - WARNING line {i}" for i in range(200)))
+    monkeypatch.setattr(blocks, "BLOCK_BYTES", 128)
+    opened = _shared_files(monkeypatch)
+
+    def stop(_: object) -> None:
+        raise ZeroDivisionError("the consumer stops")
+
+    with pytest.raises(ZeroDivisionError):
+        scan.scan_source(Source(path.name, path), 0, on_kept=stop)
+    assert not [t for t in threading.enumerate() if t.name == "logscan-scan"]
+    assert len(opened) == 1 and opened[0].closed
+
+
+def test_a_block_of_a_file_cut_short_before_it_is_read_is_a_read_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    path = info_log("truncated.log", *(f"[-] - message {i}" for i in range(40)))
+    monkeypatch.setattr(blocks, "BLOCK_BYTES", 1000)
+    opened = _shared_files(monkeypatch)
+    read = blocks.file_blocks(path)
+    block = next(read)
+    with path.open("r+b") as handle:
+        handle.truncate(100)
+    with pytest.raises(OSError, match="cut short"):
+        block.load()
+    read.close()
+    assert opened[0].closed
+
+
+def test_a_file_truncated_during_a_scan_ends_with_the_lines_read_and_one_problem(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """As ``copytruncate`` rotation does, the file is emptied in place after the first block is
+    handed on: what was read before comes out, in order, then a one-line read error."""
+    count = 3000
+    path = WORKDIR / "rotated.log"
+    path.write_text("".join(WARN.format(i % 60, i) for i in range(count)), encoding="utf-8")
+    monkeypatch.setattr(blocks, "BLOCK_BYTES", 4096)  # about 50 blocks: more than are ever in flight
+    kept: list[str] = []
+
+    def truncate_after_the_first(lines: list[KeptLine]) -> None:
+        if not kept:
+            os.truncate(path, 0)
+        kept.extend(line.text for line in lines)
+
+    found = scan.scan_source(Source(path.name, path), 0, on_kept=truncate_after_the_first)
+    assert found.problem is not None and "cut short" in found.problem and "\n" not in found.problem
+    assert 0 < found.lines < count
+    assert kept == [WARN.format(i % 60, i).rstrip("\n") for i in range(found.lines)]
+
+
+_TRUNCATING_RUN = """
+import os, sys
+from omlx_logscan.inputs import blocks
+path = sys.argv[1]
+blocks.BLOCK_BYTES = 4096
+real_load = blocks.ByteBlock.load
+def load(block):  # emptied in place, as copytruncate does, once the first block is read
+    real_load(block)
+    os.truncate(path, 0)
+blocks.ByteBlock.load = load
+from omlx_logscan.cli import main
+sys.argv = ["logscan", "timeline", "-f", "json", path]
+main()
+"""
+
+
+def test_a_file_truncated_while_logscan_reads_it_is_a_warning_not_a_crash() -> None:
+    path = WORKDIR / "copytruncated.log"
+    path.write_text("".join(WARN.format(i % 60, i) for i in range(3000)), encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-c", _TRUNCATING_RUN, str(path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": str(Path(scan.__file__).parents[2])},
+    )
+    assert done.returncode == 0, done.stderr
+    problems = [line for line in done.stderr.splitlines() if "cut short" in line]
+    assert len(problems) == 1 and "Traceback" not in done.stderr
+    files = json.loads(done.stdout)["header"]["files"]
+    assert "cut short" in files[0]["problem"] and 0 < files[0]["lines"] < 3000
+
+
+@settings(deadline=None, max_examples=60)
+@given(
+    st.lists(st.binary(max_size=120).map(lambda b: b.replace(b"\n", b"")), min_size=1, max_size=40),
+    st.booleans(),
+    st.integers(1, 400),
+    st.integers(1, 80),
+    st.integers(1, 60),
+)
+def test_blocks_are_the_file_cut_at_line_ends_whatever_the_sizes(
+    lines: list[bytes], last_newline: bool, block: int, probe: int, edge: int
+) -> None:
+    """Blocks, probes and edge heads of any sizes: the loads add up to the file, every block but
+    the last ends a line, and the edge lines are the heads of each block's first and last lines."""
+    data = b"\n".join(lines) + (b"\n" if last_newline else b"")
+    if not data:
+        return
+    path = WORKDIR / "cut.log"
+    path.write_bytes(data)
+    with pytest.MonkeyPatch.context() as patch:
+        for name, value in (("BLOCK_BYTES", block), ("PROBE_BYTES", probe), ("EDGE_BYTES", edge)):
+            patch.setattr(blocks, name, value)
+        read = list(blocks.file_blocks(path))
+        heads = [(b.first_line(), b.last_line()) for b in read]
+        for b in read:
+            b.load()
+    assert b"".join(b.data for b in read) == data
+    assert all(b.data.endswith(b"\n") for b in read[:-1])
+    for b, (first, last) in zip(read, heads, strict=True):
+        body = b.data[:-1] if b.data.endswith(b"\n") else b.data
+        assert first == body.split(b"\n")[0][:edge] and last == body.split(b"\n")[-1][:edge]

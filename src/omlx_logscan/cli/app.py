@@ -13,7 +13,7 @@ from typing import Annotated, Any, TypeVar
 
 import typer
 
-from omlx_logscan import __version__
+import omlx_logscan
 from omlx_logscan.errors import EXIT_INTERNAL, LogscanError
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -39,7 +39,7 @@ app = typer.Typer(
 
 def _version(value: bool) -> None:
     if value:
-        typer.echo(f"logscan {__version__}")
+        typer.echo(f"logscan {omlx_logscan.__version__}")
         raise typer.Exit()
 
 

@@ -3,69 +3,215 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from omlx_logscan.errors import InputError
-from omlx_logscan.inputs.decoding import is_utf8
 from omlx_logscan.inputs.sources import Source, read_chunks
 
 # A block's plan runs mostly on one core and touches its bytes several times: 8 MiB blocks stay
 # in the caches better than larger ones and cost less per block in Python than smaller ones.
 BLOCK_BYTES = 8 * 1024 * 1024
 
+# Bytes read at once, from the back, to find where a block's last whole line ends.
+PROBE_BYTES = 64 * 1024
+
+# Of the lines at a block's edges, the bytes kept for ``linked`` (its test looks at a line's head).
+EDGE_BYTES = 4096
+
+CUT_SHORT = "the file was cut short while it was read"
+
+
+def _pread_all(fd: int, length: int, offset: int) -> bytes:
+    """Exactly ``length`` bytes at ``offset``; a file that now ends before them (truncated in
+    place, as ``copytruncate`` rotation does) is an error, never a short block."""
+    data = os.pread(fd, length, offset)
+    while len(data) < length:  # one call gives at most about 2 GiB
+        more = os.pread(fd, length - len(data), offset + len(data))
+        if not more:
+            raise OSError(CUT_SHORT)
+        data += more
+    return data
+
+
+def _line_end_before(fd: int, lo: int, hi: int) -> int:
+    """Just after the last newline in the file's bytes ``lo`` … ``hi``, or ``lo`` if there is none;
+    read from the back, ``PROBE_BYTES`` at a time."""
+    at = hi
+    while at > lo:
+        start = max(lo, at - PROBE_BYTES)
+        found = _pread_all(fd, at - start, start).rfind(b"\n")
+        if found >= 0:
+            return start + found + 1
+        at = start
+    return lo
+
+
+class SharedFile:
+    """A file open for the reader and for every block of it not yet read: each block's worker
+    reads its own bytes after the reader may have reached the end, so the file closes only
+    when the last of them lets go."""
+
+    __slots__ = ("_file", "_holders", "_lock")
+
+    def __init__(self, path: Path) -> None:
+        self._file = open(path, "rb", buffering=0)  # noqa: SIM115 - closed by the last let_go
+        self._holders = 1  # the reader
+        self._lock = threading.Lock()
+
+    @property
+    def fd(self) -> int:
+        return self._file.fileno()
+
+    @property
+    def closed(self) -> bool:
+        return self._file.closed
+
+    def hold(self) -> SharedFile:
+        with self._lock:
+            self._holders += 1
+        return self
+
+    def let_go(self) -> None:
+        with self._lock:
+            self._holders -= 1
+            if self._holders == 0:
+                self._file.close()
+
+
+@dataclass(slots=True)
+class FileSpan:
+    """Where a plain file's block is: the worker that runs the block reads it (``ByteBlock.load``)."""
+
+    file: SharedFile
+    offset: int
+    first: bytes  # the head of the block's first line (``EDGE_BYTES`` at most)
+    last: bytes  # the head of its last line
+
 
 @dataclass(slots=True)
 class ByteBlock:
-    """Bytes read at once; with ``cut_tail`` the last line is unfinished and is read again next."""
+    """Bytes read at once; with ``cut_tail`` the last line is unfinished and is read again next.
 
-    data: bytes
+    A plain file's block comes as a ``span`` of the file; ``load`` reads it into ``data``."""
+
+    data: bytes = b""
     cut_tail: bool = False  # stored, not size < len(data): mending bad bytes changes the length
     size: int = 0  # bytes of whole lines as read from the source (for progress)
     prev_timed: bool = False  # whether the line just before the block is timed (``_DATED_LINE``)
     next_timed: bool = False  # whether the line just after it is
+    span: FileSpan | None = None  # where the block's bytes are, until ``load``
+
+    def load(self) -> None:
+        """Read a plain file's block into ``data``; raises OSError if the file was cut short."""
+        if self.span is not None:
+            span, self.span = self.span, None
+            try:
+                self.data = _pread_all(span.file.fd, self.size, span.offset)
+            finally:
+                span.file.let_go()
+
+    def release(self) -> None:
+        """Let go of the file of a block that will not be run."""
+        if self.span is not None:
+            span, self.span = self.span, None
+            span.file.let_go()
 
     def first_line(self) -> bytes:
+        """The block's first line (of a plain file's block, its first ``EDGE_BYTES`` at most)."""
+        if self.span is not None:
+            return self.span.first
         end = self.data.find(b"\n", 0, self.size)
         return self.data[: end if end >= 0 else self.size]
 
     def last_line(self) -> bytes:
+        """The block's last line (of a plain file's block, its first ``EDGE_BYTES`` at most)."""
+        if self.span is not None:
+            return self.span.last
         end = self.size - 1 if self.data[self.size - 1 : self.size] == b"\n" else self.size
         return self.data[self.data.rfind(b"\n", 0, end) + 1 : end]
 
 
+def _span(file: SharedFile, offset: int, size: int) -> FileSpan:
+    """A block's place and the heads of its edge lines, read from the file."""
+    fd = file.fd
+    head = _pread_all(fd, min(size, EDGE_BYTES), offset)
+    end = offset + size
+    if _pread_all(fd, 1, end - 1) == b"\n":
+        end -= 1
+    start = _line_end_before(fd, offset, end)
+    first = head[: head.find(b"\n")] if b"\n" in head else head
+    last = _pread_all(fd, min(end - start, EDGE_BYTES), start)
+    return FileSpan(file.hold(), offset, first, last)
+
+
 def file_blocks(path: Path) -> Iterator[ByteBlock]:
-    """A plain file in blocks of whole lines, by positioned reads (one copy, from the kernel)."""
-    fd = os.open(path, os.O_RDONLY)
+    """A plain file in blocks of whole lines. Only where a block ends is found here, by reading
+    its tail, and the heads of its edge lines; the worker that runs the block reads its bytes
+    (``ByteBlock.load``), so the blocks in flight are read in parallel, each by its own worker,
+    with positioned reads (no shared file position, one copy from the kernel). A file truncated
+    in place while it is read ends the blocks with an OSError, never with a crash."""
+    file = SharedFile(path)
+    fd = file.fd
     try:
-        offset, size = 0, BLOCK_BYTES
+        offset, size, searched = 0, BLOCK_BYTES, 0  # no newline in the block's first ``searched`` bytes
         while True:
-            data = os.pread(fd, size, offset)
-            if len(data) < size:  # the end of the file: its last line may lack the newline
-                if data:
-                    yield ByteBlock(data, size=len(data))
+            left = os.fstat(fd).st_size - offset  # a file that grows is read on, as it grows
+            if left < 0:
+                raise OSError(CUT_SHORT)
+            if left == 0:
                 return
-            cut = data.rfind(b"\n") + 1
-            if cut == 0:  # one line longer than the block: read a larger block
-                size *= 2
+            if left <= size:  # the end of the file: its last line may lack the newline
+                yield ByteBlock(size=left, span=_span(file, offset, left))
+                return
+            cut = _line_end_before(fd, offset + searched, offset + size) - offset
+            if cut == searched:  # one line longer than the block: a larger block
+                searched, size = size, size * 2
                 continue
-            if not is_utf8(data[cut:]):  # the unfinished line was cut inside a character: polars would reject it
-                data = data[:cut]
-            yield ByteBlock(data, cut_tail=cut < len(data), size=cut)
+            yield ByteBlock(size=cut, span=_span(file, offset, cut))
             offset += cut
-            size = BLOCK_BYTES
+            size, searched = BLOCK_BYTES, 0
     finally:
-        os.close(fd)
+        file.let_go()
+
+
+def linked(blocks: Iterator[ByteBlock], timed: Callable[[bytes], bool]) -> Generator[ByteBlock, None, None]:
+    """Blocks that know whether the lines just before and after them are ``timed``, so that their
+    first and last lines are classified as if the block had no edges. A block is handed on once
+    the next one is read; a read that fails part-way hands on the last good block, then raises.
+    A block not handed on when the blocks stop being taken (the consumer stopped) is released."""
+    last: ByteBlock | None = None  # read, and not yet handed on
+    try:
+        for block in blocks:
+            if last is not None:
+                block.prev_timed = timed(last.last_line())
+                last.next_timed = timed(block.first_line())
+                handed, last = last, block
+                yield handed
+            else:
+                last = block
+        if last is not None:
+            handed, last = last, None
+            yield handed
+    except InputError:
+        if last is not None:
+            handed, last = last, None
+            yield handed
+        raise
+    finally:
+        if last is not None:  # the consumer stopped before it
+            last.release()
 
 
 def read_blocks(source: Source, native: bool) -> Iterator[ByteBlock]:
-    """Blocks of whole lines, straight from a plain file or from Python's decoded chunks."""
+    """Blocks of whole lines, read by the workers from a plain file or from Python's decoded chunks."""
     if native and source.path is not None:
         try:
             yield from file_blocks(source.path)
         except OSError as exc:
             raise InputError(f"{source.name}: read error ({exc.strerror or exc})") from None
         return
-    for data in read_chunks(source):
+    for data in read_chunks(source, BLOCK_BYTES):
         yield ByteBlock(data, size=len(data))

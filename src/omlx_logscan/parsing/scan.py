@@ -24,7 +24,7 @@ from typing import Any
 import polars as pl
 
 from omlx_logscan.errors import InputError
-from omlx_logscan.inputs.blocks import ByteBlock, read_blocks
+from omlx_logscan.inputs.blocks import ByteBlock, linked, read_blocks
 from omlx_logscan.inputs.decoding import file_head, normalise, refuse_binary, sniff_codec
 from omlx_logscan.inputs.lines import KeptLine
 from omlx_logscan.inputs.sources import Source
@@ -339,13 +339,16 @@ def _scan(
     def run(block: ByteBlock) -> _BlockOutput:
         return _run(block, source.name, keep_all, dedup_keys, keep_request_text)
 
+    blocks = linked(read_blocks(source, native), _timed)
     try:
-        for output in _in_order(run, _linked(read_blocks(source, native))):
+        for output in _in_order(run, blocks):
             on_kept(_take(result, output, request_blocks, records))
             if progress is not None:
                 progress(output.size)
     except InputError as exc:
         result.problem = str(exc)
+    finally:
+        blocks.close()  # the file, held by a block read but never run
     result.requests = _numbered(index, request_blocks)
     result.records = records.table()
     if result.lines == 0 and result.problem is None:
@@ -355,12 +358,15 @@ def _scan(
 
 def _in_order(run: Callable[[ByteBlock], _BlockOutput], blocks: Iterator[ByteBlock]) -> Iterator[_BlockOutput]:
     """Each block's output, in the blocks' order, the blocks read and run by ``IN_FLIGHT`` worker
-    threads. Reads and collects release the GIL, so the caller's Python work on one block
-    overlaps the reading and polars' work on the next ones; the workers go on to the next
-    blocks while the caller is busy, up to ``AHEAD`` outputs ahead of it. A read or a block that
-    fails ends the output there: what the blocks before it found comes first, then the error."""
+    threads. The workers take the next block in turn, under a lock; for a plain file that is only
+    finding where its last line ends, and each worker reads its own block (``ByteBlock.load``) as
+    it runs it, so the blocks in flight are read in parallel. Reads and collects release the GIL,
+    so the caller's Python work on one block overlaps polars' work on the next ones; the workers
+    go on to the next blocks while the caller is busy, up to ``AHEAD`` outputs ahead of it. A
+    read or a block that fails ends the output there: what the blocks before it found comes
+    first, then the error."""
     changed = threading.Condition()  # guards everything below; signalled when any of it changes
-    reading = threading.Lock()  # blocks are read in order, one at a time, and numbered as read
+    reading = threading.Lock()  # blocks are taken in order, one at a time, and numbered as taken
     ready: dict[int, _BlockOutput] = {}
     read = taken = 0  # blocks read by the workers; outputs handed to the caller
     end: int | None = None  # the number of the first block that is not there, or failed
@@ -425,6 +431,10 @@ def _in_order(run: Callable[[ByteBlock], _BlockOutput], blocks: Iterator[ByteBlo
 def _run(block: ByteBlock, source_name: str, keep_all: bool, keep_key: bool, keep_request_text: bool) -> _BlockOutput:
     """One block's plan, collected on a worker thread, and the small frames it gives filed."""
     size = block.size
+    try:
+        block.load()  # a plain file's block is read here, in parallel with the others
+    except OSError as exc:
+        raise InputError(f"{source_name}: read error ({exc.strerror or exc})") from None
     # polars must not fail while another plan runs (a failing plan can crash its threads), so
     # bytes that are not UTF-8 are mended first: Python reads those lines as Windows-1252. ASCII
     # blocks, nearly all, cost one quick check.
@@ -461,26 +471,6 @@ def _outputs(
     )
     summary = plan.select(pl.col("total", "any_debug").first(), first=line.first(), last=line.last())
     return requests, others, summary
-
-
-def _linked(blocks: Iterator[ByteBlock]) -> Iterator[ByteBlock]:
-    """Blocks that know whether the lines just before and after them are timed, so that their
-    first and last lines are classified as if the block had no edges. A block is handed on once
-    the next one is read; a read that fails part-way hands on the last good block, then raises."""
-    last: ByteBlock | None = None
-    try:
-        for block in blocks:
-            if last is not None:
-                block.prev_timed = _timed(last.last_line())
-                last.next_timed = _timed(block.first_line())
-                yield last
-            last = block
-    except InputError:
-        if last is not None:
-            yield last
-        raise
-    if last is not None:
-        yield last
 
 
 def _take(
