@@ -14,7 +14,7 @@ from omlx_logscan.cli.options import (
     CommonOptions,
     logs_command,
 )
-from omlx_logscan.errors import LogscanError
+from omlx_logscan.errors import EXIT_FINDINGS, LogscanError
 from omlx_logscan.output.formats import CheckFormat
 
 DEFAULT_FAIL_ON = "penalty_box,dead_engine,crash"
@@ -45,26 +45,34 @@ def check(
             "the end of the log always fails.",
         ),
     ] = None,
-    fmt: CheckFormatOption = CheckFormat.text,
+    fail_on_empty: Annotated[
+        bool,
+        typer.Option(
+            help="Fail (exit 1) when the --since/--until window holds no records, instead of passing with a note."
+        ),
+    ] = False,
+    fmt: CheckFormatOption = None,
 ) -> None:
     """A CI gate: exit 0 when the log shows none of the --fail-on failures, 1 when it does, 2 when it cannot check."""
     from omlx_logscan.analysis.check import Rules, run_check
     from omlx_logscan.analysis.lifetimes import analyze
-    from omlx_logscan.cli.values import duration_seconds, parse_fail_on
+    from omlx_logscan.cli.values import duration_seconds, output_format, parse_fail_on
     from omlx_logscan.output.formats import write_check
+    from omlx_logscan.stream.window import is_empty
 
     rules = Rules(
         parse_fail_on(fail_on), max_faults, duration_seconds(max_dead, "--max-dead") if max_dead is not None else None
     )
     if not rules.names:
         raise LogscanError("nothing to check: give --fail-on rules, --max-faults or --max-dead")
+    chosen = output_format(fmt, options.output, CheckFormat.text)
     stream = load_stream(options)
     unreadable = [source.problem for source in stream.sources if source.problem]
     if unreadable:
         raise LogscanError(f"cannot check the whole input: {unreadable[0]}")
-    if not stream.has_omlx_records:
-        raise LogscanError("no oMLX log records in the input (or in the --since/--until window): nothing to check")
     result = run_check(analyze(stream), rules)
-    write_check(fmt, result, options.output, os.environ.get("GITHUB_STEP_SUMMARY"))
+    write_check(chosen, result, options.output, os.environ.get("GITHUB_STEP_SUMMARY"))
+    if fail_on_empty and is_empty(stream):  # load_stream has said so on stderr
+        raise typer.Exit(EXIT_FINDINGS)
     if result.exit_code:
         raise typer.Exit(result.exit_code)

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import os
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from omlx_logscan.cli.options import CommonOptions
-from omlx_logscan.errors import LogscanError
+from omlx_logscan.errors import LogscanError, NotOmlxLog
 
 if TYPE_CHECKING:
     from omlx_logscan.analysis.investigation import Investigation
+    from omlx_logscan.inputs.sources import Source
     from omlx_logscan.stream.model import EventStream
 
 
@@ -27,32 +30,71 @@ def load_investigation(options: CommonOptions) -> Investigation:
     return investigate(load_stream(options), history, overlays)
 
 
-def _warn_empty_window(whole: EventStream) -> None:
-    """Say so when --since/--until leave nothing, and what the log does cover."""
+def empty_window_note(whole: EventStream, options: CommonOptions) -> str:
+    """What a --since/--until window that holds no record says instead of a clean bill."""
+    from omlx_logscan.stream.window import span
     from omlx_logscan.timeutil import human_time
 
-    firsts = [s.first for s in whole.sources if s.first]
-    lasts = [s.last for s in whole.sources if s.last]
-    covers = f"{human_time(min(firsts))} → {human_time(max(lasts))}" if firsts and lasts else "no timed records"
-    sys.stderr.write(f"logscan: warning: no records in the --since/--until window; the log covers {covers}\n")
+    lower = human_time(options.since.isoformat()) if options.since else "the start"
+    upper = human_time(options.until.isoformat()) if options.until else "the end"
+    covered = span(whole)
+    spans = (
+        f"the log spans {human_time(covered[0])} → {human_time(covered[1])}"
+        if covered
+        else "the log has no dated records"
+    )
+    return f"no records between {lower} and {upper}; {spans}"
+
+
+def _refuse_unrecognised(whole: EventStream) -> None:
+    """Input in which nothing is oMLX's (no record, banner, catalog message or crash evidence) is no
+    oMLX log: a clean bill for it would be false, so it is refused unless --force."""
+    if whole.has_omlx_records:
+        return
+    name = whole.sources[0].name if len(whole.sources) == 1 else "the input"
+    lines = whole.accounting.lines
+    raise NotOmlxLog(
+        f"{name}: does not look like an oMLX log ({lines} line{'s' if lines != 1 else ''}, none recognised); "
+        "--force reads it anyway"
+    )
+
+
+def _check_output(options: CommonOptions, sources: list[Source]) -> None:
+    """Refuse, before reading, an -o that is an input or cannot be written."""
+    from omlx_logscan.cli.values import check_output, stdin_status
+
+    if options.output is None:
+        return
+    inputs: list[os.stat_result | Path] = []
+    for source in sources:
+        status = stdin_status() if source.path is None else None
+        if source.path is not None:
+            inputs.append(source.path)
+        elif status is not None:
+            inputs.append(status)
+    check_output(options.output, inputs)
 
 
 def load_stream(options: CommonOptions, *, keep_all: bool = False, keep_request_text: bool = False) -> EventStream:
     """Sources → event stream, with the time window applied and the accounting reported."""
     from omlx_logscan.cli.progress import progress_for
+    from omlx_logscan.cli.values import input_paths
     from omlx_logscan.inputs.sources import resolve
     from omlx_logscan.output.text import print_accounting
     from omlx_logscan.stream.read import read_events
-    from omlx_logscan.stream.window import within
+    from omlx_logscan.stream.window import is_empty, within
 
-    sources = resolve(options.paths)
+    sources = resolve(input_paths(options.paths, options.base_path))
+    _check_output(options, sources)
     with progress_for(sources, quiet=options.quiet) as tick:
         whole = read_events(sources, keep_all=keep_all, keep_request_text=keep_request_text, progress=tick)
+    if not options.force:
+        _refuse_unrecognised(whole)
     stream = within(whole, options.since, options.until)
     print_accounting(stream, quiet=options.quiet)
     windowed = options.since is not None or options.until is not None
-    if windowed and not options.quiet and not any(s.first for s in stream.sources):
-        _warn_empty_window(whole)
+    if windowed and is_empty(stream):
+        sys.stderr.write(f"logscan: note: {empty_window_note(whole, options)}\n")
     if options.strict and stream.accounting.unparsed:
         raise LogscanError(
             f"{stream.accounting.unparsed} line(s) could not be parsed (--strict); "

@@ -6,22 +6,22 @@ normalised to UTF-8, so the scanner never holds a whole file and never sees a br
 
 from __future__ import annotations
 
-import bz2
 import codecs
 import gzip
+import io
 import lzma
 import os
 import re
 import stat
 import sys
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO, Protocol
+from typing import BinaryIO, Protocol
 
 from omlx_logscan.errors import InputError
-from omlx_logscan.inputs.decoding import SNIFF_BYTES, normalise, refuse_binary, sniff_codec
+from omlx_logscan.inputs.decoding import SNIFF_BYTES, normalise, open_input, refuse_binary, sniff_codec
 
 CHUNK_BYTES = 32 * 1024 * 1024
 
@@ -33,9 +33,6 @@ _LOG_NAME = re.compile(
 )
 
 
-_OPENERS: dict[str, Callable[..., Any]] = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}
-
-
 @dataclass(frozen=True)
 class Source:
     """One input stream; ``name`` is what outputs print as ``source``."""
@@ -44,12 +41,8 @@ class Source:
     path: Path | None  # None for stdin
 
     def open(self) -> BinaryIO:
-        if self.path is None:
-            return sys.stdin.buffer
-        opener = _OPENERS.get(self.path.suffix)
-        if opener is not None:
-            return opener(self.path, "rb")  # type: ignore[no-any-return]
-        return open(self.path, "rb")
+        """The source's bytes, decompressed when they begin as compressed data (whatever the name)."""
+        return open_input(self.path, sys.stdin.buffer, self.name)
 
 
 def _rotation_key(path: Path) -> tuple[int, str, str]:
@@ -170,11 +163,7 @@ def read_chunks(source: Source, chunk_bytes: int = CHUNK_BYTES) -> Iterator[byte
     except (EOFError, zlib.error, gzip.BadGzipFile, lzma.LZMAError) as exc:
         raise InputError(f"{source.name}: compressed data is truncated or corrupt ({exc})") from None
     except OSError as exc:  # bz2 reports damage as OSError; so does a disk that fails mid-read
-        kind = (
-            "compressed data is truncated or corrupt"
-            if source.path and source.path.suffix in _OPENERS
-            else "read error"
-        )
+        kind = "read error" if isinstance(stream, io.BufferedReader) else "compressed data is truncated or corrupt"
         raise InputError(f"{source.name}: {kind} ({exc})") from None
     finally:
         if source.path is not None:

@@ -25,7 +25,7 @@ import polars as pl
 
 from omlx_logscan.errors import InputError
 from omlx_logscan.inputs.blocks import ByteBlock, read_blocks
-from omlx_logscan.inputs.decoding import file_head, normalise, refuse_binary, sniff_codec
+from omlx_logscan.inputs.decoding import compression_of, file_head, normalise, refuse_binary, sniff_codec
 from omlx_logscan.inputs.lines import KeptLine
 from omlx_logscan.inputs.sources import Source
 from omlx_logscan.parsing.catalog import (
@@ -297,7 +297,7 @@ def _native(source: Source) -> bool:
     if path is None or path.suffix in (".gz", ".bz2", ".xz") or not path.is_file():
         return False
     head = file_head(path)
-    plain = bool(head) and sniff_codec(head) is None
+    plain = bool(head) and sniff_codec(head) is None and compression_of(head) is None
     if plain:
         refuse_binary(source.name, head)
     return plain
