@@ -9,8 +9,10 @@ import json
 import lzma
 import os
 import re
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -103,6 +105,40 @@ def test_an_interrupted_run_leaves_the_old_output(tmp_path: Path, monkeypatch: p
     assert out.read_text() == "the old report\n" and len(list(tmp_path.iterdir())) == 1
 
 
+def _wait_until_python_catches_sigint(pid: int) -> None:
+    """Until the child's interpreter has its SIGINT handler (a signal before it would kill it outright)."""
+    status = Path(f"/proc/{pid}/status")
+    if not status.exists():
+        pytest.skip("needs /proc to tell when the child catches SIGINT")
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        caught = next(line for line in status.read_text().splitlines() if line.startswith("SigCgt:"))
+        if int(caught.split()[1], 16) & (1 << (signal.SIGINT - 1)):
+            return
+        time.sleep(0.01)
+    raise AssertionError("the child never installed its SIGINT handler")
+
+
+def test_ctrl_c_in_a_batch_command_is_130_and_keeps_the_old_output(tmp_path: Path) -> None:
+    out = tmp_path / "events.ndjson"
+    out.write_text("old\n")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "omlx_logscan", "events", "-", "-o", str(out)],
+        stdin=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=ENV,
+    )
+    assert process.stdin is not None and process.stderr is not None
+    process.stdin.write(EXAMPLE.read_bytes())
+    process.stdin.flush()  # the pipe stays open: the command is still reading when the signal comes
+    _wait_until_python_catches_sigint(process.pid)
+    process.send_signal(signal.SIGINT)
+    process.stdin.close()  # as the writer of a pipe would, dying of the same Ctrl-C
+    assert process.wait(timeout=120) == 130
+    assert process.stderr.read().decode().strip().endswith("interrupted")
+    assert out.read_text() == "old\n" and len(list(tmp_path.iterdir())) == 1
+
+
 def test_watch_appends_to_its_output(tmp_path: Path) -> None:
     log, out = tmp_path / "server.log", tmp_path / "watch.ndjson"
     log.write_text(EXAMPLE.read_text())
@@ -148,6 +184,15 @@ def test_input_that_is_no_omlx_log_is_refused_by_every_command(command: str) -> 
     )
     forced = runner.invoke(app, [command, str(ROOT / "README.md"), "--force", "-q", *extra])
     assert forced.exit_code == 0, forced.stderr
+
+
+def test_watch_refuses_a_file_that_is_no_omlx_log_unless_forced(tmp_path: Path) -> None:
+    result = run(["watch", str(ROOT / "README.md"), "--exit-at-end"])
+    assert result.returncode == 2 and "does not look like an oMLX log" in result.stderr
+    assert run(["watch", str(ROOT / "README.md"), "--exit-at-end", "--force", "-q"]).returncode == 0
+    empty = tmp_path / "server.log"
+    empty.write_text("")  # a log oMLX has not written to yet is waited for, not refused
+    assert runner.invoke(app, ["watch", str(empty), "--exit-at-end", "-q"]).exit_code == 0
 
 
 @pytest.mark.parametrize(

@@ -169,6 +169,9 @@ def main() -> None:
         if isinstance(exc.code, int | None):
             _leave(exc.code or 0)
         raise
+    except KeyboardInterrupt:  # Ctrl-C before a command's own guard runs (while loading, say)
+        _say("interrupted")
+        raise SystemExit(EXIT_INTERRUPTED) from None
     except Exception as exc:  # a bug outside any command's own guard
         if "--debug" in sys.argv[1:] or os.environ.get("LOGSCAN_DEBUG"):
             raise

@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
+import io
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, BinaryIO
 
 from omlx_logscan.cli.options import CommonOptions
 from omlx_logscan.errors import LogscanError, NotOmlxLog
+from omlx_logscan.inputs.sources import Source
 
 if TYPE_CHECKING:
     from omlx_logscan.analysis.investigation import Investigation
-    from omlx_logscan.inputs.sources import Source
     from omlx_logscan.stream.model import EventStream
 
 
@@ -44,6 +45,28 @@ def empty_window_note(whole: EventStream, options: CommonOptions) -> str:
         else "the log has no dated records"
     )
     return f"no records between {lower} and {upper}; {spans}"
+
+
+class _HeadSource(Source):
+    """The first bytes of a file, read as a source of their own."""
+
+    def open(self) -> BinaryIO:
+        assert self.path is not None
+        with open(self.path, "rb") as handle:
+            head = handle.read(HEAD_BYTES)
+        return io.BytesIO(head[: head.rfind(b"\n") + 1] if len(head) == HEAD_BYTES else head)
+
+
+HEAD_BYTES = 1024 * 1024  # what watch reads of a file's head to tell whether it is an oMLX log
+
+
+def refuse_unrecognised_file(path: Path) -> None:
+    """For watch: a file that already holds lines, none of them in its first megabyte oMLX's, is refused
+    as the batch commands refuse such input (an empty or missing file is waited for)."""
+    from omlx_logscan.stream.read import read_events
+
+    if path.is_file() and path.stat().st_size:
+        _refuse_unrecognised(read_events([_HeadSource(str(path), path)]))
 
 
 def _refuse_unrecognised(whole: EventStream) -> None:

@@ -291,21 +291,24 @@ OsInstalls = Annotated[
 ]
 
 
-# The options every log-reading command takes, with their defaults, and the groups only some take;
-# each becomes a keyword parameter. A new shared option is one row here and one field of CommonOptions.
-_SHARED: tuple[tuple[str, Any, Any], ...] = (
-    ("base_path", BasePath, None),
-    ("tz", Tz, None),
-    ("output", Output, None),
-    ("quiet", Quiet, False),
-    ("force", Force, False),
-    ("color", ColorOption, Color.auto),
-    ("debug", Debug, False),
+# The options every log-reading command takes, in the order --help lists them, with their defaults;
+# each becomes a keyword parameter. The window and --strict belong to a finished log: not watch's.
+# A new shared option is one row here and one field of CommonOptions.
+_SHARED: tuple[tuple[str, Any, Any, bool], ...] = (  # name, annotation, default, batch commands only
+    ("since", Since, None, True),
+    ("until", Until, None, True),
+    ("tz", Tz, None, False),
+    ("base_path", BasePath, None, False),
+    ("output", Output, None, False),
+    ("quiet", Quiet, False, False),
+    ("strict", Strict, False, True),
+    ("force", Force, False, False),
+    ("color", ColorOption, Color.auto, False),
+    ("debug", Debug, False, False),
 )
-_WINDOW: tuple[tuple[str, Any, Any], ...] = (("since", Since, None), ("until", Until, None), ("strict", Strict, False))
 _HISTORY: tuple[tuple[str, Any, Any], ...] = (("os_history", OsHistoryFiles, None), ("os_installs", OsInstalls, None))
 _OVERLAYS: tuple[tuple[str, Any, Any], ...] = (("overlay", Overlays, None), ("overlay_gap", OverlayGap, None))
-# watch follows one file and appends to its -o; the window and --strict belong to a finished log.
+# What the same option says in watch, which follows one file and appends to its -o.
 _FOLLOW_OWN = {"output": WatchOutput, "quiet": WatchQuiet}
 
 
@@ -319,8 +322,11 @@ def logs_command(
     registered on the app, in ``COMMANDS`` order, by ``cli/__init__.py``."""
     own_kinds = _FOLLOW_OWN if follow else {}
     shared = (
-        *((name, own_kinds.get(name, kind), default) for name, kind, default in _SHARED),
-        *(() if follow else _WINDOW),
+        *(
+            (name, own_kinds.get(name, kind), default)
+            for name, kind, default, batch in _SHARED
+            if not follow or not batch
+        ),
         *(_HISTORY if history else ()),
         *(_OVERLAYS if overlays else ()),
     )

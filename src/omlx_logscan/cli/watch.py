@@ -117,6 +117,7 @@ def watch(
     fmt: WatchFormatOption = None,
 ) -> None:
     """Follow a live log like tail -F; alert (and run --on-dead) when the engine enters the penalty box."""
+    from omlx_logscan.cli.load import refuse_unrecognised_file
     from omlx_logscan.cli.values import check_output, checked_kinds, checked_seconds, log_path
     from omlx_logscan.watch.loop import Watcher, WatchOptions
 
@@ -125,6 +126,8 @@ def watch(
     interval = checked_seconds("--interval", interval, 0.01, MAX_INTERVAL_S)
     command_timeout = checked_seconds("--command-timeout", command_timeout, 0.1)
     followed = log_path(options.paths, options.base_path)
+    if not options.force:
+        refuse_unrecognised_file(followed)
     if options.output is not None:
         check_output(options.output, [followed], "the followed log")
     fmt = fmt or (WatchFormat.table if sys.stdout.isatty() and options.output is None else WatchFormat.ndjson)

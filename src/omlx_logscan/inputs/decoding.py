@@ -67,13 +67,16 @@ def _peek(stream: BinaryIO) -> bytes:
 
 def open_input(path: Path | None, stdin: BinaryIO, name: str) -> BinaryIO:
     """The bytes of a file (or of ``stdin`` when ``path`` is None), decompressed when they begin with a
-    compressed format's magic bytes: with or without the file's suffix, and on stdin."""
-    if path is None:
-        opener = _opener(compression_of(_peek(stdin)), name)
-        return stdin if opener is None else opener(stdin)
-    with open(path, "rb") as probe:
-        opener = _opener(compression_of(probe.read(MAGIC_BYTES)), name)
-    return open(path, "rb") if opener is None else opener(path)
+    compressed format's magic bytes: with or without the file's suffix, and on stdin. The head is
+    peeked, not read, so a named pipe is opened once."""
+    raw = stdin if path is None else open(path, "rb")  # noqa: SIM115 - returned to the caller, who closes it
+    opener = _opener(compression_of(_peek(raw)), name)
+    if opener is None:
+        return raw
+    if path is not None and raw.seekable():  # a file: its decompressor opens it by name and closes it too
+        raw.close()
+        return opener(path)
+    return opener(raw)  # stdin or a named pipe: the decompressor reads the open stream
 
 
 def sniff_codec(head: bytes) -> str | None:
