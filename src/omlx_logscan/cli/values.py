@@ -269,15 +269,14 @@ def input_paths(paths: list[str], base_path: str | None) -> list[str]:
     return [str(folder)]
 
 
-def log_path(paths: list[str], base_path: str | None) -> Path:
+def log_path(path: str | None, base_path: str | None) -> Path:
     """The file ``watch`` follows: PATH (a folder means its server.log), else oMLX's
     ``<base>/logs/server.log`` with the base from ``--base-path``, ``$OMLX_BASE_PATH`` or ``~/.omlx``.
     A file that is there already and is binary is refused now rather than followed."""
     from omlx_logscan.inputs.decoding import file_head, refuse_binary
 
-    if paths and base_path is not None:
+    if path is not None and base_path is not None:
         raise LogscanError("give a PATH or --base-path, not both")
-    path = paths[0] if paths else None
     if path == "-":
         raise LogscanError("watch follows a file and cannot follow stdin: give the log's path")
     if path is not None:

@@ -125,7 +125,7 @@ def watch(
     kinds = checked_kinds(kind)
     interval = checked_seconds("--interval", interval, 0.01, MAX_INTERVAL_S)
     command_timeout = checked_seconds("--command-timeout", command_timeout, 0.1)
-    followed = log_path(options.paths, options.base_path)
+    followed = log_path(options.paths[0] if options.paths else None, options.base_path)
     if not options.force:
         refuse_unrecognised_file(followed)
     if options.output is not None:
