@@ -8,6 +8,7 @@ import gzip
 import json
 import lzma
 import os
+import pty
 import re
 import signal
 import subprocess
@@ -316,15 +317,27 @@ def test_stdin_is_read_when_it_is_a_pipe_or_a_file_else_the_default_folder(tmp_p
             timeout=120,
         )
         assert result.returncode == 0 and _sessions(result.stdout) == _sessions(expected), result.stderr
-    closed = subprocess.run(
-        [sys.executable, "-m", "omlx_logscan", "sessions", "-q"],
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        env={**ENV, "OMLX_BASE_PATH": str(tmp_path / "nowhere")},
-        timeout=120,
-    )
-    assert closed.returncode == 2 and "no such folder" in closed.stderr
+    nowhere = {**ENV, "OMLX_BASE_PATH": str(tmp_path / "nowhere")}
+    terminal, other_end = pty.openpty()
+    try:
+        stdins: list[dict[str, object]] = [
+            {"stdin": subprocess.DEVNULL},
+            {"stdin": terminal},
+            {"stdin": subprocess.DEVNULL, "preexec_fn": lambda: os.close(0)},  # a closed stdin
+        ]
+        for stdin in stdins:
+            result = subprocess.run(
+                [sys.executable, "-m", "omlx_logscan", "sessions", "-q"],
+                capture_output=True,
+                text=True,
+                env=nowhere,
+                timeout=120,
+                **stdin,  # type: ignore[arg-type]
+            )
+            assert result.returncode == 2 and f"{tmp_path / 'nowhere' / 'logs'}: no such folder" in result.stderr
+    finally:
+        os.close(terminal)
+        os.close(other_end)
 
 
 def test_comma_lists_and_limit() -> None:
@@ -352,9 +365,14 @@ def test_color_always_and_never() -> None:
     assert "FORCE_COLOR" not in os.environ  # the setting is the command's, not left behind
 
 
-def test_shell_completion_is_offered() -> None:
+def test_shell_completion_is_offered_and_completes() -> None:
     result = runner.invoke(app, ["--help"])
     assert "--install-completion" in result.stdout and "--show-completion" in result.stdout
+    env = {**ENV, "_LOGSCAN_COMPLETE": "complete_bash", "COMP_WORDS": "logscan ti", "COMP_CWORD": "1"}
+    completed = subprocess.run(
+        [sys.executable, "-m", "omlx_logscan"], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert completed.returncode == 0 and completed.stdout.split() == ["timeline"]
 
 
 def test_configuration_from_pyproject_upward(tmp_path: Path) -> None:
@@ -363,10 +381,14 @@ def test_configuration_from_pyproject_upward(tmp_path: Path) -> None:
     )
     inner = tmp_path / "a" / "b"
     inner.mkdir(parents=True)
-    result = run(["check", str(EXAMPLE), "-q"], cwd=inner)
-    assert result.returncode == 0, result.stdout + result.stderr
-    assert "1 rule" in result.stdout or "crash" in result.stdout
-    assert run(["check", str(EXAMPLE), "-q", "--fail-on", "penalty_box"], cwd=inner).returncode == 1
+    result = run(["check", str(EXAMPLE), "-q", "-f", "json"], cwd=inner)
+    assert result.returncode == 0, result.stderr
+    rules = {rule["rule"]: rule["threshold"] for rule in json.loads(result.stdout)["rules"]}
+    assert rules == {"crash": None, "max_faults": "more than 1000"}
+    assert run(["check", str(EXAMPLE), "-q", "--fail-on", "penalty_box"], cwd=inner).returncode == 1  # the flag wins
+    (inner / ".logscan.toml").write_text('tz = "Mars/Base"\n')  # the nearest file wins, and is checked
+    wrong_zone = run(["sessions", str(EXAMPLE), "-q"], cwd=inner)
+    assert wrong_zone.returncode == 2 and "not an IANA time zone" in wrong_zone.stderr
     (inner / ".logscan.toml").write_text("bogus = 1\n")
     bad = run(["check", str(EXAMPLE), "-q"], cwd=inner)
     assert bad.returncode == 2 and "'bogus' is no option" in bad.stderr and len(bad.stderr.splitlines()) == 1
