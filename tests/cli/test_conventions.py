@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from conftest import EXAMPLE, ROOT, WARN
+from conftest import EXAMPLE, REAL, ROOT, WARN
 from omlx_logscan.cli import COMMANDS
 from omlx_logscan.cli.app import app
 
@@ -185,6 +185,22 @@ def test_input_that_is_no_omlx_log_is_refused_by_every_command(command: str) -> 
     )
     forced = runner.invoke(app, [command, str(ROOT / "README.md"), "--force", "-q", *extra])
     assert forced.exit_code == 0, forced.stderr
+
+
+@pytest.mark.parametrize(
+    ("name", "recognised"),
+    [
+        ("omlx-issue-725.log", True),  # the menubar app's own records (omlx_app)
+        ("omlx-issue-862.log", True),  # a kernel panic
+        ("omlx-issue-410.log", True),  # a macOS crash report
+        ("omlx-issue-2232.log", False),  # a user's own quotes of bare messages
+        ("omlx-issue-3711.log", False),  # a client's error, not the server's
+    ],
+)
+def test_real_pastes_are_recognised_by_what_they_hold(name: str, recognised: bool) -> None:
+    result = runner.invoke(app, ["sessions", str(REAL / name), "-q"])
+    assert result.exit_code == (0 if recognised else 2), result.stderr
+    assert runner.invoke(app, ["sessions", str(REAL / name), "-q", "--force"]).exit_code == 0
 
 
 def test_watch_refuses_a_file_that_is_no_omlx_log_unless_forced(tmp_path: Path) -> None:
@@ -363,6 +379,8 @@ def test_color_always_and_never() -> None:
     never = runner.invoke(app, ["timeline", str(EXAMPLE), "-q", "--color", "never"], env={"FORCE_COLOR": "1"})
     assert "\x1b[" not in never.stdout
     assert "FORCE_COLOR" not in os.environ  # the setting is the command's, not left behind
+    machine = run(["timeline", str(EXAMPLE), "-q", "--color", "always", "-f", "json"])
+    assert machine.returncode == 0 and "\x1b" not in machine.stdout and json.loads(machine.stdout)
 
 
 def test_shell_completion_is_offered_and_completes() -> None:
