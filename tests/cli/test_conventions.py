@@ -77,6 +77,14 @@ def test_watch_refuses_to_write_the_file_it_follows(tmp_path: Path) -> None:
     assert result.exit_code == 2 and "is the followed log" in result.stderr
 
 
+def test_an_output_that_is_no_regular_file_is_written_to_itself() -> None:
+    result = run(["sessions", str(EXAMPLE), "-q", "-f", "json", "-o", "/dev/stdout"])
+    assert result.returncode == 0 and json.loads(result.stdout)["schema"] == "omlx-logscan/sessions/1"
+    assert Path("/dev/null").is_char_device()
+    assert run(["events", str(EXAMPLE), "-q", "-o", "/dev/null"]).returncode == 0
+    assert Path("/dev/null").is_char_device()  # written to, not renamed over
+
+
 def test_an_unwritable_output_is_refused_before_reading(tmp_path: Path) -> None:
     result = runner.invoke(app, ["timeline", str(EXAMPLE), "-o", str(tmp_path / "missing" / "out.txt")])
     assert result.exit_code == 2 and "cannot write" in result.stderr

@@ -303,11 +303,13 @@ def same_file(one: Path, other: os.stat_result | Path) -> bool:
 
 
 def stdin_status() -> os.stat_result | None:
-    """The status of stdin when it is an open file descriptor, for telling ``< log -o log``."""
+    """The status of stdin when it is a regular file, for telling ``< log -o log`` (a terminal that is
+    both stdin and ``-o /dev/stdout`` is no log to destroy)."""
     try:
-        return os.fstat(sys.stdin.fileno())
+        status = os.fstat(sys.stdin.fileno())
     except (AttributeError, ValueError, OSError, io.UnsupportedOperation):
         return None
+    return status if stat.S_ISREG(status.st_mode) else None
 
 
 def check_output(output: Path, inputs: list[os.stat_result | Path], what: str = "an input") -> None:
@@ -315,10 +317,14 @@ def check_output(output: Path, inputs: list[os.stat_result | Path], what: str = 
     the log) or that cannot be written: its folder is missing or read-only, or it is a folder."""
     if any(same_file(output, source) for source in inputs):
         raise LogscanError(f"-o {output}: is {what}; writing it would destroy the log (choose another file)")
-    folder = output.parent
     if output.is_dir():
         raise LogscanError(f"-o {output}: is a folder")
-    if not folder.is_dir():
-        raise LogscanError(f"-o {output}: cannot write (no folder {folder})")
-    if not os.access(folder, os.W_OK | os.X_OK) or (output.exists() and not os.access(output, os.W_OK)):
+    if output.exists() and not output.is_file():  # a device or a pipe: written to itself, not beside it
+        writable = os.access(output, os.W_OK)
+    else:
+        folder = output.parent
+        if not folder.is_dir():
+            raise LogscanError(f"-o {output}: cannot write (no folder {folder})")
+        writable = os.access(folder, os.W_OK | os.X_OK) and (not output.exists() or os.access(output, os.W_OK))
+    if not writable:
         raise LogscanError(f"-o {output}: cannot write (permission denied)")

@@ -21,7 +21,12 @@ def _umask() -> int:
 
 @contextmanager
 def replaced_whole(path: Path) -> Iterator[Path]:
-    """A temporary path beside ``path``; renamed over it when the block ends normally, removed otherwise."""
+    """A temporary path beside ``path``; renamed over it when the block ends normally, removed otherwise.
+    What is there and is no regular file (``/dev/stdout``, ``/dev/null``, a named pipe) is written
+    to itself: renaming over it would replace the device or the pipe, not fill it."""
+    if path.exists() and not path.is_file():
+        yield path
+        return
     try:
         handle, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     except OSError as exc:
