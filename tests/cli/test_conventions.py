@@ -215,6 +215,10 @@ def test_watch_refuses_a_file_that_is_no_omlx_log_unless_forced(tmp_path: Path) 
     result = run(["watch", str(ROOT / "README.md"), "--exit-at-end"])
     assert result.returncode == 2 and "does not look like an oMLX log" in result.stderr
     assert run(["watch", str(ROOT / "README.md"), "--exit-at-end", "--force", "-q"]).returncode == 0
+    big = tmp_path / "big.log"  # only the head is read: oMLX lines after the first MiB do not count
+    big.write_text("a line of something else\n" * 50_000 + WARN.format(1, 1))
+    refused = runner.invoke(app, ["watch", str(big), "--exit-at-end"])
+    assert refused.exit_code == 2 and "lines of its first MiB, none recognised" in refused.stderr
     empty = tmp_path / "server.log"
     empty.write_text("")  # a log oMLX has not written to yet is waited for, not refused
     assert runner.invoke(app, ["watch", str(empty), "--exit-at-end", "-q"]).exit_code == 0

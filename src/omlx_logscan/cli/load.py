@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import os
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
@@ -47,12 +48,14 @@ def empty_window_note(whole: EventStream, options: CommonOptions) -> str:
     return f"no records between {lower} and {upper}; {spans}"
 
 
+@dataclass(frozen=True)
 class _HeadSource(Source):
-    """The first bytes of a file, read as a source of their own."""
+    """The first bytes of a file, read as a stream of their own (no path: the bulk reader would read it all)."""
+
+    file: Path = Path()
 
     def open(self) -> BinaryIO:
-        assert self.path is not None
-        with open(self.path, "rb") as handle:
+        with open(self.file, "rb") as handle:
             head = handle.read(HEAD_BYTES)
         return io.BytesIO(head[: head.rfind(b"\n") + 1] if len(head) == HEAD_BYTES else head)
 
@@ -66,10 +69,11 @@ def refuse_unrecognised_file(path: Path) -> None:
     from omlx_logscan.stream.read import read_events
 
     if path.is_file() and path.stat().st_size:
-        _refuse_unrecognised(read_events([_HeadSource(str(path), path)]))
+        scope = " of its first MiB" if path.stat().st_size > HEAD_BYTES else ""
+        _refuse_unrecognised(read_events([_HeadSource(str(path), None, path)]), scope)
 
 
-def _refuse_unrecognised(whole: EventStream) -> None:
+def _refuse_unrecognised(whole: EventStream, scope: str = "") -> None:
     """Input in which nothing is oMLX's (no record, banner, catalog message or crash evidence) is no
     oMLX log: a clean bill for it would be false, so it is refused unless --force."""
     if whole.has_omlx_records:
@@ -77,7 +81,7 @@ def _refuse_unrecognised(whole: EventStream) -> None:
     name = whole.sources[0].name if len(whole.sources) == 1 else "the input"
     lines = whole.accounting.lines
     raise NotOmlxLog(
-        f"{name}: does not look like an oMLX log ({lines} line{'s' if lines != 1 else ''}, none recognised); "
+        f"{name}: does not look like an oMLX log ({lines} line{'s' if lines != 1 else ''}{scope}, none recognised); "
         "--force reads it anyway"
     )
 
