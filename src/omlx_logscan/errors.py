@@ -7,6 +7,7 @@ EXIT_FINDINGS = 1
 EXIT_INPUT = 2
 EXIT_DEAD = 3
 EXIT_INTERNAL = 70
+EXIT_INTERRUPTED = 130  # Ctrl-C in a batch command, as a shell reports SIGINT
 
 
 class LogscanError(Exception):
@@ -17,3 +18,7 @@ class LogscanError(Exception):
 
 class InputError(LogscanError):
     """A path that cannot be read as an oMLX log."""
+
+
+class NotOmlxLog(InputError):
+    """Input in which nothing is recognisably oMLX: refused (unless --force) rather than given a clean bill."""

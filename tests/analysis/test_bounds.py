@@ -158,7 +158,11 @@ def test_unrecognised_history_is_one_clear_error(content: bytes, message: str) -
 
 @pytest.mark.parametrize(
     ("flag", "message"),
-    [("27.0", "expected VERSION@DATETIME"), ("@2026-09-15", "expected VERSION@DATETIME"), ("27.0@soon", "not a date")],
+    [
+        ("27.0", "expected VERSION@DATETIME"),
+        ("@2026-09-15", "expected VERSION@DATETIME"),
+        ("27.0@soon", "neither a duration nor a date"),
+    ],
 )
 def test_bad_os_flags(flag: str, message: str) -> None:
     with pytest.raises(LogscanError, match=message):

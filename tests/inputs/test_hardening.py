@@ -215,10 +215,16 @@ def test_a_time_only_fault_after_a_panic_report_is_not_swallowed(tmp_path: Path)
     assert [ev.kind for ev in stream_of(log).events] == ["kernel_panic", "gpu_error"]
 
 
-def test_compressed_data_under_a_plain_name_gets_a_hint(tmp_path: Path) -> None:
+def test_compressed_data_under_a_plain_name_is_read(tmp_path: Path) -> None:
     log = tmp_path / "server.log"
     log.write_bytes(gzip.compress((WARN.format(1, 1) * 200).encode()))
-    one_line_error(["events", str(log)], "gzip-compressed data in a file not named .gz")
+    assert stream_of(log).kind_counts["warning"] == 200
+
+
+def test_data_compressed_twice_is_refused_naming_the_inner_compression(tmp_path: Path) -> None:
+    log = tmp_path / "server.log"
+    log.write_bytes(gzip.compress(gzip.compress((WARN.format(1, 1) * 200).encode())))
+    one_line_error(["events", str(log)], "gzip-compressed data inside the decompressed input")
 
 
 def test_bytes_that_look_like_a_zlib_stream_do_not_escape_as_errors(tmp_path: Path) -> None:

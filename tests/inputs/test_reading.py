@@ -22,7 +22,7 @@ from typer.testing import CliRunner
 from conftest import GENERATED, WARN, stream_of
 from omlx_logscan.cli.app import app
 from omlx_logscan.errors import InputError
-from omlx_logscan.inputs import blocks, sources
+from omlx_logscan.inputs import blocks, decoding, sources
 from omlx_logscan.inputs.sources import Source, read_chunks
 from omlx_logscan.stream.model import EventStream
 
@@ -54,9 +54,9 @@ def test_gzip_is_opened_through_isal(tmp_path: Path) -> None:
 def without_isal(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """isal as on a platform it has no wheel for: its import fails."""
     monkeypatch.setitem(sys.modules, "isal", None)
-    sources._gzip.cache_clear()
+    decoding._gzip.cache_clear()
     yield
-    sources._gzip.cache_clear()
+    decoding._gzip.cache_clear()
 
 
 @pytest.mark.usefixtures("without_isal")

@@ -15,9 +15,9 @@ runner = CliRunner()
 def test_backwards_clock_is_reported_and_file_order_kept(tmp_path: Path) -> None:
     log = tmp_path / "server.log"
     log.write_text(
-        "2026-11-01 02:30:00,000 - a.b - WARNING - [-] - first\n"
-        "2026-11-01 02:59:00,000 - a.b - WARNING - [-] - second\n"
-        "2026-11-01 02:01:00,000 - a.b - WARNING - [-] - third, after the clock went back\n"
+        "2026-11-01 02:30:00,000 - omlx.scheduler - WARNING - [-] - first\n"
+        "2026-11-01 02:59:00,000 - omlx.scheduler - WARNING - [-] - second\n"
+        "2026-11-01 02:01:00,000 - omlx.scheduler - WARNING - [-] - third, after the clock went back\n"
     )
     stream = stream_of(log)
     assert [ev.message.split(",")[0] for ev in stream.events] == ["first", "second", "third"]

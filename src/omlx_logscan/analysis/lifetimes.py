@@ -13,6 +13,7 @@ import statistics
 from dataclasses import dataclass
 
 from omlx_logscan.analysis.model import INCIDENT_GAP_S, Analysis, DeadWindow, Incident, Session, shows_penalty_box
+from omlx_logscan.analysis.numbering import number_as_in
 from omlx_logscan.analysis.records import RecordAt, RecordIndex, before_startup_output
 from omlx_logscan.analysis.requests import RequestIndex
 from omlx_logscan.analysis.signatures import signatures_of
@@ -192,6 +193,8 @@ def analyze(stream: EventStream) -> Analysis:
     log_start = min((s.first for s in stream.sources if s.first), default=None)
     log_end = max((s.last for s in stream.sources if s.last), default=None)
     sessions = _split_after_dead(_with_process_before_first_start(builder.sessions(), log_start))
+    if stream.cut_from is not None:  # a time window: numbered as in the whole input
+        number_as_in(sessions, analyze(stream.cut_from).sessions)
     if sessions and sessions[0].start is None:
         sessions[0].start = log_start
     if sessions and not sessions[0].start_in_log and log_start is not None:

@@ -8,29 +8,90 @@ import functools
 import gc
 import os
 import sys
-from collections.abc import Callable
-from typing import Annotated, Any, TypeVar
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Annotated, Any, NoReturn, TypeVar
 
 import typer
+from typer._click import ClickException, Context  # typer's own click: the exceptions its parser raises
+from typer._click.exceptions import NoArgsIsHelpError, UsageError
+from typer.core import TyperGroup
 
 import omlx_logscan
-from omlx_logscan.errors import EXIT_INTERNAL, LogscanError
+from omlx_logscan.errors import EXIT_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED, LogscanError
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
+class LogscanGroup(TyperGroup):
+    """The app's group: usage errors as one line and a hint (not click's usage block), and the
+    options' defaults from the project's configuration (``cli/config.py``)."""
+
+    def make_context(
+        self, info_name: str | None, args: list[str], parent: Context | None = None, **extra: Any
+    ) -> Context:
+        if "default_map" not in extra and parent is None:
+            from omlx_logscan.cli.config import default_map
+
+            extra["default_map"] = default_map(self.commands, Path.cwd())
+        return super().make_context(info_name, args, parent, **extra)
+
+    def main(
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        windows_expand_args: bool = True,
+        **extra: Any,
+    ) -> Any:
+        run = functools.partial(
+            super().main, args, prog_name or "logscan", complete_var, windows_expand_args=windows_expand_args, **extra
+        )
+        if not standalone_mode:
+            return run(standalone_mode=False)
+        try:
+            code = run(standalone_mode=False)
+        except NoArgsIsHelpError as exc:
+            exc.show()
+            sys.exit(exc.exit_code)
+        except UsageError as exc:
+            _usage_error(exc)
+        except ClickException as exc:
+            _say(exc.format_message())
+            sys.exit(exc.exit_code)
+        except typer.Abort:
+            _say("interrupted")
+            sys.exit(EXIT_INTERRUPTED)
+        except LogscanError as exc:  # the configuration, read before any command runs
+            _say(str(exc))
+            sys.exit(exc.exit_code)
+        sys.exit(code if isinstance(code, int) else 0)
+
+
+def _usage_error(exc: UsageError) -> NoReturn:
+    """One line saying what is wrong, one saying where the help is."""
+    command = exc.ctx.command_path if exc.ctx is not None else "logscan"
+    _say(exc.format_message())
+    sys.stderr.write(f"logscan: hint: see '{command} --help'\n")
+    sys.exit(EXIT_INPUT)
+
+
 app = typer.Typer(
+    cls=LogscanGroup,
     name="logscan",
     help=(
         "Turn oMLX server logs into incident timelines: GPU faults, the driver's penalty box, "
         "dead-engine windows, and what the log can and cannot show.\n\n"
         "PATH may be a log file (server.log, a rotated server.log.YYYY-MM-DD, crash.log, the app's or "
         "Homebrew's omlx.log capture, .gz/.bz2/.xz), a folder of them, or - for stdin.\n\n"
-        "Exit codes: 0 ok; 1 findings (check only); 2 input or usage error; 3 dead engine (watch "
-        "--exit-on-dead); 70 internal error."
+        "Without PATH a command reads stdin when it is a pipe or a file, else <base>/logs/.\n\n"
+        "Exit codes: 0 ok (watch: also when stopped by Ctrl-C or SIGTERM); 1 findings (check only, "
+        "--fail-on-empty included); 2 input or usage error; 3 dead engine (watch --exit-on-dead); "
+        "70 internal error; 130 interrupted (Ctrl-C in a batch command)."
     ),
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,
     rich_markup_mode=None,  # plain help and plain usage errors: no boxes, nothing read as markup
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},
@@ -52,8 +113,12 @@ def _root(
     """Global options."""
 
 
-def _fail(message: str, code: int) -> None:
+def _say(message: str) -> None:
     sys.stderr.write(f"logscan: error: {message}\n")
+
+
+def _fail(message: str, code: int) -> NoReturn:
+    _say(message)
     raise typer.Exit(code)
 
 
@@ -69,7 +134,7 @@ def guarded(func: F) -> F:
         except LogscanError as exc:
             _fail(str(exc), exc.exit_code)
         except KeyboardInterrupt:
-            _fail("interrupted", 130)
+            _fail("interrupted", EXIT_INTERRUPTED)
         except BrokenPipeError:
             sys.stderr.close()
             raise typer.Exit(0) from None
@@ -104,6 +169,9 @@ def main() -> None:
         if isinstance(exc.code, int | None):
             _leave(exc.code or 0)
         raise
+    except KeyboardInterrupt:  # Ctrl-C before a command's own guard runs (while loading, say)
+        _say("interrupted")
+        raise SystemExit(EXIT_INTERRUPTED) from None
     except Exception as exc:  # a bug outside any command's own guard
         if "--debug" in sys.argv[1:] or os.environ.get("LOGSCAN_DEBUG"):
             raise

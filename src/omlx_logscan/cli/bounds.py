@@ -24,16 +24,17 @@ def bounds(
         str,
         typer.Option(metavar="os|omlx|both", help="One row per macOS version, per oMLX version, or per pair."),
     ] = "os",
-    fmt: ReportFormatOption = ReportFormat.text,
+    fmt: ReportFormatOption = None,
 ) -> None:
     """Faults per macOS (or oMLX) version, with exact 95 % upper bounds on the fault rate per start and per hour."""
     from omlx_logscan.analysis.bounds import Grouping, build_bounds
     from omlx_logscan.analysis.lifetimes import analyze
-    from omlx_logscan.cli.values import parse_grouping
+    from omlx_logscan.cli.values import output_format, parse_grouping
     from omlx_logscan.inputs.oshistory import load_history
     from omlx_logscan.output.formats import write_bounds
 
     grouping = parse_grouping(by)
+    chosen = output_format(fmt, options.output, ReportFormat.text)
     history = load_history(options.os_history, options.os_installs, options.tz, use_system=True)
     if history is None and grouping is not Grouping.omlx:
         raise LogscanError(
@@ -49,4 +50,4 @@ def bounds(
             Text(f"OS history: {history.sources[0]} (no --os-history or --os given)", style="dim")
         )
     analysis = analyze(load_stream(options))
-    write_bounds(fmt, build_bounds(analysis, history, grouping), analysis, options.output)
+    write_bounds(chosen, build_bounds(analysis, history, grouping), analysis, options.output)

@@ -15,11 +15,12 @@ from omlx_logscan.cli.options import (
     CommonOptions,
     logs_command,
 )
-from omlx_logscan.errors import LogscanError
+from omlx_logscan.errors import EXIT_FINDINGS, LogscanError
 from omlx_logscan.output.formats import CheckFormat
 
 if TYPE_CHECKING:
     from omlx_logscan.analysis.check import CheckResult
+    from omlx_logscan.stream.model import EventStream
 
 DEFAULT_FAIL_ON = "penalty_box,dead_engine,crash"
 
@@ -49,7 +50,13 @@ def check(
             "the end of the log always fails.",
         ),
     ] = None,
-    fmt: CheckFormatOption = CheckFormat.text,
+    fail_on_empty: Annotated[
+        bool,
+        typer.Option(
+            help="Fail (exit 1) when the --since/--until window holds no records, instead of passing with a note."
+        ),
+    ] = False,
+    fmt: CheckFormatOption = None,
     sarif_root: Annotated[
         Path,
         typer.Option(
@@ -61,20 +68,27 @@ def check(
     ] = Path("."),
 ) -> None:
     """A CI gate: exit 0 when the log shows none of the --fail-on failures, 1 when it does, 2 when it cannot check."""
+    from omlx_logscan.cli.values import output_format
     from omlx_logscan.output.formats import write_check, write_check_error
+    from omlx_logscan.stream.window import is_empty
 
+    chosen = output_format(fmt, options.output, CheckFormat.text)
     try:
-        result = _run(options, fail_on, max_faults, max_dead)
+        stream, result = _run(options, fail_on, max_faults, max_dead)
     except LogscanError as exc:  # a CI test reporter or code scanning should show why, not nothing
-        write_check_error(fmt, str(exc), options.output)
+        write_check_error(chosen, str(exc), options.output)
         raise
-    write_check(fmt, result, options.output, os.environ.get("GITHUB_STEP_SUMMARY"), sarif_root)
+    write_check(chosen, result, options.output, os.environ.get("GITHUB_STEP_SUMMARY"), sarif_root)
+    if fail_on_empty and is_empty(stream):  # load_stream has said so on stderr
+        raise typer.Exit(EXIT_FINDINGS)
     if result.exit_code:
         raise typer.Exit(result.exit_code)
 
 
-def _run(options: CommonOptions, fail_on: str, max_faults: int | None, max_dead: str | None) -> CheckResult:
-    """The check's result, or a LogscanError when it cannot check."""
+def _run(
+    options: CommonOptions, fail_on: str, max_faults: int | None, max_dead: str | None
+) -> tuple[EventStream, CheckResult]:
+    """The stream read and the check's result, or a LogscanError when it cannot check."""
     from omlx_logscan.analysis.check import Rules, run_check
     from omlx_logscan.analysis.lifetimes import analyze
     from omlx_logscan.cli.values import duration_seconds, parse_fail_on
@@ -88,6 +102,4 @@ def _run(options: CommonOptions, fail_on: str, max_faults: int | None, max_dead:
     unreadable = [source.problem for source in stream.sources if source.problem]
     if unreadable:
         raise LogscanError(f"cannot check the whole input: {unreadable[0]}")
-    if not stream.has_omlx_records:
-        raise LogscanError("no oMLX log records in the input (or in the --since/--until window): nothing to check")
-    return run_check(analyze(stream), rules)
+    return stream, run_check(analyze(stream), rules)

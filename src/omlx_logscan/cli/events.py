@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import sys
 from typing import Annotated
 
@@ -27,18 +28,22 @@ def events(
         bool,
         typer.Option(help="List the lines no grammar matched, and the records no template matched, on stderr."),
     ] = False,
+    limit: Annotated[
+        int | None, typer.Option("--limit", "-n", min=0, metavar="N", help="Only the first N events.")
+    ] = None,
 ) -> None:
     """The typed event stream: every fault, start, stop, request and warning, in time order."""
-    from omlx_logscan.cli.values import checked_kinds
+    from omlx_logscan.cli.values import checked_kinds, output_format
     from omlx_logscan.output.formats import check_destination, write_events
     from omlx_logscan.stream.read import all_events
 
     wanted = checked_kinds(kind)
-    fmt = fmt or (EventFormat.table if sys.stdout.isatty() and options.output is None else EventFormat.ndjson)
+    terminal = sys.stdout.isatty() and options.output is None
+    fmt = output_format(fmt, options.output, EventFormat.table if terminal else EventFormat.ndjson)
     check_destination(fmt, options.output)  # before the log is read, not after
     need_requests = not wanted or "request_complete" in wanted
     stream = load_stream(options, keep_all=all_records, keep_request_text=need_requests)
-    selected = (ev for ev in all_events(stream) if not wanted or ev.kind in wanted)
+    selected = itertools.islice((ev for ev in all_events(stream) if not wanted or ev.kind in wanted), limit)
     if show_unparsed:
         from omlx_logscan.output.text import printable
 

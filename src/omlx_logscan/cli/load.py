@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import io
+import os
 import sys
+from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from omlx_logscan.cli.options import CommonOptions
-from omlx_logscan.errors import LogscanError
+from omlx_logscan.errors import LogscanError, NotOmlxLog
+from omlx_logscan.inputs.sources import Source, Stream
 
 if TYPE_CHECKING:
     from omlx_logscan.analysis.investigation import Investigation
@@ -27,32 +32,96 @@ def load_investigation(options: CommonOptions) -> Investigation:
     return investigate(load_stream(options), history, overlays)
 
 
-def _warn_empty_window(whole: EventStream) -> None:
-    """Say so when --since/--until leave nothing, and what the log does cover."""
+def empty_window_note(whole: EventStream, options: CommonOptions) -> str:
+    """What a --since/--until window that holds no record says instead of a clean bill."""
+    from omlx_logscan.stream.window import span
     from omlx_logscan.timeutil import human_time
 
-    firsts = [s.first for s in whole.sources if s.first]
-    lasts = [s.last for s in whole.sources if s.last]
-    covers = f"{human_time(min(firsts))} → {human_time(max(lasts))}" if firsts and lasts else "no timed records"
-    sys.stderr.write(f"logscan: warning: no records in the --since/--until window; the log covers {covers}\n")
+    lower = human_time(options.since.isoformat()) if options.since else "the start"
+    upper = human_time(options.until.isoformat()) if options.until else "the end"
+    covered = span(whole)
+    spans = (
+        f"the log spans {human_time(covered[0])} → {human_time(covered[1])}"
+        if covered
+        else "the log has no dated records"
+    )
+    return f"no records between {lower} and {upper}; {spans}"
+
+
+@dataclass(frozen=True)
+class _HeadSource(Source):
+    """The first bytes of a file, read as a stream of their own (no path: the bulk reader would read it all)."""
+
+    file: Path = Path()
+
+    def open(self) -> Stream:
+        with open(self.file, "rb") as handle:
+            head = handle.read(HEAD_BYTES)
+        return io.BytesIO(head[: head.rfind(b"\n") + 1] if len(head) == HEAD_BYTES else head)
+
+
+HEAD_BYTES = 1024 * 1024  # what watch reads of a file's head to tell whether it is an oMLX log
+
+
+def refuse_unrecognised_file(path: Path) -> None:
+    """For watch: a file that already holds lines, none of them in its first megabyte oMLX's, is refused
+    as the batch commands refuse such input (an empty or missing file is waited for)."""
+    from omlx_logscan.stream.read import read_events
+
+    if path.is_file() and path.stat().st_size:
+        scope = " of its first MiB" if path.stat().st_size > HEAD_BYTES else ""
+        _refuse_unrecognised(read_events([_HeadSource(str(path), None, path)]), scope)
+
+
+def _refuse_unrecognised(whole: EventStream, scope: str = "") -> None:
+    """Input in which nothing is oMLX's (no record, banner, catalog message or crash evidence) is no
+    oMLX log: a clean bill for it would be false, so it is refused unless --force."""
+    if whole.has_omlx_records:
+        return
+    name = whole.sources[0].name if len(whole.sources) == 1 else "the input"
+    lines = whole.accounting.lines
+    raise NotOmlxLog(
+        f"{name}: does not look like an oMLX log ({lines} line{'s' if lines != 1 else ''}{scope}, none recognised); "
+        "--force reads it anyway"
+    )
+
+
+def _check_output(options: CommonOptions, sources: list[Source]) -> None:
+    """Refuse, before reading, an -o that is an input or cannot be written."""
+    from omlx_logscan.cli.values import check_output, stdin_status
+
+    if options.output is None:
+        return
+    inputs: list[os.stat_result | Path] = []
+    for source in sources:
+        status = stdin_status() if source.path is None else None
+        if source.path is not None:
+            inputs.append(source.path)
+        elif status is not None:
+            inputs.append(status)
+    check_output(options.output, inputs)
 
 
 def load_stream(options: CommonOptions, *, keep_all: bool = False, keep_request_text: bool = False) -> EventStream:
     """Sources → event stream, with the time window applied and the accounting reported."""
     from omlx_logscan.cli.progress import progress_for
+    from omlx_logscan.cli.values import input_paths
     from omlx_logscan.inputs.sources import resolve
     from omlx_logscan.output.text import print_accounting
     from omlx_logscan.stream.read import read_events
-    from omlx_logscan.stream.window import within
+    from omlx_logscan.stream.window import is_empty, within
 
-    sources = resolve(options.paths)
+    sources = resolve(input_paths(options.paths, options.base_path))
+    _check_output(options, sources)
     with progress_for(sources, quiet=options.quiet) as tick:
         whole = read_events(sources, keep_all=keep_all, keep_request_text=keep_request_text, progress=tick)
+    if not options.force:
+        _refuse_unrecognised(whole)
     stream = within(whole, options.since, options.until)
     print_accounting(stream, quiet=options.quiet)
     windowed = options.since is not None or options.until is not None
-    if windowed and not options.quiet and not any(s.first for s in stream.sources):
-        _warn_empty_window(whole)
+    if windowed and is_empty(stream):
+        sys.stderr.write(f"logscan: note: {empty_window_note(whole, options)}\n")
     if options.strict and stream.accounting.unparsed:
         raise LogscanError(
             f"{stream.accounting.unparsed} line(s) could not be parsed (--strict); "

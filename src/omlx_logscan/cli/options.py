@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Callable, Mapping
+import os
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, tzinfo
 from enum import StrEnum
@@ -20,6 +22,7 @@ import typer
 
 from omlx_logscan.cli.app import guarded
 from omlx_logscan.output.formats import CheckFormat, EventFormat, ListFormat, ReportFormat, WatchFormat
+from omlx_logscan.parsing.catalog import BASE_PATH_VARIABLE, DEFAULT_BASE_PATH
 from omlx_logscan.parsing.kinds import KINDS
 
 if TYPE_CHECKING:
@@ -32,13 +35,16 @@ class CommonOptions:
     """What the shared options say, as typed values; the investigation extras are empty where a
     command does not take them."""
 
-    paths: list[str]
+    paths: list[str]  # the PATH arguments as given (none: stdin or the default folder, see cli.values)
+    base_path: str | None  # --base-path: where the default folder is
     since: datetime | None  # naive local time, like the log's
     until: datetime | None
     tz: tzinfo | None  # None: this machine's zone
-    output: Path | None
+    output: Path | None  # None: stdout (no -o, or -o -)
     quiet: bool
     strict: bool
+    force: bool
+    color: Color
     debug: bool
     os_history: list[Path]
     os_installs: list[OsInstall]
@@ -49,18 +55,21 @@ class CommonOptions:
     def from_params(cls, params: Mapping[str, Any]) -> CommonOptions:
         """From the shared options' values as typer converted them; a bad value fails here, before
         any log is read."""
-        from omlx_logscan.cli.values import overlay_specs, parse_gap, parse_os_flag, time_window, zone
+        from omlx_logscan.cli.values import output_path, overlay_specs, parse_gap, parse_os_flag, time_window, zone
 
         tz = zone(params.get("tz"))
         since, until = time_window(params.get("since"), params.get("until"), tz)
         return cls(
-            paths=params["paths"],
+            paths=params.get("paths") or [],
+            base_path=params.get("base_path"),
             since=since,
             until=until,
             tz=tz,
-            output=params.get("output"),
+            output=output_path(params.get("output")),
             quiet=params.get("quiet", False),
             strict=params.get("strict", False),
+            force=params.get("force", False),
+            color=params.get("color") or Color.auto,
             debug=params.get("debug", False),
             os_history=params.get("os_history") or [],
             os_installs=[parse_os_flag(text, tz) for text in params.get("os_installs") or []],
@@ -73,14 +82,24 @@ class CommonOptions:
         return bool(self.os_history or self.os_installs)
 
 
+class Color(StrEnum):
+    """``--color``: colour on a terminal only, always, or never (``NO_COLOR``/``FORCE_COLOR`` as set)."""
+
+    auto = "auto"
+    always = "always"
+    never = "never"
+
+
 # One declaration per flag; only its help varies, where the values differ (--format) or the flag
 # means something else (watch's --quiet and --kind).
 
 
-def _format_option(formats: type[StrEnum], notes: Mapping[str, str]) -> Any:
-    """``--format``, its help listing every value of ``formats`` in order, with its note if it has one."""
+def _format_option(formats: type[StrEnum], notes: Mapping[str, str], default: str = "") -> Any:
+    """``--format``, its help listing every value of ``formats`` in order, with its note if it has one,
+    and the default: the one the ``-o`` file's extension names, else ``default``."""
     words = [f"{value} ({notes[value]})" if value in notes else str(value) for value in formats]
-    return typer.Option("--format", "-f", help=f"{', '.join(words[:-1])} or {words[-1]}.")
+    fallback = f"Default: the one -o's extension names, else {default}." if default else ""
+    return typer.Option("--format", "-f", help=f"{', '.join(words[:-1])} or {words[-1]}. {fallback}".strip())
 
 
 def _kind_option(help_text: str) -> Any:
@@ -92,14 +111,42 @@ def _quiet_option(help_text: str) -> Any:
 
 
 Paths = Annotated[
-    list[str], typer.Argument(metavar="PATH", help="Log files, folders of logs, or - for stdin.", show_default=False)
+    list[str] | None,
+    typer.Argument(
+        metavar="[PATH]...",
+        help="Log files, folders of logs, or - for stdin. Without PATH: stdin when it is a pipe or a file, "
+        f"else <base>/logs/ (base: --base-path, ${BASE_PATH_VARIABLE}, else {DEFAULT_BASE_PATH}).",
+        show_default=False,
+    ),
+]
+
+
+FollowedPath = Annotated[
+    str | None,
+    typer.Argument(
+        metavar="[PATH]",
+        help="The log to follow (a folder means its server.log). Default: <base>/logs/server.log.",
+        show_default=False,
+    ),
+]
+
+
+BasePath = Annotated[
+    str | None,
+    typer.Option(
+        metavar="DIR",
+        help=f"oMLX's base folder, as given to oMLX (default: ${BASE_PATH_VARIABLE}, else {DEFAULT_BASE_PATH}).",
+        show_default=False,
+    ),
 ]
 
 
 Since = Annotated[
     str | None,
     typer.Option(
-        metavar="WHEN", help="Only records at or after this time: '2026-09-15 20:00', '2 days ago', '3h', 'yesterday'."
+        metavar="WHEN",
+        help="Only records at or after this time: a duration ago ('3h', '2 days ago', '1h30m'), or a date "
+        "('2026-09-15 20:00', '15 Sep 2026', '1 Dec', 'yesterday'). A bare number is refused as ambiguous.",
     ),
 ]
 
@@ -116,7 +163,31 @@ Tz = Annotated[
 
 
 Output = Annotated[
-    Path | None, typer.Option("--output", "-o", metavar="FILE", help="Write to this file instead of stdout.")
+    str | None,
+    typer.Option(
+        "--output",
+        "-o",
+        metavar="FILE",
+        help="Write to FILE (- for stdout), replaced whole only once complete; its extension (.json, .ndjson, "
+        ".jsonl, .csv, .parquet, .md, .xml) picks the format when -f is not given.",
+    ),
+]
+
+
+WatchOutput = Annotated[
+    str | None,
+    typer.Option("--output", "-o", metavar="FILE", help="Append what the watch prints to FILE (- for stdout)."),
+]
+
+
+Force = Annotated[bool, typer.Option(help="Read input that does not look like an oMLX log instead of refusing it.")]
+
+
+ColorOption = Annotated[
+    Color,
+    typer.Option(
+        "--color", help="Colour on a terminal (auto), always or never; NO_COLOR and FORCE_COLOR are honoured by auto."
+    ),
 ]
 
 
@@ -126,13 +197,13 @@ Quiet = Annotated[bool, _quiet_option("No line accounting or progress on stderr.
 WatchQuiet = Annotated[bool, _quiet_option("No notes about the file (following, rotated) on stderr.")]
 
 
-Kinds = Annotated[list[str] | None, _kind_option("Only these event kinds (repeatable): " + ", ".join(KINDS) + ".")]
+Kinds = Annotated[
+    list[str] | None,
+    _kind_option("Only these event kinds (a comma list, or repeated): " + ", ".join(KINDS) + "."),
+]
 
 
-WatchKinds = Annotated[list[str] | None, _kind_option("Only print these event kinds.")]
-
-
-_TERMINAL_DEFAULTS = {"table": "default on a terminal", "ndjson": "default otherwise"}
+WatchKinds = Annotated[list[str] | None, _kind_option("Only print these event kinds (a comma list, or repeated).")]
 
 
 EventFormatOption = Annotated[
@@ -140,29 +211,33 @@ EventFormatOption = Annotated[
     _format_option(
         EventFormat,
         {
-            **_TERMINAL_DEFAULTS,
             "json": "one document with the line accounting, schema omlx-logscan/events/1",
             "parquet": "needs -o",
         },
+        "table on a terminal, ndjson otherwise",
     ),
 ]
 
 
-ListFormatOption = Annotated[ListFormat, _format_option(ListFormat, {})]
+ListFormatOption = Annotated[ListFormat | None, _format_option(ListFormat, {}, "text")]
 
 
-ReportFormatOption = Annotated[ReportFormat, _format_option(ReportFormat, {})]
+ReportFormatOption = Annotated[ReportFormat | None, _format_option(ReportFormat, {}, "text")]
 
 
 CheckFormatOption = Annotated[
-    CheckFormat,
+    CheckFormat | None,
     _format_option(
-        CheckFormat, {"json": "schema omlx-logscan/check/1", "github": "workflow annotations + step summary"}
+        CheckFormat,
+        {"json": "schema omlx-logscan/check/1", "github": "workflow annotations + step summary"},
+        "text",
     ),
 ]
 
 
-WatchFormatOption = Annotated[WatchFormat | None, _format_option(WatchFormat, _TERMINAL_DEFAULTS)]
+WatchFormatOption = Annotated[
+    WatchFormat | None, _format_option(WatchFormat, {}, "table on a terminal, ndjson otherwise")
+]
 
 
 Strict = Annotated[bool, typer.Option(help="Fail (exit 2) when any line could not be parsed.")]
@@ -216,29 +291,45 @@ OsInstalls = Annotated[
 ]
 
 
-# The options every log-reading command takes, with their defaults, and the two groups that only
-# the commands about versions and about other activity take; each becomes a keyword parameter.
-_SHARED: tuple[tuple[str, Any, Any], ...] = (
-    ("since", Since, None),
-    ("until", Until, None),
-    ("tz", Tz, None),
-    ("output", Output, None),
-    ("quiet", Quiet, False),
-    ("strict", Strict, False),
-    ("debug", Debug, False),
+# The options every log-reading command takes, in the order --help lists them, with their defaults;
+# each becomes a keyword parameter. The window and --strict belong to a finished log: not watch's.
+# A new shared option is one row here and one field of CommonOptions.
+_SHARED: tuple[tuple[str, Any, Any, bool], ...] = (  # name, annotation, default, batch commands only
+    ("since", Since, None, True),
+    ("until", Until, None, True),
+    ("tz", Tz, None, False),
+    ("base_path", BasePath, None, False),
+    ("output", Output, None, False),
+    ("quiet", Quiet, False, False),
+    ("strict", Strict, False, True),
+    ("force", Force, False, False),
+    ("color", ColorOption, Color.auto, False),
+    ("debug", Debug, False, False),
 )
 _HISTORY: tuple[tuple[str, Any, Any], ...] = (("os_history", OsHistoryFiles, None), ("os_installs", OsInstalls, None))
 _OVERLAYS: tuple[tuple[str, Any, Any], ...] = (("overlay", Overlays, None), ("overlay_gap", OverlayGap, None))
+# What the same option says in watch, which follows one file and appends to its -o.
+_FOLLOW_OWN = {"output": WatchOutput, "quiet": WatchQuiet}
 
 
 def logs_command(
-    *, history: bool = False, overlays: bool = False
+    *, history: bool = False, overlays: bool = False, follow: bool = False
 ) -> Callable[[Callable[..., None]], Callable[..., None]]:
-    """Declare a command that reads logs: ``PATH...``, then its own options, then the shared ones
-    (with ``history`` the OS-history options, with ``overlays`` the overlay options). The command's
-    first parameter is ``options: CommonOptions``; its other parameters are its own options. It is
+    """Declare a command that reads logs: ``[PATH]...`` (with ``follow`` one ``[PATH]``), then its
+    own options, then the shared ones (with ``history`` the OS-history options, with ``overlays``
+    the overlay options; without ``follow`` the time window and --strict). The command's first
+    parameter is ``options: CommonOptions``; its other parameters are its own options. It is
     registered on the app, in ``COMMANDS`` order, by ``cli/__init__.py``."""
-    shared = (*_SHARED, *(_HISTORY if history else ()), *(_OVERLAYS if overlays else ()))
+    own_kinds = _FOLLOW_OWN if follow else {}
+    shared = (
+        *(
+            (name, own_kinds.get(name, kind), default)
+            for name, kind, default, batch in _SHARED
+            if not follow or not batch
+        ),
+        *(_HISTORY if history else ()),
+        *(_OVERLAYS if overlays else ()),
+    )
     keyword = inspect.Parameter.KEYWORD_ONLY
 
     def register(command: Callable[..., None]) -> Callable[..., None]:
@@ -247,11 +338,15 @@ def logs_command(
         @functools.wraps(command)
         def run(**values: Any) -> None:
             common = {name: values.pop(name) for name in ("paths", *(name for name, _, _ in shared))}
-            command(CommonOptions.from_params(common), **values)
+            if follow:
+                common["paths"] = [] if common["paths"] is None else [common["paths"]]
+            options = CommonOptions.from_params(common)
+            with colour_setting(options.color):
+                command(options, **values)
 
         run.__signature__ = inspect.Signature(  # type: ignore[attr-defined]  # what typer reads the options from
             [
-                inspect.Parameter("paths", keyword, annotation=Paths),
+                inspect.Parameter("paths", keyword, annotation=FollowedPath if follow else Paths, default=None),
                 *(parameter.replace(kind=keyword) for parameter in own),
                 *(inspect.Parameter(name, keyword, annotation=kind, default=default) for name, kind, default in shared),
             ]
@@ -259,3 +354,23 @@ def logs_command(
         return guarded(run)
 
     return register
+
+
+@contextmanager
+def colour_setting(color: Color) -> Iterator[None]:
+    """``--color always|never`` as the environment every renderer (rich included) already reads:
+    ``FORCE_COLOR`` or ``NO_COLOR``; restored afterwards, so a library caller's environment is kept."""
+    if color is Color.auto:
+        yield
+        return
+    saved = {name: os.environ.get(name) for name in ("NO_COLOR", "FORCE_COLOR")}
+    os.environ.pop("NO_COLOR" if color is Color.always else "FORCE_COLOR", None)
+    os.environ["FORCE_COLOR" if color is Color.always else "NO_COLOR"] = "1"
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value

@@ -14,10 +14,12 @@ from omlx_logscan.output.formats import ListFormat
 @logs_command()
 def sessions(
     options: CommonOptions,
-    fmt: ListFormatOption = ListFormat.text,
+    fmt: ListFormatOption = None,
 ) -> None:
     """Sessions, one per run of the server (like journalctl --list-boots): start, end, why it ended, faults."""
     from omlx_logscan.analysis.lifetimes import analyze
+    from omlx_logscan.cli.values import output_format
     from omlx_logscan.output.formats import write_sessions
 
-    write_sessions(fmt, analyze(load_stream(options)), options.output)
+    chosen = output_format(fmt, options.output, ListFormat.text)
+    write_sessions(chosen, analyze(load_stream(options)), options.output)

@@ -14,7 +14,7 @@ from omlx_logscan.output.formats import ReportFormat
 @logs_command(history=True, overlays=True)
 def timeline(
     options: CommonOptions,
-    fmt: ReportFormatOption = ReportFormat.text,
+    fmt: ReportFormatOption = None,
 ) -> None:
     """The incident timeline: escalation, dead-engine windows, stack signatures, why each fault happened, summary.
 
@@ -22,6 +22,8 @@ def timeline(
 
     With --overlay, the faults are tested against other activity (another GPU process, say).
     """
+    from omlx_logscan.cli.values import output_format
     from omlx_logscan.output.formats import write_timeline
 
-    write_timeline(fmt, load_investigation(options), options.output)
+    chosen = output_format(fmt, options.output, ReportFormat.text)
+    write_timeline(chosen, load_investigation(options), options.output)

@@ -7,12 +7,16 @@ checked, so every message that names a flag is written in one place.
 
 from __future__ import annotations
 
+import io
 import math
 import os
 import re
+import stat
+import sys
 from datetime import datetime, timedelta, tzinfo
+from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from omlx_logscan.analysis.rules import CHOOSABLE_RULES
@@ -45,12 +49,18 @@ def now_in(tz: tzinfo | None) -> datetime:
 
 
 def parse_when(text: str, tz: tzinfo | None, option: str = "--since") -> datetime:
-    """An absolute or relative time (``2026-09-15 20:00``, ``2 days ago``, ``3h``, ``yesterday``) as naive
-    local time in ``tz``, the way the log writes its times."""
+    """A time as naive local time in ``tz``, the way the log writes its times: first a duration ago
+    (``3h``, ``2 days ago``, ``1h30m``, ``3 months``), then a word (``now``, ``today``,
+    ``yesterday``), then any date dateutil reads (``2026-09-15 20:00``, ``15 Sep 2026``, ``1 Dec``,
+    ISO with an offset). A bare number is refused: hours, days or a date, nobody can tell."""
     from dateutil import parser as date_parser  # only runs with --since/--until: keeps start-up short
     from dateutil.relativedelta import relativedelta
 
     raw = text.strip().lower()
+    if _BARE_NUMBER.fullmatch(raw):
+        raise LogscanError(
+            f"{option} {text!r}: a bare number is ambiguous (give a unit, 3h or 2d, or a date, 2026-09-15)"
+        )
     now = now_in(tz)
     if raw == "now":
         return now
@@ -64,8 +74,9 @@ def parse_when(text: str, tz: tzinfo | None, option: str = "--since") -> datetim
             months = amount if match["unit"].startswith("mo") else 12 * amount
             moved: datetime = now - relativedelta(months=months)
             return moved
-        if _DURATION_PART.match(re.sub(r"\s+", "", raw)):  # 3h, 90 minutes ago, 1h30m
-            return now - timedelta(seconds=duration_seconds(raw.removesuffix("ago"), option))
+        span = raw.removesuffix("ago")
+        if _DURATION.fullmatch(re.sub(r"\s+", "", span)):  # 3h, 90 minutes ago, 1h30m
+            return now - timedelta(seconds=duration_seconds(span, option))
     except (ValueError, OverflowError):
         raise LogscanError(f"{option} {text!r}: too far back") from None
     try:
@@ -73,21 +84,23 @@ def parse_when(text: str, tz: tzinfo | None, option: str = "--since") -> datetim
         if moment.tzinfo is not None:  # an explicit offset: convert to the log's local time
             moment = moment.astimezone(tz).replace(tzinfo=None)
     except (ValueError, OverflowError):
-        raise LogscanError(f"{option} {text!r}: not a date (try '2026-09-15 20:00', '2 days ago' or '3h')") from None
+        hint = "try '3h', '2 days ago', '15 Sep 2026' or '2026-09-15 20:00'"
+        raise LogscanError(f"{option} {text!r}: neither a duration nor a date ({hint})") from None
     return moment
 
 
+_BARE_NUMBER = re.compile(r"[+-]?\d+(?:\.\d+)?")
 _DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(weeks?|w|days?|d|hours?|hrs?|h|minutes?|mins?|m|seconds?|secs?|s)")
+_DURATION = re.compile(f"(?:{_DURATION_PART.pattern})+")
 _UNIT_SECONDS = {"w": 604800.0, "d": 86400.0, "h": 3600.0, "m": 60.0, "s": 1.0}
 
 
 def duration_seconds(text: str, option: str) -> float:
     """A positive duration (``90s``, ``10m``, ``1.5h``, ``1h30m``, ``2 days``) in seconds."""
     compact = re.sub(r"\s+", "", text.lower())
-    parts = list(_DURATION_PART.finditer(compact))
-    if not parts or "".join(m.group(0) for m in parts) != compact:
+    if not _DURATION.fullmatch(compact):
         raise LogscanError(f"{option} {text!r}: not a duration (try 90s, 10m, 2h or 1h30m)")
-    total = sum(float(m.group(1)) * _UNIT_SECONDS[m.group(2)[0]] for m in parts)
+    total = sum(float(m.group(1)) * _UNIT_SECONDS[m.group(2)[0]] for m in _DURATION_PART.finditer(compact))
     if total <= 0:
         raise LogscanError(f"{option} {text!r}: must be longer than zero")
     return total
@@ -137,9 +150,14 @@ def parse_os_flag(text: str, tz: tzinfo | None) -> OsInstall:
     return OsInstall(stamp, version, f"{MACOS_PREFIX} {version}", "--os")
 
 
+def comma_list(values: list[str] | None) -> list[str]:
+    """A repeatable option's values, each of which may itself be a comma list (``-k a,b -k c``)."""
+    return [name.strip() for value in values or () for name in value.split(",") if name.strip()]
+
+
 def checked_kinds(kind: list[str] | None) -> frozenset[str]:
-    """The ``--kind`` values, refused unless each is an event kind."""
-    wanted = frozenset(kind or ())
+    """The ``--kind`` values (repeated or comma lists), refused unless each is an event kind."""
+    wanted = frozenset(comma_list(kind))
     unknown = wanted - set(KINDS)
     if unknown:
         raise LogscanError(f"--kind {', '.join(sorted(unknown))}: unknown (kinds: {', '.join(KINDS)})")
@@ -161,7 +179,7 @@ def checked_seconds(option: str, value: float, least: float, most: float = math.
 def parse_fail_on(text: str) -> tuple[str, ...]:
     """``--fail-on penalty_box,crash``: the rule names, in order, without repeats; unknown names are an error."""
 
-    names = [name.strip() for name in text.split(",") if name.strip()]
+    names = comma_list([text])
     unknown = [name for name in names if name not in CHOOSABLE_RULES]
     if unknown:
         raise LogscanError(f"--fail-on {', '.join(unknown)}: unknown rule (rules: {', '.join(CHOOSABLE_RULES)})")
@@ -175,6 +193,80 @@ def parse_grouping(by: str) -> Grouping:
     if by not in Grouping.__members__:
         raise LogscanError(f"--by {by!r}: expected os, omlx or both")
     return Grouping(by)
+
+
+def output_path(text: str | None) -> Path | None:
+    """``-o FILE`` as a path; ``-o -`` (like no ``-o``) is stdout, None."""
+    return None if text is None or text == "-" else Path(text).expanduser()
+
+
+# What an ``-o`` file's extension says about the format it wants (the enum value names).
+_SUFFIX_FORMATS = {
+    ".json": "json",
+    ".ndjson": "ndjson",
+    ".jsonl": "ndjson",
+    ".csv": "csv",
+    ".parquet": "parquet",
+    ".md": "markdown",
+    ".markdown": "markdown",
+    ".xml": "junit",
+}
+
+FormatT = TypeVar("FormatT", bound=StrEnum)
+
+
+def output_format(given: FormatT | None, output: Path | None, fallback: FormatT) -> FormatT:
+    """``-f`` when given, else the format the ``-o`` file's extension names, else ``fallback``; an
+    extension naming a format this command does not write is refused rather than ignored."""
+    if given is not None:
+        return given
+    name = _SUFFIX_FORMATS.get(output.suffix.lower()) if output is not None else None
+    if output is None or name is None:
+        return fallback
+    formats = type(fallback)
+    if name not in formats.__members__:
+        choices = ", ".join(formats.__members__)
+        raise LogscanError(
+            f"-o {output}: {output.suffix} is {name}, which this command does not write ({choices}): give -f"
+        )
+    return formats(name)
+
+
+def stdin_has_input() -> bool:
+    """Whether stdin brings a log: a pipe, a socket or a regular file does; a terminal, /dev/null or a
+    closed stdin does not (then the default folder is read, as journalctl and rg do)."""
+    stream = sys.stdin
+    if stream is None:
+        return False
+    try:
+        mode = os.fstat(stream.fileno()).st_mode
+    except (AttributeError, ValueError, io.UnsupportedOperation):
+        return True  # an in-memory stdin, as a test runner or a library caller gives
+    except OSError:
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISREG(mode) or stat.S_ISSOCK(mode)
+
+
+def base_folder(base_path: str | None) -> Path:
+    """oMLX's base folder: ``--base-path``, else ``$OMLX_BASE_PATH``, else ``~/.omlx``."""
+    return Path(base_path or os.environ.get(BASE_PATH_VARIABLE) or DEFAULT_BASE_PATH).expanduser()
+
+
+def input_paths(paths: list[str], base_path: str | None) -> list[str]:
+    """What a batch command reads: its PATHs; without any, stdin when it brings input, else oMLX's
+    ``<base>/logs/`` folder."""
+    if paths and base_path is not None:
+        raise LogscanError("give a PATH or --base-path, not both")
+    if paths:
+        return paths
+    if base_path is None and stdin_has_input():
+        return ["-"]
+    folder = base_folder(base_path) / "logs"
+    if not folder.is_dir():
+        raise LogscanError(
+            f"{folder}: no such folder (no PATH given and no input on stdin): give a log file or - for stdin"
+        )
+    return [str(folder)]
 
 
 def log_path(path: str | None, base_path: str | None) -> Path:
@@ -191,8 +283,48 @@ def log_path(path: str | None, base_path: str | None) -> Path:
         target = Path(path).expanduser()
         target = target / "server.log" if target.is_dir() else target
     else:
-        base = base_path or os.environ.get(BASE_PATH_VARIABLE) or DEFAULT_BASE_PATH
-        target = Path(base).expanduser() / "logs" / "server.log"
+        target = base_folder(base_path) / "logs" / "server.log"
     if target.is_file():
         refuse_binary(str(target), file_head(target))
     return target
+
+
+def same_file(one: Path, other: os.stat_result | Path) -> bool:
+    """Whether ``one`` is ``other`` (a path, or the status of an open file such as stdin): the same
+    resolved path, or the same inode however it is reached (a hard link, a bind mount)."""
+    if isinstance(other, Path) and one.resolve() == other.resolve():
+        return True
+    try:
+        mine = one.stat()
+        theirs = other.stat() if isinstance(other, Path) else other
+    except OSError:
+        return False
+    return (mine.st_dev, mine.st_ino) == (theirs.st_dev, theirs.st_ino)
+
+
+def stdin_status() -> os.stat_result | None:
+    """The status of stdin when it is a regular file, for telling ``< log -o log`` (a terminal that is
+    both stdin and ``-o /dev/stdout`` is no log to destroy)."""
+    try:
+        status = os.fstat(sys.stdin.fileno())
+    except (AttributeError, ValueError, OSError, io.UnsupportedOperation):
+        return None
+    return status if stat.S_ISREG(status.st_mode) else None
+
+
+def check_output(output: Path, inputs: list[os.stat_result | Path], what: str = "an input") -> None:
+    """Refuse, before anything is read, an ``-o`` that is one of the inputs (writing it would destroy
+    the log) or that cannot be written: its folder is missing or read-only, or it is a folder."""
+    if any(same_file(output, source) for source in inputs):
+        raise LogscanError(f"-o {output}: is {what}; writing it would destroy the log (choose another file)")
+    if output.is_dir():
+        raise LogscanError(f"-o {output}: is a folder")
+    if output.exists() and not output.is_file():  # a device or a pipe: written to itself, not beside it
+        writable = os.access(output, os.W_OK)
+    else:
+        folder = output.parent
+        if not folder.is_dir():
+            raise LogscanError(f"-o {output}: cannot write (no folder {folder})")
+        writable = os.access(folder, os.W_OK | os.X_OK) and (not output.exists() or os.access(output, os.W_OK))
+    if not writable:
+        raise LogscanError(f"-o {output}: cannot write (permission denied)")

@@ -3,19 +3,22 @@
 from __future__ import annotations
 
 import gc
+import os
 import signal
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Annotated, assert_never
+from datetime import tzinfo
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Annotated, assert_never
 
 import typer
 
-from omlx_logscan.cli.app import guarded
-from omlx_logscan.cli.options import Debug, WatchFormatOption, WatchKinds, WatchQuiet
+from omlx_logscan.cli.options import CommonOptions, WatchFormatOption, WatchKinds, logs_command
+from omlx_logscan.errors import LogscanError
 from omlx_logscan.output.formats import WatchFormat
-from omlx_logscan.parsing.catalog import BASE_PATH_VARIABLE, DEFAULT_BASE_PATH
 
 if TYPE_CHECKING:
     from omlx_logscan.watch.loop import WatchSink
@@ -23,17 +26,50 @@ if TYPE_CHECKING:
 MAX_INTERVAL_S = 3600.0  # polling less often is no watch; far longer sleeps overflow time.sleep
 
 
-def _sink(fmt: WatchFormat, quiet: bool, bell: bool) -> WatchSink:
+def _sink(fmt: WatchFormat, quiet: bool, out: IO[str], bell: bool) -> WatchSink:
     """Where what the watch sees is printed, in the chosen format."""
     from omlx_logscan.watch.sinks import NdjsonSink, TableSink  # --help and the other commands do without
 
     match fmt:
         case WatchFormat.table:
-            return TableSink(sys.stdout, quiet, bell=bell)
+            return TableSink(out, quiet, bell=bell)
         case WatchFormat.ndjson:
-            return NdjsonSink(sys.stdout, quiet)
+            return NdjsonSink(out, quiet)
         case _:
             assert_never(fmt)
+
+
+@contextmanager
+def _appended(output: Path | None) -> Iterator[IO[str]]:
+    """``-o FILE`` of a watch: appended to, line by line, as ``tee -a`` would; stdout without one."""
+    if output is None:
+        yield sys.stdout
+        return
+    try:
+        handle = open(output, "a", encoding="utf-8", buffering=1)  # noqa: SIM115 - closed by the with below
+    except OSError as exc:
+        raise LogscanError(f"-o {output}: cannot write ({exc.strerror or exc})") from None
+    with handle:
+        yield handle
+
+
+@contextmanager
+def _log_zone(tz: tzinfo | None) -> Iterator[None]:
+    """``--tz``: the watch reads the wall clock ("now", how long ago) in the log's zone, not the machine's."""
+    if tz is None or not hasattr(time, "tzset"):
+        yield
+        return
+    saved = os.environ.get("TZ")
+    os.environ["TZ"] = str(tz)
+    time.tzset()
+    try:
+        yield
+    finally:
+        if saved is None:
+            os.environ.pop("TZ", None)
+        else:
+            os.environ["TZ"] = saved
+        time.tzset()
 
 
 @contextmanager
@@ -48,22 +84,9 @@ def _stop_on_signals() -> Iterator[threading.Event]:
             signal.signal(sig, handler)
 
 
-@guarded
+@logs_command(follow=True)
 def watch(
-    path: Annotated[
-        str | None,
-        typer.Argument(
-            help="The log to follow (a folder means its server.log). Default: <base>/logs/server.log.",
-            show_default=False,
-        ),
-    ] = None,
-    base_path: Annotated[
-        str | None,
-        typer.Option(
-            metavar="DIR",
-            help=f"oMLX's base folder, as given to oMLX (default: ${BASE_PATH_VARIABLE}, else {DEFAULT_BASE_PATH}).",
-        ),
-    ] = None,
+    options: CommonOptions,
     from_start: Annotated[bool, typer.Option(help="Replay what the file already holds, then follow.")] = False,
     exit_at_end: Annotated[
         bool,
@@ -93,20 +116,24 @@ def watch(
     bell: Annotated[bool, typer.Option(help="Ring the terminal's bell with the dead-engine alert (table).")] = False,
     kind: WatchKinds = None,
     fmt: WatchFormatOption = None,
-    quiet: WatchQuiet = False,
-    debug: Debug = False,
 ) -> None:
     """Follow a live log like tail -F; alert (and run --on-dead) when the engine enters the penalty box."""
-    from omlx_logscan.cli.values import checked_kinds, checked_seconds, log_path
+    from omlx_logscan.cli.load import refuse_unrecognised_file
+    from omlx_logscan.cli.values import check_output, checked_kinds, checked_seconds, log_path
     from omlx_logscan.watch.loop import Watcher, WatchOptions
 
     gc.enable()  # a watch runs for days: it needs the cycle collector the one-shot commands go without
     kinds = checked_kinds(kind)
     interval = checked_seconds("--interval", interval, 0.01, MAX_INTERVAL_S)
     command_timeout = checked_seconds("--command-timeout", command_timeout, 0.1)
-    fmt = fmt or (WatchFormat.table if sys.stdout.isatty() else WatchFormat.ndjson)
-    options = WatchOptions(
-        log_path(path, base_path),
+    followed = log_path(options.paths[0] if options.paths else None, options.base_path)
+    if not options.force:
+        refuse_unrecognised_file(followed)
+    if options.output is not None:
+        check_output(options.output, [followed], "the followed log")
+    fmt = fmt or (WatchFormat.table if sys.stdout.isatty() and options.output is None else WatchFormat.ndjson)
+    settings = WatchOptions(
+        followed,
         from_start=from_start,
         interval=interval,
         on_dead=on_dead,
@@ -116,8 +143,8 @@ def watch(
         kinds=kinds,
         exit_at_end=exit_at_end,
     )
-    watcher = Watcher(options, _sink(fmt, quiet, bell))
-    with _stop_on_signals() as stop:
+    with _log_zone(options.tz), _appended(options.output) as out, _stop_on_signals() as stop:
+        watcher = Watcher(settings, _sink(fmt, options.quiet, out, bell))
         code = watcher.run(stop.is_set)
     sys.stderr.write(watcher.summary() + "\n")
     if code:

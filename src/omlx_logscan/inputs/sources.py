@@ -6,23 +6,19 @@ normalised to UTF-8, so the scanner never holds a whole file and never sees a br
 
 from __future__ import annotations
 
-import bz2
 import codecs
-import gzip
-import lzma
+import io
 import os
 import re
 import stat
 import sys
-import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
-from typing import Any, Protocol, cast
+from typing import Protocol, cast
 
 from omlx_logscan.errors import InputError
-from omlx_logscan.inputs.decoding import SNIFF_BYTES, normalise, refuse_binary, sniff_codec
+from omlx_logscan.inputs.decoding import SNIFF_BYTES, damaged_data, normalise, open_input, refuse_binary, sniff_codec
 
 CHUNK_BYTES = 32 * 1024 * 1024
 
@@ -36,25 +32,6 @@ _LOG_NAME = re.compile(
     r"^(?:server\.log(?:\.(?P<day>\d{4}-\d\d-\d\d))?|crash\.log|omlx\.log|omlx_app\.log)"
     r"(?:\.(?:gz|bz2|xz))?$"
 )
-
-
-_OPENERS: dict[str, Callable[..., Any]] = {".bz2": bz2.open, ".xz": lzma.open}
-
-
-@cache  # imported on the first .gz only: a run on plain files never loads it
-def _gzip() -> tuple[Callable[..., Any], tuple[type[Exception], ...]]:
-    """gzip's opener and what it raises for damaged data: ISA-L's (python-isal), which inflates
-    about 2.5 times as fast, or the standard library's zlib where isal does not import."""
-    try:
-        from isal import igzip, igzip_lib
-    except ImportError:
-        return gzip.open, (gzip.BadGzipFile, zlib.error)
-    return igzip.open, (igzip.BadGzipFile, cast(type[Exception], igzip_lib.IsalError))  # the stub calls it an instance
-
-
-def _damaged() -> tuple[type[Exception], ...]:
-    """What the decompressors raise for data that is truncated or corrupt (bz2 raises OSError)."""
-    return (EOFError, lzma.LZMAError, *_gzip()[1])
 
 
 class Stream(Protocol):
@@ -75,12 +52,8 @@ class Source:
     path: Path | None  # None for stdin
 
     def open(self) -> Stream:
-        if self.path is None:
-            return cast(Stream, sys.stdin.buffer)
-        opener = _gzip()[0] if self.path.suffix == ".gz" else _OPENERS.get(self.path.suffix)
-        if opener is not None:
-            return cast(Stream, opener(self.path, "rb"))
-        return open(self.path, "rb")
+        """The source's bytes, decompressed when they begin as compressed data (whatever the name)."""
+        return cast(Stream, open_input(self.path, sys.stdin.buffer, self.name))
 
 
 def _rotation_key(path: Path) -> tuple[int, str, str]:
@@ -236,14 +209,10 @@ def read_chunks(source: Source, chunk_bytes: int = CHUNK_BYTES) -> Iterator[byte
             yield from _line_chunks(stream, head, chunk_bytes)
         else:
             yield from _transcoded(_Prepend(head, stream), codec, chunk_bytes)
-    except _damaged() as exc:
+    except damaged_data() as exc:
         raise InputError(f"{source.name}: compressed data is truncated or corrupt ({exc})") from None
     except OSError as exc:  # bz2 reports damage as OSError; so does a disk that fails mid-read
-        kind = (
-            "compressed data is truncated or corrupt"
-            if source.path and source.path.suffix in _OPENERS
-            else "read error"
-        )
+        kind = "read error" if isinstance(stream, io.BufferedReader) else "compressed data is truncated or corrupt"
         raise InputError(f"{source.name}: {kind} ({exc})") from None
     finally:
         if source.path is not None:

@@ -61,15 +61,13 @@ class WatchFormat(StrEnum):
 
 @contextmanager
 def open_output(path: Path | None) -> Iterator[IO[str]]:
-    """The file to write text to, or stdout when none is given; a file that cannot be opened is a user error."""
+    """The file to write text to, replaced whole once complete, or stdout when none is given."""
     if path is None:
         yield sys.stdout
         return
-    try:
-        handle = open(path, "w", encoding="utf-8", newline="")  # noqa: SIM115 - closed by the with below
-    except OSError as exc:
-        raise LogscanError(f"{path}: cannot write ({exc.strerror or exc})") from None
-    with handle:
+    from omlx_logscan.output.files import text_replaced_whole
+
+    with text_replaced_whole(path) as handle:
         yield handle
 
 
@@ -109,12 +107,11 @@ def write_events(fmt: EventFormat, events: Iterable[Event], stream: EventStream,
 
 
 def _write_parquet(events: Iterable[Event], output: Path) -> None:
+    from omlx_logscan.output.files import replaced_whole
     from omlx_logscan.output.rows import events_frame
 
-    try:
-        events_frame(events).write_parquet(output)
-    except OSError as exc:
-        raise LogscanError(f"{output}: cannot write ({exc.strerror or exc})") from None
+    with replaced_whole(output) as temporary:
+        events_frame(events).write_parquet(temporary)
 
 
 def write_timeline(fmt: ReportFormat, found: Investigation, output: Path | None) -> None:

@@ -295,8 +295,8 @@ def _fault_summary(analysis: Analysis) -> str:
         f"{plural(len(faults), 'GPU fault')} ({kind_text}) in {len(faulty)} of "
         f"{plural(len(sessions), 'session')}{when}: {outcome_text}."
     )
-    if faults[0].session > 1:
-        clean = faults[0].session - 1
+    clean = sum(1 for s in sessions if s.index < faults[0].session)  # numbers need not start at 1 (--since)
+    if clean:
         text += (
             f" The {plural(clean, 'earlier session')} ({human_time(analysis.log_start)} → "
             f"{human_time(faults[0].time)}) had none."

@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import re
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cache
@@ -25,7 +25,7 @@ import polars as pl
 
 from omlx_logscan.errors import InputError
 from omlx_logscan.inputs.blocks import ByteBlock, linked, read_blocks
-from omlx_logscan.inputs.decoding import file_head, normalise, refuse_binary, sniff_codec
+from omlx_logscan.inputs.decoding import compression_of, file_head, normalise, refuse_binary, sniff_codec
 from omlx_logscan.inputs.lines import KeptLine
 from omlx_logscan.inputs.sources import Source
 from omlx_logscan.parsing.catalog import (
@@ -297,7 +297,7 @@ def _native(source: Source) -> bool:
     if path is None or path.suffix in (".gz", ".bz2", ".xz") or not path.is_file():
         return False
     head = file_head(path)
-    plain = bool(head) and sniff_codec(head) is None
+    plain = bool(head) and sniff_codec(head) is None and compression_of(head) is None
     if plain:
         refuse_binary(source.name, head)
     return plain
@@ -340,14 +340,16 @@ def _scan(
         return _run(block, source.name, keep_all, dedup_keys, keep_request_text)
 
     blocks = linked(read_blocks(source, native), _timed)
+    outputs = _in_order(run, blocks)
     try:
-        for output in _in_order(run, blocks):
+        for output in outputs:
             on_kept(_take(result, output, request_blocks, records))
             if progress is not None:
                 progress(output.size)
     except InputError as exc:
         result.problem = str(exc)
     finally:
+        outputs.close()  # the workers stop before the blocks close, also when Ctrl-C lands between two blocks
         blocks.close()  # the file, held by a block read but never run
     result.requests = _numbered(index, request_blocks)
     result.records = records.table()
@@ -356,7 +358,7 @@ def _scan(
     return result
 
 
-def _in_order(run: Callable[[ByteBlock], _BlockOutput], blocks: Iterator[ByteBlock]) -> Iterator[_BlockOutput]:
+def _in_order(run: Callable[[ByteBlock], _BlockOutput], blocks: Iterator[ByteBlock]) -> Generator[_BlockOutput]:
     """Each block's output, in the blocks' order, the blocks read and run by ``IN_FLIGHT`` worker
     threads. The workers take the next block in turn, under a lock; for a plain file that is only
     finding where its last line ends, and each worker reads its own block (``ByteBlock.load``) as
@@ -405,9 +407,9 @@ def _in_order(run: Callable[[ByteBlock], _BlockOutput], blocks: Iterator[ByteBlo
             finish(seq, exc)
 
     workers = [threading.Thread(target=work, name="logscan-scan", daemon=True) for _ in range(IN_FLIGHT)]
-    for worker in workers:
-        worker.start()
     try:
+        for worker in workers:
+            worker.start()
         while True:
             with changed:
                 while taken not in ready and (end is None or taken < end):
@@ -423,7 +425,8 @@ def _in_order(run: Callable[[ByteBlock], _BlockOutput], blocks: Iterator[ByteBlo
             stopping = True
             changed.notify_all()
         for worker in workers:
-            worker.join()
+            if worker.ident is not None:  # started
+                worker.join()
     if failure is not None:
         raise failure
 

@@ -110,6 +110,8 @@ class EventStream:
     # Dated oMLX records of every kind, event or not (RECORDS_SCHEMA, in time order): not every line,
     # but the first and last of each stretch, so when a process last wrote anything is known.
     records: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=RECORDS_SCHEMA))
+    # The whole input a --since/--until window was cut from: its lifetimes keep their numbers in it.
+    cut_from: EventStream | None = None
 
     @property
     def has_omlx_records(self) -> bool:

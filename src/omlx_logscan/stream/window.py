@@ -40,7 +40,27 @@ def within(stream: EventStream, since: datetime | None, until: datetime | None) 
     if until is not None:
         records = records.filter(pl.col("time").is_null() | (pl.col("time") <= until.isoformat()))
     sources = [_clip(info, since, until) for info in stream.sources]
-    return replace(stream, sources=sources, events=events, requests=requests, kind_counts=counts, records=records)
+    return replace(
+        stream,
+        sources=sources,
+        events=events,
+        requests=requests,
+        kind_counts=counts,
+        records=records,
+        cut_from=stream.cut_from or stream,
+    )
+
+
+def is_empty(stream: EventStream) -> bool:
+    """Whether a window holds no record at all: no event, no finished request, no routine record."""
+    return not stream.events and not stream.requests.height and not stream.records.height
+
+
+def span(stream: EventStream) -> tuple[str, str] | None:
+    """The first and last dated record of the stream's sources, or None when none is dated."""
+    firsts = [s.first for s in stream.sources if s.first]
+    lasts = [s.last for s in stream.sources if s.last]
+    return (min(firsts), max(lasts)) if firsts and lasts else None
 
 
 def _clip(info: SourceInfo, since: datetime | None, until: datetime | None) -> SourceInfo:
