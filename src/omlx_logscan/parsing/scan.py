@@ -17,6 +17,7 @@ import re
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from types import ModuleType
 from typing import Any
 
 import polars as pl
@@ -26,6 +27,7 @@ from omlx_logscan.inputs.blocks import ByteBlock, read_blocks
 from omlx_logscan.inputs.decoding import file_head, normalise, refuse_binary, sniff_codec
 from omlx_logscan.inputs.lines import KeptLine
 from omlx_logscan.inputs.sources import Source
+from omlx_logscan.parsing.native import native_block, native_scanner
 from omlx_logscan.parsing.plan import DATED_LINE, plan_block
 from omlx_logscan.parsing.plan import BlockOutput as _BlockOutput
 from omlx_logscan.parsing.unkept import RECORD_SCHEMA, UnkeptRecords
@@ -151,8 +153,12 @@ def _scan(
     arrival_blocks: list[tuple[int, pl.DataFrame]] = []
     records = UnkeptRecords()
 
+    scanner = native_scanner()
+    if keep_all or dedup_keys or keep_request_text:  # what the native scanner does not give: the plan's
+        scanner = None
+
     def run(block: ByteBlock) -> _BlockOutput:
-        return _run(block, source.name, keep_all, dedup_keys, keep_request_text)
+        return _run(block, source.name, keep_all, dedup_keys, keep_request_text, scanner)
 
     try:
         for output in _in_order(run, _linked(read_blocks(source, native))):
@@ -238,12 +244,21 @@ def _in_order(run: Callable[[ByteBlock], _BlockOutput], blocks: Iterator[ByteBlo
         raise failure
 
 
-def _run(block: ByteBlock, source_name: str, keep_all: bool, keep_key: bool, keep_request_text: bool) -> _BlockOutput:
-    """One block's scan, on a worker thread."""
+def _run(
+    block: ByteBlock,
+    source_name: str,
+    keep_all: bool,
+    keep_key: bool,
+    keep_request_text: bool,
+    scanner: ModuleType | None = None,
+) -> _BlockOutput:
+    """One block's scan, on a worker thread: by the native ``scanner``, or else by the polars plan."""
     # polars must not fail while another plan runs (a failing plan can crash its threads), so
     # bytes that are not UTF-8 are mended first: Python reads those lines as Windows-1252. ASCII
     # blocks, nearly all, cost one quick check.
     block.data = normalise(block.data)
+    if scanner is not None:
+        return native_block(scanner, block, source_name)
     return plan_block(block, source_name, keep_all, keep_key, keep_request_text)
 
 
