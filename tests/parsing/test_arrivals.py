@@ -149,3 +149,15 @@ def test_an_arrival_two_sources_share_is_one_row(tmp_path: Path) -> None:
     assert both.arrivals.select(*ARRIVAL_SCHEMA).equals(alone.arrivals) and alone.arrivals.height > 0
     assert both.kind_counts["request_arrival"] == alone.arrivals.height
     assert both.accounting.accounted == 2 * alone.accounting.lines
+
+
+def test_arrivals_the_grammar_read_take_their_place_among_the_dense_rows(tmp_path: Path) -> None:
+    lines = [ARRIVAL_LINES["chat_received"].format(i) for i in range(10)]
+    lines[3] += "\n  an untimed line under it"
+    lines[7] += "\n  another"
+    path = tmp_path / "server.log"
+    path.write_text("\n".join(lines) + "\n")
+    stream = stream_of(path)
+    assert stream.arrivals["line"].to_list() == [1, 2, 3, 4, 6, 7, 8, 9, 11, 12]
+    assert stream.arrivals["time"].dt.second().to_list() == list(range(10))
+    assert 0 < len(stream.arrival_events) < stream.arrivals.height  # both kinds of row are there
