@@ -28,12 +28,15 @@ typedef struct {
     Py_ssize_t anchor; /* the offset of its rarest byte, which memchr looks for */
 } literal;
 
-/* A set of literals, found anywhere in a line: one memchr pass per distinct anchor byte. */
+/* A set of literals, found anywhere in a line: one memchr pass per distinct anchor byte, and at
+ * each hit a test of the literals anchored on it (``by_anchor[a]``, ``per_anchor[a]`` of them). */
 typedef struct {
     literal items[MAX_LITERALS];
     int count;
     unsigned char anchors[MAX_LITERALS];
     int n_anchors;
+    short by_anchor[MAX_LITERALS][MAX_LITERALS];
+    short per_anchor[MAX_LITERALS];
 } literal_set;
 
 typedef struct {
@@ -56,6 +59,7 @@ static struct {
 /* How common a byte is in log text, lowest first: the anchor of a literal is its rarest byte. */
 static int commonness(unsigned char c) {
     if (c == ' ') return 100;
+    if (c && strchr("DEBUGINFO", c)) return 25; /* the letters of the commonest levels */
     if (strchr("etaoinsrldcum", c) && c) return 60;
     if (c >= '0' && c <= '9') return 50;
     if (c == '-') return 45;
@@ -97,13 +101,19 @@ static int copy_set(PyObject *tuple, literal_set *out) {
         if (copy_literal(PyTuple_GET_ITEM(tuple, i), item) < 0) return -1;
         out->count++;
         unsigned char anchor = (unsigned char)item->text[item->anchor];
-        if (!memchr(out->anchors, anchor, out->n_anchors)) out->anchors[out->n_anchors++] = anchor;
+        const unsigned char *seen = memchr(out->anchors, anchor, out->n_anchors);
+        int a = seen ? (int)(seen - out->anchors) : out->n_anchors++;
+        if (!seen) {
+            out->anchors[a] = anchor;
+            out->per_anchor[a] = 0;
+        }
+        out->by_anchor[a][out->per_anchor[a]++] = (short)(out->count - 1);
     }
     return 0;
 }
 
 static int at(const char *s, Py_ssize_t n, Py_ssize_t pos, const literal *lit) {
-    return pos >= 0 && pos <= n - lit->len && memcmp(s + pos, lit->text, lit->len) == 0;
+    return pos >= 0 && pos <= n - lit->len && s[pos] == lit->text[0] && memcmp(s + pos, lit->text, lit->len) == 0;
 }
 
 static int contains_any(const literal_set *set, const char *s, Py_ssize_t n) {
@@ -112,9 +122,9 @@ static int contains_any(const literal_set *set, const char *s, Py_ssize_t n) {
         const char *p = s, *end = s + n;
         while (p < end && (p = memchr(p, anchor, end - p)) != NULL) {
             Py_ssize_t hit = p - s;
-            for (int i = 0; i < set->count; i++) {
-                const literal *lit = &set->items[i];
-                if ((unsigned char)lit->text[lit->anchor] == anchor && at(s, n, hit - lit->anchor, lit)) return 1;
+            for (int k = 0; k < set->per_anchor[a]; k++) {
+                const literal *lit = &set->items[set->by_anchor[a][k]];
+                if (at(s, n, hit - lit->anchor, lit)) return 1;
             }
             p++;
         }

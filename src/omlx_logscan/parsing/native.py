@@ -139,7 +139,7 @@ def native_block(scanner: ModuleType, block: ByteBlock, source_name: str) -> Blo
     levels |= _undecided_levels(memoryview(undecided).cast("q"), data, levels)
     levels |= {"DEBUG"} if any_debug else set()
     levels |= {"INFO"} if requests.height else set()
-    levels |= arrival_levels({ARRIVAL_FORMS[code] for code in set(arr_form)})
+    levels |= arrival_levels({form for code, form in enumerate(ARRIVAL_FORMS) if bytes((code,)) in arr_form})
     first, last = (text(0), text(lines - 1)) if lines else (None, None)
     unkept = unkept_records(rows, first, last, lines)
     block.data = b""
