@@ -422,6 +422,56 @@ static PyObject *scan_block(PyObject *Py_UNUSED(self), PyObject *args) {
     return result;
 }
 
+/* Whether the bytes are UTF-8 as Python's strict decoder takes it (no overlong forms, no
+ * surrogates, nothing past U+10FFFF), without making the str a decode would. */
+static int valid_utf8(const unsigned char *s, Py_ssize_t n) {
+    Py_ssize_t i = 0;
+    while (i < n) {
+        if (i + 8 <= n) {
+            uint64_t word;
+            memcpy(&word, s + i, 8);
+            if (!(word & 0x8080808080808080ULL)) {
+                i += 8;
+                continue;
+            }
+        }
+        unsigned char c = s[i];
+        if (c < 0x80) {
+            i++;
+            continue;
+        }
+        int more;
+        unsigned char low = 0x80, high = 0xBF; /* the bounds of the byte after a lead byte */
+        if (c >= 0xC2 && c <= 0xDF) more = 1;
+        else if (c >= 0xE0 && c <= 0xEF) {
+            more = 2;
+            if (c == 0xE0) low = 0xA0;
+            if (c == 0xED) high = 0x9F;
+        } else if (c >= 0xF0 && c <= 0xF4) {
+            more = 3;
+            if (c == 0xF0) low = 0x90;
+            if (c == 0xF4) high = 0x8F;
+        } else return 0;
+        if (i + more >= n) return 0; /* cut short */
+        if (s[i + 1] < low || s[i + 1] > high) return 0;
+        for (int k = 2; k <= more; k++)
+            if (s[i + k] < 0x80 || s[i + k] > 0xBF) return 0;
+        i += more + 1;
+    }
+    return 1;
+}
+
+static PyObject *is_utf8(PyObject *Py_UNUSED(self), PyObject *arg) {
+    Py_buffer view;
+    if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0) return NULL;
+    int valid;
+    Py_BEGIN_ALLOW_THREADS
+    valid = valid_utf8(view.buf, view.len);
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&view);
+    return PyBool_FromLong(valid);
+}
+
 static PyObject *configure(PyObject *Py_UNUSED(self), PyObject *Py_UNUSED(args), PyObject *kwargs) {
     static char *names[] = {"debug",          "not_routine",  "not_dense",   "interesting",  "levels",
                             "request_head",   "request_id",   "request_opening", "counts",   "arrivals",
@@ -474,6 +524,7 @@ static PyObject *configure(PyObject *Py_UNUSED(self), PyObject *Py_UNUSED(args),
 static PyMethodDef methods[] = {
     {"configure", (PyCFunction)(void (*)(void))configure, METH_VARARGS | METH_KEYWORDS,
      "Set the catalog's texts the scanner tests (once per process)."},
+    {"is_utf8", is_utf8, METH_O, "Whether the bytes are valid UTF-8, as bytes.decode() finds."},
     {"scan_block", scan_block, METH_VARARGS,
      "scan_block(data, cut_tail, prev_timed, next_timed) -> the block's columns as bytes, its line count, "
      "whether a line holds the DEBUG marker, and the levels its other lines show."},

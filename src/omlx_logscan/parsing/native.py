@@ -19,6 +19,7 @@ import polars as pl
 
 from omlx_logscan.errors import LogscanError
 from omlx_logscan.inputs.blocks import ByteBlock
+from omlx_logscan.inputs.decoding import normalise
 from omlx_logscan.parsing.catalog import CHAT_COMPLETION, CHAT_COUNTS, NO_REQUEST_ID
 from omlx_logscan.parsing.catalog_arrivals import ARRIVAL_FORMS, ARRIVALS
 from omlx_logscan.parsing.grammar import MAX_LINE_CHARS, PLAUSIBLE_YEARS
@@ -118,8 +119,9 @@ _FORMS = pl.Series(ARRIVAL_FORMS, dtype=pl.Categorical())
 
 
 def native_block(scanner: ModuleType, block: ByteBlock, source_name: str) -> BlockOutput:
-    """One block by the native scanner: what ``plan.plan_block`` gives for it (without keys or text)."""
-    data = block.data
+    """One block by the native scanner: what ``plan.plan_block`` gives for it (without keys or text),
+    its bytes mended as for the plan (lines that are not UTF-8 read as Windows-1252)."""
+    data = block.data if scanner.is_utf8(block.data) else normalise(block.data)
     out = scanner.scan_block(data, block.cut_tail, block.prev_timed, block.next_timed)
     bounds_buf, req_n, req_ms, req_tokens, arr_n, arr_ms, arr_form, kept_buf, undecided, lines, any_debug, mask = out
     bounds = memoryview(bounds_buf).cast("q")
