@@ -372,3 +372,12 @@ def test_the_utf8_check_is_pythons(data: bytes) -> None:
 def test_the_utf8_check_is_pythons_on_any_bytes(data: bytes) -> None:
     assert SCANNER is not None
     assert SCANNER.is_utf8(data) == _decodes(data)
+
+
+def test_blocks_with_thousands_of_dense_rows(tmp_path: Path) -> None:
+    """Columns of more than ``_FEW_ROWS`` rows reach polars as numpy views, fewer as lists: both exact."""
+    path = tmp_path / "busy.log"
+    _make_log().write_log(path, 3, 1, seed=8)
+    assert read_events(resolve([str(path)])).arrivals.height > 2 * native._FEW_ROWS
+    assert_same(path)
+    assert_same(path, 100_000)

@@ -11,6 +11,7 @@ with ``LOGSCAN_REQUIRE_NATIVE=1`` a missing extension is an error instead.
 from __future__ import annotations
 
 import os
+from array import array
 from functools import cache
 from types import ModuleType
 from typing import Any
@@ -105,14 +106,31 @@ def native_scanner() -> ModuleType | None:
     return module
 
 
-def _column(buffer: bytes, dtype: Any) -> pl.Series:
+# Below this many rows a column is built from a list: cheaper than importing numpy, which a small
+# log then never does. Above it, a block's rows reach polars as a numpy view of the buffer.
+_FEW_ROWS = 2048
+
+
+_LIST_TYPES: dict[str, tuple[str, Any]] = {
+    "=u4": ("I", pl.UInt32),
+    "=i4": ("i", pl.Int32),
+    "=i8": ("q", pl.Int64),
+    "u1": ("B", pl.UInt8),
+}
+
+
+def _column(buffer: bytes, dtype: str) -> pl.Series:
+    """A column of the scanner's native-endian ``buffer`` of ``dtype`` items."""
+    code, polars_type = _LIST_TYPES[dtype]
+    if len(buffer) < _FEW_ROWS * array(code).itemsize:
+        return pl.Series(array(code, buffer).tolist(), dtype=polars_type)
     import numpy as np
 
     return pl.Series(np.frombuffer(buffer, dtype=dtype))
 
 
 def _times(buffer: bytes) -> pl.Series:
-    return _column(buffer, "<i8").cast(pl.Datetime("ms"))
+    return _column(buffer, "=i8").cast(pl.Datetime("ms"))
 
 
 _FORMS = pl.Series(ARRIVAL_FORMS, dtype=pl.Categorical())
@@ -129,9 +147,9 @@ def native_block(scanner: ModuleType, block: ByteBlock, source_name: str) -> Blo
     def text(i: int) -> str:
         return data[bounds[2 * i] : bounds[2 * i + 1]].decode()
 
-    requests = pl.DataFrame({"n": _column(req_n, "<u4"), "time": _times(req_ms), "tokens": _column(req_tokens, "<i4")})
+    requests = pl.DataFrame({"n": _column(req_n, "=u4"), "time": _times(req_ms), "tokens": _column(req_tokens, "=i4")})
     arrivals = pl.DataFrame(
-        {"n": _column(arr_n, "<u4"), "time": _times(arr_ms), "form": _FORMS.gather(_column(arr_form, "u1"))}
+        {"n": _column(arr_n, "=u4"), "time": _times(arr_ms), "form": _FORMS.gather(_column(arr_form, "u1"))}
     )
     kept_pairs = memoryview(kept_buf).cast("q")
     rows = [
