@@ -101,6 +101,9 @@ app = typer.Typer(
 def _version(value: bool) -> None:
     if value:
         typer.echo(f"logscan {omlx_logscan.__version__}")
+        from omlx_logscan.parsing.native import scanner_name
+
+        typer.echo(f"scanner: {scanner_name()}")
         raise typer.Exit()
 
 

@@ -16,6 +16,7 @@ from omlx_logscan.parsing.catalog import LOGGER_PREFIX
 from omlx_logscan.parsing.event import Event
 from omlx_logscan.parsing.grammar import LEVEL_RANK
 from omlx_logscan.parsing.kinds import OMLX_ONLY_KINDS
+from omlx_logscan.parsing.scan import ARRIVAL_SCHEMA
 from omlx_logscan.timeutil import clock_seconds, seconds
 
 RECORDS_SCHEMA: dict[str, Any] = {"source": pl.UInt32, "line": pl.UInt32, "time": pl.String}
@@ -112,12 +113,19 @@ class EventStream:
     records: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=RECORDS_SCHEMA))
     # The whole input a --since/--until window was cut from: its lifetimes keep their numbers in it.
     cut_from: EventStream | None = None
+    # Every request arrival (ARRIVAL_SCHEMA, and "key"/"text" when asked for), in file order per
+    # source: DEBUG and TRACE logs only. Never among ``events``, wherever the scan found one.
+    arrivals: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=ARRIVAL_SCHEMA))
+    # The arrivals the grammar read (rows of ``arrivals`` too), as events, for ``all_events``.
+    arrival_events: list[Event] = field(default_factory=list)
 
     @property
     def has_omlx_records(self) -> bool:
         """Whether anything here is an oMLX record (a README or a shell history has none)."""
-        return self.requests.height > 0 or any(
-            (ev.logger or "").startswith(LOGGER_PREFIX) or ev.kind in OMLX_ONLY_KINDS for ev in self.events
+        return (
+            self.requests.height > 0
+            or self.arrivals.height > 0
+            or any((ev.logger or "").startswith(LOGGER_PREFIX) or ev.kind in OMLX_ONLY_KINDS for ev in self.events)
         )
 
     @property

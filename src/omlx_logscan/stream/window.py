@@ -8,6 +8,7 @@ from datetime import datetime
 
 import polars as pl
 
+from omlx_logscan.parsing.kinds import ARRIVAL_KIND
 from omlx_logscan.stream.model import EventStream, SourceInfo
 from omlx_logscan.timeutil import parse
 
@@ -25,15 +26,13 @@ def within(stream: EventStream, since: datetime | None, until: datetime | None) 
         return (since is None or moment >= since) and (until is None or moment <= until)
 
     events = [ev for ev in stream.events if inside(ev.time or ev.prev_time)]
-    requests = stream.requests
-    if requests.height:
-        if since is not None:
-            requests = requests.filter(pl.col("time") >= since)
-        if until is not None:
-            requests = requests.filter(pl.col("time") <= until)
+    requests = _between(stream.requests, since, until)
+    arrivals = _between(stream.arrivals, since, until)
     counts = Counter(ev.kind for ev in events)
     if requests.height:
         counts["request_complete"] += requests.height
+    if arrivals.height:
+        counts[ARRIVAL_KIND] += arrivals.height
     records = stream.records  # ISO times: in order as text; an undated record goes with an open start
     if since is not None:
         records = records.filter(pl.col("time") >= since.isoformat())
@@ -45,15 +44,26 @@ def within(stream: EventStream, since: datetime | None, until: datetime | None) 
         sources=sources,
         events=events,
         requests=requests,
+        arrivals=arrivals,
+        arrival_events=[ev for ev in stream.arrival_events if inside(ev.time or ev.prev_time)],
         kind_counts=counts,
         records=records,
         cut_from=stream.cut_from or stream,
     )
 
 
+def _between(rows: pl.DataFrame, since: datetime | None, until: datetime | None) -> pl.DataFrame:
+    """Dense rows (finished requests, arrivals) timed inside the window."""
+    if since is not None:
+        rows = rows.filter(pl.col("time") >= since)
+    if until is not None:
+        rows = rows.filter(pl.col("time") <= until)
+    return rows
+
+
 def is_empty(stream: EventStream) -> bool:
-    """Whether a window holds no record at all: no event, no finished request, no routine record."""
-    return not stream.events and not stream.requests.height and not stream.records.height
+    """Whether a window holds no record at all: no event, no finished request or arrival, no routine record."""
+    return not stream.events and not stream.requests.height and not stream.arrivals.height and not stream.records.height
 
 
 def span(stream: EventStream) -> tuple[str, str] | None:

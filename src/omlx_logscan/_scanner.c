@@ -1,0 +1,550 @@
+/* The native block scanner: what parsing/plan.py's polars plan computes for one block, in one pass
+ * over its lines with the GIL released.
+ *
+ * Every text it looks for (the request head and opening, the arrival heads and openings, the
+ * literals that make a line no routine record or no dense row) comes from the catalog through
+ * configure(); this file knows only the shape of a log line: a "YYYY-MM-DD HH:MM:SS,mmm" stamp, and
+ * the line tests the plan's regexes make. It reads untrusted bytes: every access is bounded by the
+ * line's length, and anything it cannot decide exactly is left to Python.
+ */
+#define PY_SSIZE_T_CLEAN
+#define _GNU_SOURCE
+#include <Python.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_LITERALS 256
+#define MAX_ARRIVALS 16
+#define LEVELS 3
+#define STAMP_LEN 23
+
+typedef struct {
+    char *text;
+    Py_ssize_t len;
+    Py_ssize_t anchor; /* the offset of its rarest byte, which memchr looks for */
+} literal;
+
+/* A set of literals, found anywhere in a line: one memchr pass per distinct anchor byte, and at
+ * each hit a test of the literals anchored on it (``by_anchor[a]``, ``per_anchor[a]`` of them). */
+typedef struct {
+    literal items[MAX_LITERALS];
+    int count;
+    unsigned char anchors[MAX_LITERALS];
+    int n_anchors;
+    short by_anchor[MAX_LITERALS][MAX_LITERALS];
+    short per_anchor[MAX_LITERALS];
+} literal_set;
+
+typedef struct {
+    literal head;
+    literal opening;
+} arrival_shape;
+
+static struct {
+    int ready;
+    literal_set debug, not_routine, not_dense, interesting;
+    literal level_marker[LEVELS];
+    literal request_head, request_id, request_opening;
+    literal model_open, model_close, tokens_close, seconds_close; /* the chat counts' fixed parts */
+    arrival_shape arrivals[MAX_ARRIVALS];
+    int n_arrivals;
+    Py_ssize_t max_line;
+    int first_year, end_year;
+} cfg;
+
+/* How common a byte is in log text, lowest first: the anchor of a literal is its rarest byte. */
+static int commonness(unsigned char c) {
+    if (c == ' ') return 100;
+    if (c && strchr("DEBUGINFO", c)) return 25; /* the letters of the commonest levels */
+    if (strchr("etaoinsrldcum", c) && c) return 60;
+    if (c >= '0' && c <= '9') return 50;
+    if (c == '-') return 45;
+    if (c >= 'a' && c <= 'z') return 30;
+    if (c == '.' || c == ',' || c == ':' || c == '_' || c == '/') return 35;
+    if (c >= 'A' && c <= 'Z') return 10;
+    return 5;
+}
+
+static int copy_literal(PyObject *bytes, literal *out) {
+    char *text;
+    Py_ssize_t len;
+    if (PyBytes_AsStringAndSize(bytes, &text, &len) < 0) return -1;
+    if (len == 0) {
+        PyErr_SetString(PyExc_ValueError, "empty literal");
+        return -1;
+    }
+    out->text = PyMem_RawMalloc(len);
+    if (out->text == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    memcpy(out->text, text, len);
+    out->len = len;
+    out->anchor = 0;
+    for (Py_ssize_t i = 1; i < len; i++)
+        if (commonness((unsigned char)text[i]) < commonness((unsigned char)text[out->anchor])) out->anchor = i;
+    return 0;
+}
+
+static int copy_set(PyObject *tuple, literal_set *out) {
+    if (!PyTuple_Check(tuple) || PyTuple_GET_SIZE(tuple) > MAX_LITERALS) {
+        PyErr_SetString(PyExc_ValueError, "a tuple of at most 256 literals expected");
+        return -1;
+    }
+    out->count = out->n_anchors = 0;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(tuple); i++) {
+        literal *item = &out->items[out->count];
+        if (copy_literal(PyTuple_GET_ITEM(tuple, i), item) < 0) return -1;
+        out->count++;
+        unsigned char anchor = (unsigned char)item->text[item->anchor];
+        const unsigned char *seen = memchr(out->anchors, anchor, out->n_anchors);
+        int a = seen ? (int)(seen - out->anchors) : out->n_anchors++;
+        if (!seen) {
+            out->anchors[a] = anchor;
+            out->per_anchor[a] = 0;
+        }
+        out->by_anchor[a][out->per_anchor[a]++] = (short)(out->count - 1);
+    }
+    return 0;
+}
+
+static int at(const char *s, Py_ssize_t n, Py_ssize_t pos, const literal *lit) {
+    return pos >= 0 && pos <= n - lit->len && s[pos] == lit->text[0] && memcmp(s + pos, lit->text, lit->len) == 0;
+}
+
+static int contains_any(const literal_set *set, const char *s, Py_ssize_t n) {
+    for (int a = 0; a < set->n_anchors; a++) {
+        unsigned char anchor = set->anchors[a];
+        const char *p = s, *end = s + n;
+        while (p < end && (p = memchr(p, anchor, end - p)) != NULL) {
+            Py_ssize_t hit = p - s;
+            for (int k = 0; k < set->per_anchor[a]; k++) {
+                const literal *lit = &set->items[set->by_anchor[a][k]];
+                if (at(s, n, hit - lit->anchor, lit)) return 1;
+            }
+            p++;
+        }
+    }
+    return 0;
+}
+
+static int contains(const literal *lit, const char *s, Py_ssize_t n) {
+    return n >= lit->len && memmem(s, n, lit->text, lit->len) != NULL;
+}
+
+static int is_digit(char c) { return c >= '0' && c <= '9'; }
+
+static int digits(const char *s, Py_ssize_t from, Py_ssize_t to) {
+    for (Py_ssize_t i = from; i < to; i++)
+        if (!is_digit(s[i])) return 0;
+    return 1;
+}
+
+/* plan.DATED_LINE: "^[0-9]{4}-[0-9]{2}-[0-9]{2}[ T][0-9]{2}:[0-9]{2}:[0-9]{2}(?:[,.][0-9]{1,6})?"
+ * then "[ \t]*[-—][ \t]*" or "[ \t]+", that is a blank, '-' or an em dash right after. */
+static int separator_at(const char *s, Py_ssize_t n, Py_ssize_t p) {
+    if (p >= n) return 0;
+    if (s[p] == ' ' || s[p] == '\t' || s[p] == '-') return 1;
+    return p + 2 < n && (unsigned char)s[p] == 0xE2 && (unsigned char)s[p + 1] == 0x80 && (unsigned char)s[p + 2] == 0x94;
+}
+
+static int dated(const char *s, Py_ssize_t n) {
+    if (n < 20) return 0;
+    if (!(digits(s, 0, 4) && s[4] == '-' && digits(s, 5, 7) && s[7] == '-' && digits(s, 8, 10))) return 0;
+    if (!((s[10] == ' ' || s[10] == 'T') && digits(s, 11, 13) && s[13] == ':' && digits(s, 14, 16) && s[16] == ':'))
+        return 0;
+    if (!digits(s, 17, 19)) return 0;
+    if (separator_at(s, n, 19)) return 1;
+    if (s[19] != ',' && s[19] != '.') return 0;
+    Py_ssize_t run = 0;
+    while (20 + run < n && is_digit(s[20 + run])) run++;
+    return run >= 1 && run <= 6 && separator_at(s, n, 20 + run);
+}
+
+static int num(const char *s, Py_ssize_t from, Py_ssize_t len) {
+    int value = 0;
+    for (Py_ssize_t i = from; i < from + len; i++) value = value * 10 + (s[i] - '0');
+    return value;
+}
+
+static int64_t days_from_civil(int64_t y, int m, int d) {
+    y -= m <= 2;
+    int64_t era = (y >= 0 ? y : y - 399) / 400;
+    int64_t yoe = y - era * 400;
+    int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+    int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    return era * 146097 + doe - 719468;
+}
+
+/* The plan's time parse ("%Y-%m-%d %H:%M:%S,%3f" on the first 23 characters) and its checks on it
+ * (a plausible year, no second 60): milliseconds since 1970, or -1. Only ASCII digits at fixed
+ * places are taken; a stamp polars would also read otherwise is no dense line (see dated()). */
+static int64_t stamp_ms(const char *s, Py_ssize_t n) {
+    if (n < STAMP_LEN || s[4] != '-' || s[7] != '-' || s[10] != ' ' || s[13] != ':' || s[16] != ':' || s[19] != ',')
+        return -1;
+    if (!(digits(s, 0, 4) && digits(s, 5, 7) && digits(s, 8, 10) && digits(s, 11, 13) && digits(s, 14, 16) &&
+          digits(s, 17, 19) && digits(s, 20, 23)))
+        return -1;
+    int year = num(s, 0, 4), month = num(s, 5, 2), day = num(s, 8, 2);
+    int hour = num(s, 11, 2), minute = num(s, 14, 2), second = num(s, 17, 2), ms = num(s, 20, 3);
+    static const int month_days[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    if (year < cfg.first_year || year >= cfg.end_year || month < 1 || month > 12 || day < 1) return -1;
+    int leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+    if (day > month_days[month - 1] + (month == 2 && leap)) return -1;
+    if (hour > 23 || minute > 59 || second > 59) return -1;
+    return days_from_civil(year, month, day) * 86400000 + hour * 3600000LL + minute * 60000LL + second * 1000LL + ms;
+}
+
+/* Where the text after a head goes on: past the request-id field of a record outside a request, if
+ * any, when ``opening`` follows; -1 when it does not. */
+static Py_ssize_t after_opening(const char *s, Py_ssize_t n, Py_ssize_t start, const literal *opening) {
+    if (at(s, n, start, opening)) return start + opening->len;
+    if (at(s, n, start, &cfg.request_id) && at(s, n, start + cfg.request_id.len, opening))
+        return start + cfg.request_id.len + opening->len;
+    return -1;
+}
+
+/* The chat counts' regex, "(?:model=([^,]+), )?([0-9]+) tokens in ([0-9.]+)s", anchored at ``p``:
+ * the tokens when they fit an Int32, else -1. */
+static int64_t chat_tokens(const char *s, Py_ssize_t n, Py_ssize_t p) {
+    if (at(s, n, p, &cfg.model_open)) {
+        Py_ssize_t q = p + cfg.model_open.len, r = q;
+        while (r < n && s[r] != ',') r++;
+        if (r == q || !at(s, n, r, &cfg.model_close)) return -1;
+        p = r + cfg.model_close.len;
+    }
+    Py_ssize_t q = p;
+    int64_t value = 0;
+    while (q < n && is_digit(s[q])) {
+        if (value <= INT32_MAX) value = value * 10 + (s[q] - '0');
+        q++;
+    }
+    if (q == p || !at(s, n, q, &cfg.tokens_close)) return -1;
+    Py_ssize_t r = q + cfg.tokens_close.len, t = r;
+    while (t < n && (is_digit(s[t]) || s[t] == '.')) t++;
+    if (t == r || !at(s, n, t, &cfg.seconds_close)) return -1;
+    return value <= INT32_MAX ? value : -1;
+}
+
+/* plan.LEVEL_RECORD: "^\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d[,.]\d+ - [\w.]+ - LEVEL - ". polars reads
+ * \d and \w as Unicode classes: 1 match, 0 none, -1 when a non-ASCII byte stands where a class
+ * could take it (Python decides those). */
+static int level_record(const char *s, Py_ssize_t n, const literal *marker) {
+    static const char shape[] = "dddd-dd-dd?dd:dd:dd";
+    Py_ssize_t i = 0;
+    for (; shape[i]; i++) {
+        if (i >= n) return 0;
+        unsigned char c = (unsigned char)s[i];
+        if (shape[i] == 'd') {
+            if (c >= 0x80) return -1;
+            if (!is_digit(c)) return 0;
+        } else if (shape[i] == '?') {
+            if (c != ' ' && c != 'T') return 0;
+        } else if (c != (unsigned char)shape[i]) {
+            return 0;
+        }
+    }
+    if (i >= n || (s[i] != ',' && s[i] != '.')) return 0;
+    Py_ssize_t q = ++i;
+    while (i < n && is_digit(s[i])) i++;
+    if (i < n && (unsigned char)s[i] >= 0x80) return -1;
+    if (i == q || !(i + 3 <= n && memcmp(s + i, " - ", 3) == 0)) return 0;
+    q = i += 3;
+    while (i < n && (is_digit(s[i]) || (s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') || s[i] == '_' ||
+                     s[i] == '.'))
+        i++;
+    if (i < n && (unsigned char)s[i] >= 0x80) return -1;
+    return i > q && at(s, n, i, marker);
+}
+
+typedef struct {
+    char *data;
+    size_t len, cap;
+    int failed;
+} buffer;
+
+static void put(buffer *b, const void *item, size_t size) {
+    if (b->failed) return;
+    if (b->len + size > b->cap) {
+        size_t cap = b->cap ? b->cap * 2 : 4096;
+        while (cap < b->len + size) cap *= 2;
+        char *grown = realloc(b->data, cap);
+        if (grown == NULL) {
+            b->failed = 1;
+            return;
+        }
+        b->data = grown;
+        b->cap = cap;
+    }
+    memcpy(b->data + b->len, item, size);
+    b->len += size;
+}
+
+static void put_i64(buffer *b, int64_t v) { put(b, &v, sizeof v); }
+static void put_u32(buffer *b, uint32_t v) { put(b, &v, sizeof v); }
+static void put_i32(buffer *b, int32_t v) { put(b, &v, sizeof v); }
+static void put_u8(buffer *b, uint8_t v) { put(b, &v, sizeof v); }
+
+enum { LINES, REQ_N, REQ_MS, REQ_TOKENS, ARR_N, ARR_MS, ARR_FORM, KEPT, UNDECIDED, BUFFERS };
+
+typedef struct {
+    buffer out[BUFFERS];
+    Py_ssize_t lines;
+    int any_debug;
+    int levels; /* bit L: a record of level L among the lines that are neither routine nor dense */
+} block_result;
+
+/* The block's lines: (start, end) byte offsets, a trailing '\r' left out as polars does. */
+static void split_lines(const char *s, Py_ssize_t n, int cut_tail, block_result *r) {
+    Py_ssize_t start = 0;
+    while (start < n) {
+        const char *nl = memchr(s + start, '\n', n - start);
+        Py_ssize_t end = nl ? nl - s : n, next = nl ? end + 1 : n;
+        Py_ssize_t stop = end > start && s[end - 1] == '\r' ? end - 1 : end;
+        put_i64(&r->out[LINES], start);
+        put_i64(&r->out[LINES], stop);
+        start = next;
+    }
+    r->lines = (Py_ssize_t)(r->out[LINES].len / (2 * sizeof(int64_t)));
+    if (cut_tail && r->lines > 0) {
+        r->lines--;
+        r->out[LINES].len -= 2 * sizeof(int64_t);
+    }
+}
+
+static void classify(const char *data, int prev_timed, int next_timed, block_result *r) {
+    const int64_t *bounds = (const int64_t *)r->out[LINES].data;
+    Py_ssize_t lines = r->lines;
+    if (lines == 0) return;
+    unsigned char *timed = malloc(lines);
+    if (timed == NULL) {
+        r->out[LINES].failed = 1;
+        return;
+    }
+    for (Py_ssize_t i = 0; i < lines; i++) timed[i] = dated(data + bounds[2 * i], bounds[2 * i + 1] - bounds[2 * i]);
+    for (Py_ssize_t i = 0; i < lines; i++) {
+        const char *s = data + bounds[2 * i];
+        Py_ssize_t n = bounds[2 * i + 1] - bounds[2 * i];
+        uint32_t line_no = (uint32_t)(i + 1);
+        int single = timed[i] && (i + 1 < lines ? timed[i + 1] : next_timed) && (i > 0 ? timed[i - 1] : prev_timed);
+        int debug = contains_any(&cfg.debug, s, n);
+        r->any_debug |= debug;
+        if (single && debug && !contains_any(&cfg.not_routine, s, n)) continue; /* routine: counted only */
+        int dense_row = 0;
+        if (single && n <= cfg.max_line) {
+            int64_t ms = stamp_ms(s, n);
+            if (ms >= 0 && !contains_any(&cfg.not_dense, s, n)) {
+                if (at(s, n, STAMP_LEN, &cfg.request_head)) {
+                    Py_ssize_t p = after_opening(s, n, STAMP_LEN + cfg.request_head.len, &cfg.request_opening);
+                    int64_t tokens = p < 0 ? -1 : chat_tokens(s, n, p);
+                    if (tokens >= 0) {
+                        put_u32(&r->out[REQ_N], line_no);
+                        put_i64(&r->out[REQ_MS], ms);
+                        put_i32(&r->out[REQ_TOKENS], (int32_t)tokens);
+                        dense_row = 1;
+                    }
+                }
+                for (int a = 0; a < cfg.n_arrivals; a++) {
+                    const arrival_shape *shape = &cfg.arrivals[a];
+                    if (at(s, n, STAMP_LEN, &shape->head) &&
+                        after_opening(s, n, STAMP_LEN + shape->head.len, &shape->opening) >= 0) {
+                        put_u32(&r->out[ARR_N], line_no);
+                        put_i64(&r->out[ARR_MS], ms);
+                        put_u8(&r->out[ARR_FORM], (uint8_t)a);
+                        dense_row = 1;
+                        break;
+                    }
+                }
+            }
+        }
+        if (dense_row) continue;
+        for (int level = 0; level < LEVELS; level++) {
+            if (r->levels & (1 << level) || !contains(&cfg.level_marker[level], s, n)) continue;
+            int found = level_record(s, n, &cfg.level_marker[level]);
+            if (found > 0) r->levels |= 1 << level;
+            if (found < 0) {
+                put_i64(&r->out[UNDECIDED], level);
+                put_i64(&r->out[UNDECIDED], bounds[2 * i]);
+                put_i64(&r->out[UNDECIDED], bounds[2 * i + 1]);
+            }
+        }
+        if (!single || contains_any(&cfg.interesting, s, n)) {
+            put_i64(&r->out[KEPT], line_no);
+            put_i64(&r->out[KEPT], i);
+        }
+    }
+    free(timed);
+}
+
+static PyObject *scan_block(PyObject *Py_UNUSED(self), PyObject *args) {
+    Py_buffer view;
+    int cut_tail, prev_timed, next_timed;
+    if (!PyArg_ParseTuple(args, "y*ppp", &view, &cut_tail, &prev_timed, &next_timed)) return NULL;
+    if (!cfg.ready) {
+        PyBuffer_Release(&view);
+        PyErr_SetString(PyExc_RuntimeError, "configure() first");
+        return NULL;
+    }
+    block_result r;
+    memset(&r, 0, sizeof r);
+    Py_BEGIN_ALLOW_THREADS
+    split_lines(view.buf, view.len, cut_tail, &r);
+    classify(view.buf, prev_timed, next_timed, &r);
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&view);
+    PyObject *result = NULL;
+    int failed = 0;
+    for (int b = 0; b < BUFFERS; b++) failed |= r.out[b].failed;
+    if (failed) {
+        PyErr_NoMemory();
+    } else {
+        result = PyTuple_New(BUFFERS + 3);
+        for (int b = 0; result != NULL && b < BUFFERS; b++) {
+            PyObject *bytes = PyBytes_FromStringAndSize(r.out[b].data ? r.out[b].data : "", (Py_ssize_t)r.out[b].len);
+            if (bytes == NULL) Py_CLEAR(result);
+            else PyTuple_SET_ITEM(result, b, bytes);
+        }
+        PyObject *tail[] = {PyLong_FromSsize_t(r.lines), PyBool_FromLong(r.any_debug), PyLong_FromLong(r.levels)};
+        for (int t = 0; t < 3; t++) {
+            if (result != NULL && tail[t] != NULL) {
+                PyTuple_SET_ITEM(result, BUFFERS + t, tail[t]);
+            } else {
+                Py_XDECREF(tail[t]);
+                Py_CLEAR(result);
+            }
+        }
+    }
+    for (int b = 0; b < BUFFERS; b++) free(r.out[b].data);
+    return result;
+}
+
+/* Whether the bytes are UTF-8 as Python's strict decoder takes it (no overlong forms, no
+ * surrogates, nothing past U+10FFFF), without making the str a decode would. */
+static int valid_utf8(const unsigned char *s, Py_ssize_t n) {
+    Py_ssize_t i = 0;
+    while (i < n) {
+        if (i + 8 <= n) {
+            uint64_t word;
+            memcpy(&word, s + i, 8);
+            if (!(word & 0x8080808080808080ULL)) {
+                i += 8;
+                continue;
+            }
+        }
+        unsigned char c = s[i];
+        if (c < 0x80) {
+            i++;
+            continue;
+        }
+        int more;
+        unsigned char low = 0x80, high = 0xBF; /* the bounds of the byte after a lead byte */
+        if (c >= 0xC2 && c <= 0xDF) more = 1;
+        else if (c >= 0xE0 && c <= 0xEF) {
+            more = 2;
+            if (c == 0xE0) low = 0xA0;
+            if (c == 0xED) high = 0x9F;
+        } else if (c >= 0xF0 && c <= 0xF4) {
+            more = 3;
+            if (c == 0xF0) low = 0x90;
+            if (c == 0xF4) high = 0x8F;
+        } else return 0;
+        if (i + more >= n) return 0; /* cut short */
+        if (s[i + 1] < low || s[i + 1] > high) return 0;
+        for (int k = 2; k <= more; k++)
+            if (s[i + k] < 0x80 || s[i + k] > 0xBF) return 0;
+        i += more + 1;
+    }
+    return 1;
+}
+
+static PyObject *is_utf8(PyObject *Py_UNUSED(self), PyObject *arg) {
+    Py_buffer view;
+    if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0) return NULL;
+    int valid;
+    Py_BEGIN_ALLOW_THREADS
+    valid = valid_utf8(view.buf, view.len);
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&view);
+    return PyBool_FromLong(valid);
+}
+
+static PyObject *configure(PyObject *Py_UNUSED(self), PyObject *Py_UNUSED(args), PyObject *kwargs) {
+    static char *names[] = {"debug",          "not_routine",  "not_dense",   "interesting",  "levels",
+                            "request_head",   "request_id",   "request_opening", "counts",   "arrivals",
+                            "max_line",       "years",        NULL};
+    PyObject *debug, *not_routine, *not_dense, *interesting, *levels, *request_head, *request_id, *request_opening;
+    PyObject *counts, *arrivals;
+    Py_ssize_t max_line;
+    int first_year, end_year;
+    PyObject *empty = PyTuple_New(0);
+    if (empty == NULL) return NULL;
+    int ok = PyArg_ParseTupleAndKeywords(empty, kwargs, "$OOOOOSSSOOn(ii)", names, &debug, &not_routine, &not_dense,
+                                         &interesting, &levels, &request_head, &request_id, &request_opening, &counts,
+                                         &arrivals, &max_line, &first_year, &end_year);
+    Py_DECREF(empty);
+    if (!ok) return NULL;
+    if (cfg.ready) Py_RETURN_NONE; /* once per process: the catalog does not change, and threads may be reading */
+    if (!PyTuple_Check(levels) || PyTuple_GET_SIZE(levels) != LEVELS || !PyTuple_Check(counts) ||
+        PyTuple_GET_SIZE(counts) != 4 || !PyTuple_Check(arrivals) || PyTuple_GET_SIZE(arrivals) > MAX_ARRIVALS) {
+        PyErr_SetString(PyExc_ValueError, "levels: 3 markers, counts: 4 parts, arrivals: at most 16");
+        return NULL;
+    }
+    literal *parts[] = {&cfg.model_open, &cfg.model_close, &cfg.tokens_close, &cfg.seconds_close};
+    if (copy_set(debug, &cfg.debug) < 0 || copy_set(not_routine, &cfg.not_routine) < 0 ||
+        copy_set(not_dense, &cfg.not_dense) < 0 || copy_set(interesting, &cfg.interesting) < 0 ||
+        copy_literal(request_head, &cfg.request_head) < 0 || copy_literal(request_id, &cfg.request_id) < 0 ||
+        copy_literal(request_opening, &cfg.request_opening) < 0)
+        return NULL;
+    for (int i = 0; i < LEVELS; i++)
+        if (copy_literal(PyTuple_GET_ITEM(levels, i), &cfg.level_marker[i]) < 0) return NULL;
+    for (int i = 0; i < 4; i++)
+        if (copy_literal(PyTuple_GET_ITEM(counts, i), parts[i]) < 0) return NULL;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(arrivals); i++) {
+        PyObject *pair = PyTuple_GET_ITEM(arrivals, i);
+        if (!PyTuple_Check(pair) || PyTuple_GET_SIZE(pair) != 2) {
+            PyErr_SetString(PyExc_ValueError, "an arrival is (head, opening)");
+            return NULL;
+        }
+        if (copy_literal(PyTuple_GET_ITEM(pair, 0), &cfg.arrivals[i].head) < 0 ||
+            copy_literal(PyTuple_GET_ITEM(pair, 1), &cfg.arrivals[i].opening) < 0)
+            return NULL;
+    }
+    cfg.n_arrivals = (int)PyTuple_GET_SIZE(arrivals);
+    cfg.max_line = max_line;
+    cfg.first_year = first_year;
+    cfg.end_year = end_year;
+    cfg.ready = 1;
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef methods[] = {
+    {"configure", (PyCFunction)(void (*)(void))configure, METH_VARARGS | METH_KEYWORDS,
+     "Set the catalog's texts the scanner tests (once per process)."},
+    {"is_utf8", is_utf8, METH_O, "Whether the bytes are valid UTF-8, as bytes.decode() finds."},
+    {"scan_block", scan_block, METH_VARARGS,
+     "scan_block(data, cut_tail, prev_timed, next_timed) -> the block's columns as bytes, its line count, "
+     "whether a line holds the DEBUG marker, and the levels its other lines show."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT,
+    .m_name = "_scanner",
+    .m_doc = "The native block scanner.",
+    .m_size = -1,
+    .m_methods = methods,
+};
+
+PyMODINIT_FUNC PyInit__scanner(void) {
+#ifdef __GLIBC__
+    /* Blocks are 8 MiB bytes objects made and freed on worker threads: glibc would raise its mmap
+     * threshold past them after the first free and keep them on its heaps, and a scan would hold
+     * about twice the memory it uses. Fixed, they go back to the system when freed. */
+    mallopt(M_MMAP_THRESHOLD, 1 << 20);
+#endif
+    return PyModule_Create(&module);
+}

@@ -1,0 +1,179 @@
+"""The native block scanner (the C extension ``omlx_logscan._scanner``), when it is built.
+
+It computes for a block what the polars plan does (``parsing.plan``), in one pass over its lines
+with the GIL released, and hands the dense columns to polars as buffers, without a Python object
+per row. Every text it tests is the catalog's, handed over here: no oMLX wording is written in C.
+A run that needs what only polars gives (every record, de-duplication keys, request text) uses
+the plan, and so does every run when the extension is not built or ``LOGSCAN_SCANNER=polars``;
+with ``LOGSCAN_REQUIRE_NATIVE=1`` a missing extension is an error instead.
+"""
+
+from __future__ import annotations
+
+import os
+from array import array
+from functools import cache
+from types import ModuleType
+from typing import Any
+
+import polars as pl
+
+from omlx_logscan.errors import LogscanError
+from omlx_logscan.inputs.blocks import ByteBlock
+from omlx_logscan.inputs.decoding import normalise
+from omlx_logscan.parsing.catalog import CHAT_COMPLETION, CHAT_COUNTS, NO_REQUEST_ID
+from omlx_logscan.parsing.catalog_arrivals import ARRIVAL_FORMS, ARRIVALS
+from omlx_logscan.parsing.grammar import MAX_LINE_CHARS, PLAUSIBLE_YEARS
+from omlx_logscan.parsing.plan import (
+    INTERESTING_LITERALS,
+    LEVEL_RECORD,
+    NOT_DENSE,
+    NOT_ROUTINE,
+    REQUEST_HEAD,
+    BlockOutput,
+    arrival_head,
+    arrival_levels,
+)
+from omlx_logscan.parsing.unkept import unkept_records
+
+SCANNER_VARIABLE = "LOGSCAN_SCANNER"  # "polars" forces the fallback
+
+
+REQUIRE_VARIABLE = "LOGSCAN_REQUIRE_NATIVE"  # "1": a missing native scanner is an error
+
+
+# The fixed parts of the catalog's chat counts, in the order the scanner tests them; a test checks
+# that they rebuild CHAT_COUNTS exactly.
+COUNTS_PARTS = ("model=", ", ", " tokens in ", "s")
+
+
+def counts_pattern(parts: tuple[str, ...]) -> str:
+    """The chat counts' regex the parts make (plain text: none is a regex metacharacter), the
+    catalog's named groups between them."""
+    model, model_end, tokens_end, seconds_end = parts
+    return rf"(?:{model}(?P<model>[^,]+){model_end})?(?P<tokens>\d+){tokens_end}(?P<seconds>[\d.]+){seconds_end}"
+
+
+_LEVELS = tuple(LEVEL_RECORD)  # TRACE, DEBUG, INFO: bit i of the scanner's level mask is _LEVELS[i]
+
+
+class NativeScannerMissing(LogscanError):
+    """``LOGSCAN_REQUIRE_NATIVE=1`` and the native scanner is not built (or is turned off)."""
+
+
+def _encoded(texts: tuple[str, ...]) -> tuple[bytes, ...]:
+    return tuple(text.encode() for text in texts)
+
+
+@cache
+def _module() -> tuple[ModuleType | None, str]:
+    """The configured extension, or None, and why (for ``--version``)."""
+    if os.environ.get(SCANNER_VARIABLE, "").strip().lower() == "polars":
+        return None, f"polars ({SCANNER_VARIABLE}=polars)"
+    try:
+        from omlx_logscan import _scanner
+    except ImportError:
+        return None, "polars (the native scanner is not built)"
+    if counts_pattern(COUNTS_PARTS) != CHAT_COUNTS:  # the catalog changed its chat line: the plan reads it
+        return None, "polars (the catalog's chat counts changed shape)"
+    _scanner.configure(
+        debug=(b" - DEBUG - ",),
+        not_routine=_encoded(NOT_ROUTINE),
+        not_dense=_encoded(NOT_DENSE),
+        interesting=_encoded(INTERESTING_LITERALS),
+        levels=_encoded(tuple(f" - {level} - " for level in _LEVELS)),
+        request_head=REQUEST_HEAD.encode(),
+        request_id=NO_REQUEST_ID.encode(),
+        request_opening=CHAT_COMPLETION.encode(),
+        counts=_encoded(COUNTS_PARTS),
+        arrivals=tuple((arrival_head(a.logger, a.level).encode(), a.opening.encode()) for a in ARRIVALS),
+        max_line=MAX_LINE_CHARS,
+        years=(PLAUSIBLE_YEARS.start, PLAUSIBLE_YEARS.stop),
+    )
+    return _scanner, "native"
+
+
+def scanner_name() -> str:
+    """Which scanner reads plain files, as ``logscan --version`` says it."""
+    return _module()[1]
+
+
+def native_scanner() -> ModuleType | None:
+    """The native scanner, or None for the polars plan; raises when it is required but missing."""
+    module, why = _module()
+    if module is None and os.environ.get(REQUIRE_VARIABLE) == "1":
+        raise NativeScannerMissing(f"{REQUIRE_VARIABLE}=1 but the scanner is {why}")
+    return module
+
+
+# Below this many rows a column is built from a list: cheaper than importing numpy, which a small
+# log then never does. Above it, a block's rows reach polars as a numpy view of the buffer.
+_FEW_ROWS = 2048
+
+
+_LIST_TYPES: dict[str, tuple[str, Any]] = {
+    "=u4": ("I", pl.UInt32),
+    "=i4": ("i", pl.Int32),
+    "=i8": ("q", pl.Int64),
+    "u1": ("B", pl.UInt8),
+}
+
+
+def _column(buffer: bytes, dtype: str) -> pl.Series:
+    """A column of the scanner's native-endian ``buffer`` of ``dtype`` items."""
+    code, polars_type = _LIST_TYPES[dtype]
+    if len(buffer) < _FEW_ROWS * array(code).itemsize:
+        return pl.Series(array(code, buffer).tolist(), dtype=polars_type)
+    import numpy as np
+
+    return pl.Series(np.frombuffer(buffer, dtype=dtype))
+
+
+def _times(buffer: bytes) -> pl.Series:
+    return _column(buffer, "=i8").cast(pl.Datetime("ms"))
+
+
+_FORMS = pl.Series(ARRIVAL_FORMS, dtype=pl.Categorical())
+
+
+def native_block(scanner: ModuleType, block: ByteBlock, source_name: str) -> BlockOutput:
+    """One block by the native scanner: what ``plan.plan_block`` gives for it (without keys or text),
+    its bytes mended as for the plan (lines that are not UTF-8 read as Windows-1252)."""
+    data = block.data if scanner.is_utf8(block.data) else normalise(block.data)
+    out = scanner.scan_block(data, block.cut_tail, block.prev_timed, block.next_timed)
+    bounds_buf, req_n, req_ms, req_tokens, arr_n, arr_ms, arr_form, kept_buf, undecided, lines, any_debug, mask = out
+    bounds = memoryview(bounds_buf).cast("q")
+
+    def text(i: int) -> str:
+        return data[bounds[2 * i] : bounds[2 * i + 1]].decode()
+
+    requests = pl.DataFrame({"n": _column(req_n, "=u4"), "time": _times(req_ms), "tokens": _column(req_tokens, "=i4")})
+    arrivals = pl.DataFrame(
+        {"n": _column(arr_n, "=u4"), "time": _times(arr_ms), "form": _FORMS.gather(_column(arr_form, "u1"))}
+    )
+    kept_pairs = memoryview(kept_buf).cast("q")
+    rows = [
+        (n, text(i), text(i - 1) if i > 0 else None) for n, i in zip(kept_pairs[0::2], kept_pairs[1::2], strict=True)
+    ]
+    levels = {level for bit, level in enumerate(_LEVELS) if mask >> bit & 1}
+    levels |= _undecided_levels(memoryview(undecided).cast("q"), data, levels)
+    levels |= {"DEBUG"} if any_debug else set()
+    levels |= {"INFO"} if requests.height else set()
+    levels |= arrival_levels({form for code, form in enumerate(ARRIVAL_FORMS) if bytes((code,)) in arr_form})
+    first, last = (text(0), text(lines - 1)) if lines else (None, None)
+    unkept = unkept_records(rows, first, last, lines)
+    block.data = b""
+    kept = [(n, line) for n, line, _ in rows]
+    return BlockOutput(block.size, lines, requests, kept, levels, unkept, arrivals)
+
+
+def _undecided_levels(triples: memoryview, data: bytes, known: set[str]) -> set[str]:
+    """The levels the lines the scanner could not decide show, decided by the plan's own regex."""
+    found: set[str] = set()
+    for bit, level in enumerate(_LEVELS):
+        if level in known:
+            continue
+        texts = [data[triples[k + 1] : triples[k + 2]].decode() for k in range(0, len(triples), 3) if triples[k] == bit]
+        if texts and pl.Series(texts, dtype=pl.String).str.contains(LEVEL_RECORD[level]).any():
+            found.add(level)
+    return found
