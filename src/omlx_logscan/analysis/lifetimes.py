@@ -13,6 +13,7 @@ import statistics
 from dataclasses import dataclass
 
 from omlx_logscan.analysis.model import INCIDENT_GAP_S, Analysis, DeadWindow, Incident, Session, shows_penalty_box
+from omlx_logscan.analysis.outages import WEDGE_AFTER_S, find_outages
 from omlx_logscan.analysis.records import RecordAt, RecordIndex, before_startup_output
 from omlx_logscan.analysis.requests import RequestIndex
 from omlx_logscan.analysis.signatures import signatures_of
@@ -24,11 +25,7 @@ from omlx_logscan.stream.model import EventStream
 from omlx_logscan.timeutil import clock_seconds, seconds
 
 CRASH_WINDOW_S = 60.0  # a session ending this soon after a fault, without an orderly stop, crashed
-
-
 REPEATS_STOPPED_MIN_S = 1800.0  # silence after the last repeat that says the dead process is gone
-
-
 REPEATS_STOPPED_FACTOR = 4.0  # ... or this many median repeat intervals, if that is longer
 
 
@@ -158,10 +155,7 @@ def _split_after_dead(sessions: list[Session]) -> list[Session]:
 
 
 def _last_time(events: list[Event]) -> str | None:
-    for event in reversed(events):
-        if event.time:
-            return event.time
-    return None
+    return next((event.time for event in reversed(events) if event.time), None)
 
 
 def shows_unseen_restart(record: Event) -> bool:
@@ -172,10 +166,16 @@ def shows_unseen_restart(record: Event) -> bool:
 
 
 def _restart_evidence(session: Session) -> int | None:
-    """Index of the first event that a penalty-boxed process could not have produced, if any."""
+    """Index of the first event that a penalty-boxed process could not have produced, or that is
+    timed after its fatal exit (at WARNING level the next start is not in view), if any."""
     dead = False
     last_gpu: str | None = None
+    exited: str | None = None
     for index, event in enumerate(session.events):
+        if exited is not None and event.time is not None and event.time > exited:
+            return index
+        if process_end_reason(event) == "fatal_exit":
+            exited = event.time or event.prev_time
         if event.kind != "gpu_error":
             continue
         new_incident = last_gpu is None or not joins_incident(last_gpu, event)
@@ -186,8 +186,8 @@ def _restart_evidence(session: Session) -> int | None:
     return None
 
 
-def analyze(stream: EventStream) -> Analysis:
-    """Sessions, faults with outcomes, dead windows and signatures, from one event stream."""
+def analyze(stream: EventStream, *, wedge_after_s: float = WEDGE_AFTER_S) -> Analysis:
+    """Sessions, faults, dead windows, signatures and outages (wedges after ``wedge_after_s``) of a stream."""
     builder = _Builder(stream)
     log_start = min((s.first for s in stream.sources if s.first), default=None)
     log_end = max((s.last for s in stream.sources if s.last), default=None)
@@ -220,7 +220,9 @@ def analyze(stream: EventStream) -> Analysis:
             window_incidents[0].dead_window = len(windows)
             windows.append(_dead_window(session, following, window_incidents, builder, log_end))
     signatures = signatures_of(faults)
-    return Analysis(stream, sessions, faults, repeats, windows, signatures, log_start, log_end, builder.requests)
+    analysis = Analysis(stream, sessions, faults, repeats, windows, signatures, log_start, log_end, builder.requests)
+    analysis.outages = find_outages(analysis, getattr(stream, "arrivals", None), wedge_after_s)
+    return analysis
 
 
 def _place_at_first_record(session: Session, records: RecordIndex) -> None:
@@ -256,6 +258,7 @@ def _finish_session(
         any(process_end_reason(ev) == "fatal_exit" for ev in session.events),
         bool(kinds & CRASH_KINDS),
         "shutdown" in kinds and not _active_after_last_shutdown(session.events, builder, window_end),
+        any(shows_penalty_box(ev) for ev in session.events if ev.kind == "gpu_error"),
     )
     session.end_reason = ending.reason(followed=following is not None, info_shown=stream.shows("INFO"))
 
@@ -463,6 +466,7 @@ class SessionEnding:
     fatal_exit: bool = False  # a fatal exit line: the process exits for a clean restart
     crashed: bool = False  # an exit, abort, crash report or kernel panic (CRASH_KINDS)
     shut_down: bool = False  # an orderly-stop line with no work after it
+    penalty_boxed: bool = False  # a SubmissionsIgnored record: replaced, it was killed and restarted
 
     @property
     def stopped_in_order(self) -> bool:
@@ -472,8 +476,8 @@ class SessionEnding:
     def reason(self, *, followed: bool, info_shown: bool) -> str:
         """The session's end_reason, given whether another session ``followed`` it and whether the
         log level shows INFO lines (``info_shown``). A process replaced with neither a crash nor an
-        orderly stop in view crashed when the log would have shown its stop line; at WARNING level
-        it may have been restarted in order, unseen."""
+        orderly stop in view crashed when the log would have shown its stop line (unless penalty-boxed:
+        killed and restarted); at WARNING level it may have been restarted in order, unseen."""
         if self.fatal_exit:
             return "fatal_exit"
         if self.crashed:
@@ -482,7 +486,7 @@ class SessionEnding:
             return "shutdown"
         if not followed:
             return "eof"
-        return "crash" if info_shown else "restart"
+        return "crash" if info_shown and not self.penalty_boxed else "restart"
 
 
 def _repeats_stopped(session: Session, intervals: list[float], failure_times: list[str]) -> bool:

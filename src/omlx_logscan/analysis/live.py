@@ -263,6 +263,7 @@ class LiveState:
             facts.latest_activity = max(facts.latest_activity or active, active)
         if event.kind == "gpu_error" and shows_penalty_box(event):
             facts.penalty_boxed = True
+            facts.ending.penalty_boxed = True
         self._note_ending(event, request)
         if request:
             facts.requests += 1

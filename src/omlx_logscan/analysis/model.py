@@ -6,6 +6,7 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Any
 
+from omlx_logscan.analysis.outage_model import Outages
 from omlx_logscan.analysis.requests import RequestIndex
 from omlx_logscan.parsing.catalog import PENALTY_BOX_CODE
 from omlx_logscan.parsing.event import Event
@@ -214,3 +215,4 @@ class Analysis:
     log_start: str | None
     log_end: str | None
     requests: RequestIndex  # finished requests by time, for counts over any window
+    outages: Outages = field(default_factory=Outages)  # every outage of every kind (analysis/outages.py)

@@ -7,7 +7,9 @@ from collections import defaultdict
 from datetime import timedelta
 
 from omlx_logscan.analysis.model import Analysis, DeadWindow, Incident, Session
+from omlx_logscan.analysis.outage_model import Outage
 from omlx_logscan.output.blocks import Part, ReportBlock
+from omlx_logscan.output.outages import outage_title
 from omlx_logscan.timeutil import parse, to_second
 
 _END_REASONS = {
@@ -40,7 +42,11 @@ def gantt_chart(analysis: Analysis, os_versions: dict[int, str]) -> list[Part]:
     faults: defaultdict[int, list[Incident]] = defaultdict(list)
     for incident in analysis.faults:
         faults[incident.session].append(incident)
-    shown = [s for s in analysis.sessions if s.index in faults or s.index in windows]
+    outages: defaultdict[int, list[Outage]] = defaultdict(list)
+    for outage in analysis.outages.items:
+        if outage.kind != "penalty_box":  # drawn as its dead window
+            outages[outage.session].append(outage)
+    shown = [s for s in analysis.sessions if s.index in faults or s.index in windows or s.index in outages]
     out: list[Part] = ["### Timeline chart", ""]
     hidden = len(analysis.sessions) - len(shown)
     if not shown:
@@ -49,12 +55,15 @@ def gantt_chart(analysis: Analysis, os_versions: dict[int, str]) -> list[Part]:
             f"No process had a GPU fault, so there is nothing to chart ({hidden} lifetime(s) in the log).",
             "",
         ]
-    intro = f"The chart shows the {len(shown)} process lifetime(s) with a GPU fault or a dead-engine window"
+    intro = f"The chart shows the {len(shown)} process lifetime(s) with a GPU fault, a dead-engine window or an outage"
     intro += f"; the other {hidden} are left out so that it stays readable." if hidden else "."
     if any(len(faults[s.index]) > GANTT_MAX_FAULTS for s in shown):
         half = GANTT_MAX_FAULTS // 2
         intro += f" A process with more than {GANTT_MAX_FAULTS} faults shows its first and last {half}."
-    sections = [_gantt_section(s, faults[s.index], windows.get(s.index), os_versions.get(s.index)) for s in shown]
+    sections = [
+        _gantt_section(s, faults[s.index], windows.get(s.index), os_versions.get(s.index), outages[s.index])
+        for s in shown
+    ]
     rows = [section for section in sections if section is not None]
     if len(rows) < len(sections):
         intro += f" {len(sections) - len(rows)} of them have no timestamp to place them by and are not drawn."
@@ -85,9 +94,15 @@ def _task(name: str, tags: str, start: str, end: str) -> str:
 
 
 def _gantt_section(
-    session: Session, faults: list[Incident], window: DeadWindow | None, os_version: str | None
+    session: Session,
+    faults: list[Incident],
+    window: DeadWindow | None,
+    os_version: str | None,
+    outages: list[Outage] | None = None,
 ) -> str | None:
-    """One process in the chart: its lifetime, its faults as milestones, its dead window (None if untimed)."""
+    """One process in the chart: its lifetime, its faults as milestones, its dead window and its
+    other outages as bars (None if untimed)."""
+    bars = [(o, o.start, o.end or o.end_after) for o in outages or [] if o.start and (o.end or o.end_after)]
     times = [t for t in (session.start, session.end, *(f.time for f in faults)) if t]
     dead_end = None
     if window is not None and window.start:
@@ -120,4 +135,7 @@ def _gantt_section(
     if window is not None and window.start and dead_end:
         name = "STILL DEAD at the end of the log" if window.end_reason == "eof" else "dead engine (penalty box)"
         lines.append(_task(name, "crit, ", str(to_second(window.start)), str(to_second(dead_end))))
+    for outage, begins, ends in bars:
+        if ends is not None and begins is not None and ends > begins:
+            lines.append(_task(outage_title(outage), "crit, ", str(to_second(begins)), str(to_second(ends))))
     return "\n".join(lines)

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from omlx_logscan.analysis.attribution import WhyFaulted
 from omlx_logscan.analysis.model import Analysis
 from omlx_logscan.output.markup import fence_for, md_escape
+from omlx_logscan.output.outages import outages_markdown
 from omlx_logscan.output.phrases import (
     call_site_label,
     count_text,
@@ -94,6 +95,7 @@ def timeline_markdown(
                 f"{md_escape(window_end_phrase(w))}; {dead_for(w)} | {w.repeats} | "
                 f"{count_text(w.requests_completed)} |"
             )
+    out += ["", *outages_markdown(analysis.outages)]  # every kind of outage: output/outages.py
     if analysis.signatures:
         out += ["", "### Stack signatures", ""]
         for sig in analysis.signatures:

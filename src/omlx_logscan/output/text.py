@@ -10,6 +10,7 @@ from typing import IO, TYPE_CHECKING
 
 from omlx_logscan.analysis.attribution import WhyFaulted
 from omlx_logscan.analysis.model import Analysis
+from omlx_logscan.output.outages import outage_lines
 from omlx_logscan.output.phrases import (
     accounting_lines,
     call_site_label,
@@ -221,6 +222,10 @@ def timeline_text(
                 f"{window.repeats} repeats, {count_text(window.requests_completed, 'requests completed')}"
             )
             con.print(Text(line, style="red"), soft_wrap=True)
+    con.print()  # every kind of outage: output/outages.py
+    con.print(Text("Outages", style="bold"))
+    for line in outage_lines(analysis.outages):
+        con.print(Text(printable(f"  {line}")), soft_wrap=True)
     if analysis.signatures:
         con.print()
         con.print(Text("Stack signatures", style="bold"))
