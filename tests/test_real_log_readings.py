@@ -93,13 +93,19 @@ RUNNING = {"start_in_log": False, "end_reason": "eof"}
         ("omlx-issue-1675.log", "2026-06-05T21:24:11.573"),  # first line glued to a code fence
         ("omlx-issue-1880.log", "2026-06-16T13:16:25.311"),  # model discovery, em-dash in a message
         ("omlx-issue-342.log", "2026-03-22T17:54:16.519"),  # DEBUG SSD block loads
-        ("omlx-issue-888.log", "2026-04-22T15:19:55.679"),  # one DEBUG arrival: not a finished request
     ],
 )
 def test_routine_records_only_are_one_lifetime_of_unknown_start(name: str, end: str) -> None:
     expect_events(name, [])
     expect_sessions(name, [{**RUNNING, "end": end, "line": 1, "requests_completed": 0}])
     expect_unparsed(name, 0)
+
+
+def test_issue_888_one_debug_arrival_is_an_arrival_not_a_finished_request() -> None:
+    expect_events("omlx-issue-888.log", [(1, "request_arrival", {"form": "chat_received"})])
+    end = "2026-04-22T15:19:55.679"
+    expect_sessions("omlx-issue-888.log", [{**RUNNING, "end": end, "line": 1, "requests_completed": 0}])
+    expect_unparsed("omlx-issue-888.log", 0)
 
 
 def test_issue_253_discovery_refresh_with_truncated_year_is_not_a_start() -> None:
@@ -479,6 +485,8 @@ def test_issue_1645_trace_arrival_model_load_then_unhandled_500() -> None:
     expect_events(
         name,
         [
+            (1, "request_arrival", {"form": "incoming", "method": "POST", "path": "/v1/chat/completions"}),
+            (2, "request_arrival", {"form": "chat_received", "model": "gemma-4-12B-it-OptiQ-4bit"}),
             (4, "model_load", {"model": "gemma-4-12B-it-OptiQ-4bit", "stage": "loading"}),
             (6, "request_error", {"stage": "http", "method": "POST", "path": "/v1/chat/completions", "status": 500}),
         ],

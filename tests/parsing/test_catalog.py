@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from omlx_logscan import read_events, resolve
-from omlx_logscan.parsing import scan
+from omlx_logscan.parsing import plan
 from omlx_logscan.parsing.catalog import CATALOG, CHAT_COMPLETION, Template, bare_openings
 from omlx_logscan.parsing.grammar import parse_line
 
@@ -39,7 +39,7 @@ def test_bare_lines_are_known_by_their_templates_openings(tag: str) -> None:
 )
 def test_the_scanner_reads_the_tokens_the_chat_template_reads(counts: str, tokens: str | None) -> None:
     """The scanner's counts test is the catalog's, in ASCII digits, capturing the tokens only."""
-    scanned = re.match(scan._CHAT_TAIL, counts)
+    scanned = re.match(plan._CHAT_TAIL, counts)
     assert (scanned[1] if scanned else None) == tokens
     if tokens is not None:
         template_match = _CHAT_TEMPLATE.regex.match(CHAT_COMPLETION + counts)

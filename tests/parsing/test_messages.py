@@ -14,6 +14,7 @@ import pytest
 
 from omlx_logscan import analyze, read_events, resolve
 from omlx_logscan.parsing.catalog import FATAL_EXIT_SUFFIX
+from omlx_logscan.stream.read import all_events
 
 STAMP = "2026-09-15 20:19:38,123"
 TIMEOUT = "[METAL] Command buffer execution failed: Caused GPU Timeout Error (00000002:kIOGPUCommandBufferCallbackErrorTimeout)."
@@ -613,8 +614,12 @@ def test_memory_guard_refusals_are_admission_errors(tmp_path: Path, level: str, 
     ],
     ids=["chat-request-received", "added-request"],
 )
-def test_debug_arrivals_are_routine_records_not_finished_requests(tmp_path: Path, logger: str, message: str) -> None:
-    assert [e["kind"] for e in read(tmp_path, file_line(logger, "DEBUG", message))] == ["record"]
+def test_debug_arrivals_are_arrivals_not_finished_requests(tmp_path: Path, logger: str, message: str) -> None:
+    log = tmp_path / "server.log"
+    log.write_text(file_line(logger, "DEBUG", message) + "\n", encoding="utf-8")
+    stream = read_events(resolve([str(log)]), keep_all=True)
+    assert [event.kind for event in all_events(stream)] == ["request_arrival"]
+    assert stream.arrivals.height == 1 and not stream.requests.height
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -36,8 +36,8 @@ SINGLE_FILE_CASES = sorted(p.parent.name for p in GENERATED.glob("s*-*/omlx.log.
 REAL_LOGS = sorted(p.name for p in REAL.glob("*.log"))
 SUBPROCESS_CASES = ["s1-file-info", "s5-console-warning", "omlx-issue-3683.log"]
 
-# Requests are dense rows in a batch read and events in a live one: compared by count, not as events.
-DENSE_KINDS = frozenset({"request_complete", "record"})
+# Requests and arrivals are dense rows in a batch read and events in a live one: compared by count, not as events.
+DENSE_KINDS = frozenset({"request_complete", "request_arrival", "record"})
 
 
 class EventKeeper:

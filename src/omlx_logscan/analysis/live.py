@@ -25,7 +25,7 @@ from omlx_logscan.analysis.records import before_startup_output
 from omlx_logscan.analysis.signatures import signature_of
 from omlx_logscan.parsing.catalog import INCIDENT_KINDS, LOGGER_PREFIX
 from omlx_logscan.parsing.event import Event
-from omlx_logscan.parsing.kinds import CRASH_KINDS, SERVING_KINDS
+from omlx_logscan.parsing.kinds import ARRIVAL_KIND, CRASH_KINDS, SERVING_KINDS
 from omlx_logscan.timeutil import seconds
 
 
@@ -161,7 +161,7 @@ class LiveState:
                 changes += self.close_incident()
         if event.time is not None:
             self.log_start = min(self.log_start or event.time, event.time)
-        if event.kind == "record":  # routine lines: the log's span, and when their process wrote
+        if event.kind in ("record", ARRIVAL_KIND):  # the log's span, and when their process wrote (as batch reads them)
             self._note_record(event)
             self._note_time(event.time)
             return changes

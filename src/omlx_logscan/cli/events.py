@@ -36,7 +36,7 @@ def events(
     wanted = checked_kinds(kind)
     fmt = fmt or (EventFormat.table if sys.stdout.isatty() and options.output is None else EventFormat.ndjson)
     check_destination(fmt, options.output)  # before the log is read, not after
-    need_requests = not wanted or "request_complete" in wanted
+    need_requests = not wanted or bool({"request_complete", "request_arrival"} & wanted)  # the dense kinds
     stream = load_stream(options, keep_all=all_records, keep_request_text=need_requests)
     selected = (ev for ev in all_events(stream) if not wanted or ev.kind in wanted)
     if show_unparsed:

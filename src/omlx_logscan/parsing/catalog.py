@@ -15,6 +15,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from omlx_logscan.parsing.catalog_arrivals import ARRIVALS
+
 
 @dataclass(frozen=True)
 class Template:
@@ -53,7 +55,6 @@ _GB = r"(?P<{0}>[\d.]+)\s*GB"
 
 # Every logger oMLX names begins so (omlx.server, omlx.scheduler, omlx_app, ...).
 LOGGER_PREFIX = "omlx"
-
 
 # The logger of the oMLX menu-bar app, whose lines have a format of their own.
 APP_LOGGER = "omlx_app"
@@ -234,6 +235,7 @@ CATALOG: tuple[Template, ...] = (
         rf"^{CHAT_COMPLETION}{CHAT_COUNTS}{_RATE_AND_PROMPT}(?:.*?finish_reason=(?P<finish_reason>\w+))?",
         "chat",
     ),
+    *(Template("request_arrival", arrival.pattern, arrival.form) for arrival in ARRIVALS),  # below INFO
     _generation("Completion: ", "completion"),
     _generation("Anthropic message: ", "anthropic"),
     _generation("Responses API: ", "responses"),

@@ -53,6 +53,10 @@ REGISTRY: tuple[Kind, ...] = (
         omlx_only=True,
         tag_field="type",
     ),
+    # A request coming in (DEBUG and TRACE only). The batch analysis reads arrivals as dense rows
+    # (``EventStream.arrivals``), never among the events, so whether the scan or the grammar read
+    # one changes nothing: no flag here; the live analysis takes them as routine records too.
+    Kind("request_arrival", tag_field="form"),
     Kind("request_error", shows_active_engine=True, tag_field="stage"),
     # An aborted, cancelled or disconnected request: the process was running one, but shutdowns abort
     # requests too, and a client gives up on a request a fault broke, so it shows neither that the
@@ -68,6 +72,9 @@ REGISTRY: tuple[Kind, ...] = (
 
 
 KINDS: tuple[str, ...] = tuple(kind.name for kind in REGISTRY)
+
+
+ARRIVAL_KIND = "request_arrival"
 
 
 CRASH_KINDS = frozenset(kind.name for kind in REGISTRY if kind.crash_evidence)

@@ -1,13 +1,13 @@
 """The bulk scan: find the lines that matter without running Python on every line.
 
 A source is read in blocks of whole lines by worker threads, one more than there are cores;
-polars splits each block into lines and classifies them with vectorised tests, and the results
-come back in file order. Bytes that are not UTF-8 are first mended the way the Python grammar
-reads them (as Windows-1252), since polars accepts UTF-8 only. Routine single-line records
-(DEBUG records, and INFO records no catalog literal occurs in) are only counted. Finished-request
-lines, the one dense kind, stay in a polars table. Everything else, a small fraction of a big
-log, goes to the Python line grammar as ``KeptLine`` rows; the records next to those lines that
-it does not hand over say when a process last wrote anything (``parsing.unkept``).
+each block is split into lines and classified (by the polars plan, ``parsing.plan``), and the
+results come back in file order. Bytes that are not UTF-8 are first mended the way the Python
+grammar reads them (as Windows-1252), since polars accepts UTF-8 only. Routine single-line
+records are only counted. Finished-request lines and request arrivals, the dense kinds, stay in
+polars tables. Everything else, a small fraction of a big log, goes to the Python line grammar
+as ``KeptLine`` rows; the records next to those lines that it does not hand over say when a
+process last wrote anything (``parsing.unkept``).
 """
 
 from __future__ import annotations
@@ -17,8 +17,6 @@ import re
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from datetime import datetime
-from functools import cache
 from typing import Any
 
 import polars as pl
@@ -28,87 +26,9 @@ from omlx_logscan.inputs.blocks import ByteBlock, read_blocks
 from omlx_logscan.inputs.decoding import file_head, normalise, refuse_binary, sniff_codec
 from omlx_logscan.inputs.lines import KeptLine
 from omlx_logscan.inputs.sources import Source
-from omlx_logscan.parsing.catalog import (
-    CHAT_COMPLETION,
-    CHAT_COUNTS,
-    GPU_LITERALS,
-    GPU_MARKERS,
-    NO_REQUEST_ID,
-    PREFILTER_LITERALS,
-    REQUEST_LOGGER,
-)
-from omlx_logscan.parsing.grammar import MAX_LINE_CHARS, PLAUSIBLE_YEARS
-from omlx_logscan.parsing.unkept import RECORD_SCHEMA, Unkept, UnkeptRecords, unkept_records
-
-# A line the grammar reads as a dated record, not as the continuation of the one before: a date
-# and time (with up to six digits of fraction) and a separator after them. In ASCII digits and
-# blanks, on which Python's re and polars' regex engine agree (not on every Unicode digit or
-# space): block edges are tested with the one, the block's other lines with the other.
-_DATED_LINE = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}[ T][0-9]{2}:[0-9]{2}:[0-9]{2}(?:[,.][0-9]{1,6})?(?:[ \t]*[-—][ \t]*|[ \t]+)"
-
-
-# The file/console record prefix up to the level: level tests are anchored, so a message that
-# merely mentions " - DEBUG - " is never taken for a DEBUG record.
-_RECORD_PREFIX = r"^\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d[,.]\d+ - [\w.]+ - "
-
-
-_LEVEL_RECORD = {level: f"{_RECORD_PREFIX}{level} - " for level in ("TRACE", "DEBUG", "INFO")}
-
-
-# A finished chat completion in the shape oMLX writes it (the catalog's parts of that shape),
-# tested piece by piece because a regex over the whole line costs a few nanoseconds a byte: the
-# stamp by the time parse, the fixed head by comparing slices, the counts by a short anchored
-# regex that also captures the tokens. The test only routes lines: one it rejects still reaches
-# the grammar through the catalog literal CHAT_COMPLETION, and so do the rare embedding requests,
-# whose tokens the analysis does not count.
-_STAMP_FORMAT = "%Y-%m-%d %H:%M:%S,%3f"
-
-
-_STAMP_LEN = 23
-
-
-_REQUEST_HEAD = f" - {REQUEST_LOGGER} - INFO - "
-
-
-def _tokens_captured(pattern: str) -> str:
-    """``pattern`` anchored, its digits ASCII (on which Python's re and polars' regex engine
-    agree, as they do not on every Unicode digit), and only its ``tokens`` group capturing, so
-    that the tokens are group 1. Applied once, to the catalog's CHAT_COUNTS."""
-
-    def ascii_digits(match: re.Match[str]) -> str:
-        in_class = match[1]  # a character class, or None for a \d outside one
-        return "[0-9]" if in_class is None else "[" + in_class.replace(r"\d", "0-9") + "]"
-
-    def tokens_only(match: re.Match[str]) -> str:
-        return "(" if match[1] == "tokens" else "(?:"
-
-    ascii_pattern = re.sub(r"\[([^\]]*)\]|\\d", ascii_digits, pattern)
-    return "^" + re.sub(r"\(\?P<(\w+)>", tokens_only, ascii_pattern)
-
-
-_CHAT_TAIL = _tokens_captured(CHAT_COUNTS)
-
-
-# Text the grammar reads otherwise: a GPU error anywhere in the record makes it a gpu_error, and
-# colour codes are removed before the message is matched.
-_NOT_DENSE = "|".join([*(re.escape(marker) for marker in GPU_MARKERS), r"\x1b"])
-
-
-# The grammar's own limits on a time: years it finds plausible, and no leap second (which the
-# time parse would roll over into the next minute).
-_FIRST_TIME = datetime(PLAUSIBLE_YEARS.start, 1, 1)
-
-
-_END_TIME = datetime(PLAUSIBLE_YEARS.stop, 1, 1)
-
-
-_INTERESTING = "|".join(
-    [r"WARN|ERROR|CRITICAL|FATAL"] + [re.escape(lit) for lit in (*PREFILTER_LITERALS, *GPU_LITERALS)]
-)
-
-
-_NOT_ROUTINE = "|".join([" - WARNING - ", " - ERROR - ", " - CRITICAL - ", *(re.escape(lit) for lit in GPU_LITERALS)])
-
+from omlx_logscan.parsing.plan import DATED_LINE, plan_block
+from omlx_logscan.parsing.plan import BlockOutput as _BlockOutput
+from omlx_logscan.parsing.unkept import RECORD_SCHEMA, UnkeptRecords
 
 # One block more in flight than there are cores keeps them all busy while the next is read; the
 # cap keeps memory flat on many-core machines.
@@ -129,6 +49,16 @@ REQUEST_SCHEMA: dict[str, Any] = {
 }
 
 
+# The dense arrival table (the same optional "key" and "text"): each line where a request came in
+# (DEBUG and TRACE logs only), and which of the catalog's arrival lines it is.
+ARRIVAL_SCHEMA: dict[str, Any] = {
+    "source": pl.UInt32,
+    "line": pl.UInt32,
+    "time": pl.Datetime("ms"),
+    "form": pl.Categorical(),
+}
+
+
 @dataclass
 class SourceScan:
     """What the scan of one source found."""
@@ -140,155 +70,39 @@ class SourceScan:
     levels: set[str] = field(default_factory=set)  # TRACE/DEBUG/INFO seen in the bulk scan
     # Finished-request rows (REQUEST_SCHEMA, then "key" and "text" when asked for), in file order.
     requests: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=REQUEST_SCHEMA))
+    # Arrival rows (ARRIVAL_SCHEMA, then "key" and "text" when asked for), in file order.
+    arrivals: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=ARRIVAL_SCHEMA))
     # Timed oMLX records the grammar never saw, at the edges of what it saw (RECORD_SCHEMA), in file order.
     records: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=RECORD_SCHEMA))
     problem: str | None = None  # why reading stopped early, if it did
 
 
-def _numbered(index: int, blocks: list[tuple[int, pl.DataFrame]]) -> pl.DataFrame:
-    """Blocks' request rows as lines of the source, in one table: (lines before the block, rows
-    whose "n" counts from the block's first line) each. Numbering them once, at the end, costs
-    the scan's caller no polars work per block."""
+def _numbered(
+    index: int, blocks: list[tuple[int, pl.DataFrame]], schema: dict[str, Any] = REQUEST_SCHEMA
+) -> pl.DataFrame:
+    """Blocks' dense rows (``schema``'s) as lines of the source, in one table: (lines before the
+    block, rows whose "n" counts from the block's first line) each. Numbering them once, at the
+    end, costs the scan's caller no polars work per block."""
     if not blocks:
-        return pl.DataFrame(schema=REQUEST_SCHEMA)
-    extra = [c for c in ("key", "text") if c in blocks[0][1].columns]
+        return pl.DataFrame(schema=schema)
+    columns = [c for c in schema if c not in ("source", "line")]
+    columns += [c for c in ("key", "text") if c in blocks[0][1].columns]
     source = pl.lit(index, dtype=pl.UInt32).alias("source")
     numbered = [
-        frame.select(source, (pl.col("n") + base).cast(pl.UInt32).alias("line"), "time", "tokens", *extra)
-        for base, frame in blocks
+        frame.select(source, (pl.col("n") + base).cast(pl.UInt32).alias("line"), *columns) for base, frame in blocks
     ]
-    # The blocks' time and tokens are used as they are, not copied into one buffer: a big log's
+    # The blocks' columns are used as they are, not copied into one buffer: a big log's
     # request table then costs no second copy of itself at its peak.
     return pl.concat(numbered, rechunk=False)
 
 
-@dataclass(slots=True)
-class _BlockOutput:
-    """What one block's plan found; its line numbers ``n`` count from the block's first line."""
-
-    size: int  # bytes read from the source, for progress
-    lines: int
-    requests: pl.DataFrame  # n, time, tokens, and key/text when asked for
-    kept: list[tuple[int, str]]  # (n, text) of the lines for the grammar
-    levels: set[str]
-    records: Unkept  # records not handed over, next to lines that were
-
-
-_DATED_LINE_AT_START = re.compile(_DATED_LINE)
+_DATED_LINE_AT_START = re.compile(DATED_LINE)
 
 
 def _timed(line: bytes) -> bool:
     """The scan's timestamp test for one line, in Python: what the plan's ``ts`` gives that line."""
     # Undecodable bytes become U+FFFD, as they would become Windows-1252 letters: neither is a digit.
     return _DATED_LINE_AT_START.match(line[:160].decode("utf-8", errors="replace")) is not None
-
-
-def _lines(block: ByteBlock) -> pl.LazyFrame:
-    """A block's lines, numbered from 1 within the block, without the unfinished last one.
-
-    polars takes bytes that begin like a zlib stream ("x^", "x\\x01") for compressed data: such a
-    block is handed over behind an empty line, which is numbered 0 and dropped.
-    """
-    shielded = block.data[:1] == b"x"
-    data = b"\n" + block.data if shielded else block.data
-    lines = pl.scan_lines(data, name="line").with_row_index("n", offset=0 if shielded else 1)
-    if block.cut_tail:
-        lines = lines.filter(pl.col("n") < pl.len() - (1 if shielded else 0))
-    return lines.filter(pl.col("n") > 0) if shielded else lines
-
-
-def _plan(block: ByteBlock, keep_all: bool, keep_key: bool) -> pl.LazyFrame:
-    """The vectorised work on one block, as a lazy plan so that blocks run in parallel.
-
-    A timed line is kept when an untimed line touches it (it heads or follows a multi-line
-    record, so the grammar can join records and date untimed lines from their neighbours) or
-    when it could match the catalog. The lines around the block count as its neighbours, so
-    where blocks begin and end changes nothing. DEBUG records that no untimed line touches are
-    routine and only counted: they are most of a DEBUG log, so they are dropped before the
-    request test runs on what is left. The plan's rows are the block's other lines, each marked
-    ``request`` or not, with the request columns computed, and its last line, which carries
-    ``total`` (the block's line count) even when it is routine.
-    """
-    line = pl.col("line")
-    ts = pl.col("ts")
-    single = pl.col("single")  # a timed line no untimed line touches: a one-line record
-    marked = (
-        _lines(block)
-        .with_columns(total=pl.len(), ts=line.str.contains(_DATED_LINE).fill_null(False))
-        .with_columns(single=ts & ts.shift(-1).fill_null(block.next_timed) & ts.shift(1).fill_null(block.prev_timed))
-    )
-    if keep_all:
-        return marked.with_columns(
-            prev=pl.lit(None, pl.String),
-            single=pl.lit(False),
-            routine=pl.lit(False),
-            request=pl.lit(False),
-            any_debug=pl.lit(False),
-            time=pl.lit(None, pl.Datetime("ms")),
-            tokens=pl.lit(0, pl.Int32),
-            **({"key": pl.lit(None, pl.UInt64)} if keep_key else {}),
-        )
-    # " - DEBUG - " anywhere is cheap to find; a line that also names a higher level (a warning
-    # quoting a DEBUG line) or carries a GPU error is never routine.
-    debug = line.str.contains(" - DEBUG - ", literal=True).fill_null(False)
-    routine = pl.col("routine")
-    return (
-        marked.with_columns(debug=debug, prev=line.shift(1))  # the line before: a record's stamp, if not kept
-        .with_columns(any_debug=pl.col("debug").any())
-        .with_columns(routine=single & pl.col("debug") & ~line.str.contains(_NOT_ROUTINE).fill_null(False))
-        .filter(~routine | (pl.col("n") == pl.col("total")) | (pl.col("n") == 1))
-        .with_columns(_request_columns(keep_key))
-        .with_columns(request=single & ~routine & pl.col("tokens").is_not_null())
-    )
-
-
-@cache  # built once: a block's plan is made on a worker thread while holding the GIL
-def _request_columns(keep_key: bool) -> tuple[pl.Expr, ...]:
-    """Time, tokens and de-duplication key of a finished chat completion, for the dense table.
-
-    These run on every line the request test looks at, millions in a big log, so each is the
-    cheapest that is exact. "tokens" is null on any line that is no finished chat completion in
-    oMLX's own shape (a time with another fraction than ",mmm", another logger, 2026-13-45): the
-    grammar reads those. No cache for the time parse: request times are nearly all distinct.
-    """
-    line = pl.col("line")
-    time = line.str.head(_STAMP_LEN).str.to_datetime(_STAMP_FORMAT, strict=False, time_unit="ms", cache=False)
-    head_end = _STAMP_LEN + len(_REQUEST_HEAD)
-    with_id = NO_REQUEST_ID + CHAT_COMPLETION
-    tokens = (
-        pl.when(line.str.slice(head_end, len(with_id)) == with_id)
-        .then(line.str.slice(head_end + len(with_id)).str.extract(_CHAT_TAIL, 1))
-        .when(line.str.slice(head_end, len(CHAT_COMPLETION)) == CHAT_COMPLETION)
-        .then(line.str.slice(head_end + len(CHAT_COMPLETION)).str.extract(_CHAT_TAIL, 1))
-        .cast(pl.Int32, strict=False)  # more digits than fit: the grammar reads the line
-    )
-    shaped = (
-        (line.str.slice(_STAMP_LEN, len(_REQUEST_HEAD)) == _REQUEST_HEAD)
-        & time.is_between(_FIRST_TIME, _END_TIME, closed="left")
-        & (line.str.slice(17, 2) != "60")  # the seconds
-        & (line.str.len_bytes() <= MAX_LINE_CHARS)  # the grammar would read a cut line
-        & ~line.str.contains(_NOT_DENSE)
-    )
-    columns = [time.alias("time"), pl.when(shaped).then(tokens).alias("tokens")]
-    if keep_key:
-        columns.append(line.str.replace(f" - {NO_REQUEST_ID}", " - ", literal=True).hash().alias("key"))
-    return tuple(columns)
-
-
-def _levels(df: pl.DataFrame, known: set[str]) -> set[str]:
-    """``known`` plus whichever of TRACE/DEBUG/INFO the file-format records of ``df`` show."""
-    missing = [level for level in _LEVEL_RECORD if level not in known]
-    if not missing or not df.height:
-        return set(known)
-    line = pl.col("line")
-    found = set(known)
-    for level in missing:
-        # A literal finds the few candidate lines; the anchored test confirms them, so a message
-        # quoting " - TRACE - " is no TRACE record.
-        candidates = df.filter(line.str.contains(f" - {level} - ", literal=True).fill_null(False))
-        if candidates.height and candidates.select(line.str.contains(_LEVEL_RECORD[level]).any()).item():
-            found.add(level)
-    return found
 
 
 def _native(source: Source) -> bool:
@@ -334,6 +148,7 @@ def _scan(
 ) -> SourceScan:
     result = SourceScan(source, index)
     request_blocks: list[tuple[int, pl.DataFrame]] = []
+    arrival_blocks: list[tuple[int, pl.DataFrame]] = []
     records = UnkeptRecords()
 
     def run(block: ByteBlock) -> _BlockOutput:
@@ -341,12 +156,13 @@ def _scan(
 
     try:
         for output in _in_order(run, _linked(read_blocks(source, native))):
-            on_kept(_take(result, output, request_blocks, records))
+            on_kept(_take(result, output, request_blocks, arrival_blocks, records))
             if progress is not None:
                 progress(output.size)
     except InputError as exc:
         result.problem = str(exc)
     result.requests = _numbered(index, request_blocks)
+    result.arrivals = _numbered(index, arrival_blocks, ARRIVAL_SCHEMA)
     result.records = records.table()
     if result.lines == 0 and result.problem is None:
         result.problem = f"{source.name}: empty file"
@@ -423,44 +239,12 @@ def _in_order(run: Callable[[ByteBlock], _BlockOutput], blocks: Iterator[ByteBlo
 
 
 def _run(block: ByteBlock, source_name: str, keep_all: bool, keep_key: bool, keep_request_text: bool) -> _BlockOutput:
-    """One block's plan, collected on a worker thread, and the small frames it gives filed."""
-    size = block.size
+    """One block's scan, on a worker thread."""
     # polars must not fail while another plan runs (a failing plan can crash its threads), so
     # bytes that are not UTF-8 are mended first: Python reads those lines as Windows-1252. ASCII
     # blocks, nearly all, cost one quick check.
     block.data = normalise(block.data)
-    try:
-        requests, others, summary = pl.collect_all(
-            _outputs(_plan(block, keep_all, keep_key), keep_key, keep_request_text),
-            engine="in-memory",  # a block is small: the streaming engine's threads only cost here
-        )
-    except (pl.exceptions.PolarsError, pl.exceptions.PanicException, OSError):
-        raise InputError(f"{source_name}: unreadable text") from None
-    block.data = b""  # free the bytes now, not when the last reference to the block goes
-    lines = summary["total"][0] or 0
-    kept = others.filter("kept")
-    # Request rows are INFO records (the request test fixes the level): that leaves less to look for.
-    known = {level for level, seen in (("DEBUG", summary["any_debug"][0]), ("INFO", requests.height)) if seen}
-    levels = _levels(others, known)
-    rows = list(kept.select("n", "line", "prev").iter_rows())
-    unkept = unkept_records(rows, summary["first"][0], summary["last"][0], lines)
-    return _BlockOutput(size, lines, requests.rechunk(), [(n, text or "") for n, text, _ in rows], levels, unkept)
-
-
-def _outputs(
-    plan: pl.LazyFrame, keep_key: bool, keep_request_text: bool
-) -> tuple[pl.LazyFrame, pl.LazyFrame, pl.LazyFrame]:
-    """A block's finished-request rows, the rows Python may look at, its line count, levels and edges."""
-    request, line = pl.col("request"), pl.col("line")
-    extra = [pl.col("key")] if keep_key else []
-    if keep_request_text:
-        extra.append(pl.col("line").alias("text"))
-    requests = plan.filter(request).select("n", "time", "tokens", *extra)
-    others = plan.filter(~request & ~pl.col("routine")).select(
-        "n", "line", "prev", kept=~pl.col("single") | pl.col("line").str.contains(_INTERESTING).fill_null(False)
-    )
-    summary = plan.select(pl.col("total", "any_debug").first(), first=line.first(), last=line.last())
-    return requests, others, summary
+    return plan_block(block, source_name, keep_all, keep_key, keep_request_text)
 
 
 def _linked(blocks: Iterator[ByteBlock]) -> Iterator[ByteBlock]:
@@ -484,7 +268,11 @@ def _linked(blocks: Iterator[ByteBlock]) -> Iterator[ByteBlock]:
 
 
 def _take(
-    result: SourceScan, output: _BlockOutput, requests: list[tuple[int, pl.DataFrame]], records: UnkeptRecords
+    result: SourceScan,
+    output: _BlockOutput,
+    requests: list[tuple[int, pl.DataFrame]],
+    arrivals: list[tuple[int, pl.DataFrame]],
+    records: UnkeptRecords,
 ) -> list[KeptLine]:
     """File one block's output under the source's line numbers; return its lines for the grammar."""
     if not output.lines:  # a block of no lines (an empty input)
@@ -492,8 +280,10 @@ def _take(
     base = result.lines
     if output.requests.height:
         requests.append((base, output.requests))
+    if output.arrivals.height:
+        arrivals.append((base, output.arrivals))
     result.levels |= output.levels
-    result.routine_records += output.lines - len(output.kept) - output.requests.height
+    result.routine_records += output.lines - len(output.kept) - output.requests.height - output.arrivals.height
     result.lines += output.lines
     records.take(output.records, base, output.lines, bool(output.kept) and output.kept[0][0] == 1)
     return [KeptLine(base + n, text) for n, text in output.kept]

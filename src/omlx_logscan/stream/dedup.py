@@ -7,7 +7,7 @@ from typing import Any
 import polars as pl
 
 from omlx_logscan.parsing.event import Event
-from omlx_logscan.parsing.scan import REQUEST_SCHEMA, SourceScan
+from omlx_logscan.stream.model import Accounting
 from omlx_logscan.timeutil import parse
 
 
@@ -21,11 +21,37 @@ def dedup_key(event: Event) -> tuple[Any, ...] | None:
     return ("untimed", event.prev_time, event.next_time, event.message, event.kind)
 
 
-def requests_frame(scans: list[SourceScan]) -> pl.DataFrame:
-    """The sources' dense request rows in one table, each record that two sources share once."""
-    frames = [scan.requests for scan in scans if scan.requests.height]
+def count_once(
+    tables: list[pl.DataFrame],
+    schema: dict[str, Any],
+    sparse: list[list[Event]],
+    kind: str,
+    accounting: Accounting,
+) -> tuple[pl.DataFrame, list[list[Event]]]:
+    """The sources' dense rows of one kind (``tables``, of ``schema``) in one table, and each
+    source's events of that kind (``sparse``), with each record that two sources share once: the
+    copies dropped move from the event lines to the duplicates in ``accounting``."""
+    table = _dense_frame(tables, schema)
+    if len(tables) > 1:
+        table, shared = drop_shared_requests(sparse, table, kind)
+        dropped_ids = {id(ev) for ev in shared}
+        sparse = [[ev for ev in events if id(ev) not in dropped_ids] for events in sparse]
+        moved = sum(ev.lines for ev in shared)
+        accounting.duplicates += len(shared)
+        accounting.event_lines -= moved
+        accounting.record_lines += moved
+    dropped = sum(t.height for t in tables) - table.height
+    accounting.duplicates += dropped
+    accounting.event_lines -= dropped
+    accounting.record_lines += dropped
+    return table, sparse
+
+
+def _dense_frame(tables: list[pl.DataFrame], schema: dict[str, Any]) -> pl.DataFrame:
+    """The sources' dense rows in one table, each record that two sources share once."""
+    frames = [table for table in tables if table.height]
     if not frames:
-        return pl.DataFrame(schema=REQUEST_SCHEMA)
+        return pl.DataFrame(schema=schema)
     if len(frames) == 1:
         return frames[0]
     table = pl.concat(frames)  # one record in two sources: keep the copy of the first source that has it
@@ -38,13 +64,16 @@ def _log_line(event: Event) -> str:
     return f"{stamp} - {event.logger} - {event.level} - {event.message}"
 
 
-def drop_shared_requests(per_source: list[list[Event]], requests: pl.DataFrame) -> tuple[pl.DataFrame, list[Event]]:
-    """A finished request can be a dense row in one source and an event in another (there an
-    untimed line touched it): keep the copy of the first source, as for any other record.
+def drop_shared_requests(
+    per_source: list[list[Event]], requests: pl.DataFrame, kind: str = "request_complete"
+) -> tuple[pl.DataFrame, list[Event]]:
+    """A finished request (or an arrival: ``kind``) can be a dense row in one source and an event
+    in another (there an untimed line touched it): keep the copy of the first source, as for any
+    other record.
 
-    Returns the dense rows to keep and the request events to drop.
+    Returns the dense rows to keep and the events to drop.
     """
-    sparse = [ev for events in per_source for ev in events if ev.kind == "request_complete" and ev.time]
+    sparse = [ev for events in per_source for ev in events if ev.kind == kind and ev.time]
     if not sparse or not requests.height:
         return requests, []
     keys = pl.DataFrame({"line": [_log_line(ev) for ev in sparse]}).select(pl.col("line").hash())["line"]

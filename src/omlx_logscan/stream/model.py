@@ -16,6 +16,7 @@ from omlx_logscan.parsing.catalog import LOGGER_PREFIX
 from omlx_logscan.parsing.event import Event
 from omlx_logscan.parsing.grammar import LEVEL_RANK
 from omlx_logscan.parsing.kinds import OMLX_ONLY_KINDS
+from omlx_logscan.parsing.scan import ARRIVAL_SCHEMA
 from omlx_logscan.timeutil import clock_seconds, seconds
 
 RECORDS_SCHEMA: dict[str, Any] = {"source": pl.UInt32, "line": pl.UInt32, "time": pl.String}
@@ -110,6 +111,11 @@ class EventStream:
     # Dated oMLX records of every kind, event or not (RECORDS_SCHEMA, in time order): not every line,
     # but the first and last of each stretch, so when a process last wrote anything is known.
     records: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=RECORDS_SCHEMA))
+    # Every request arrival (ARRIVAL_SCHEMA, and "key"/"text" when asked for), in file order per
+    # source: DEBUG and TRACE logs only. Never among ``events``, wherever the scan found one.
+    arrivals: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=ARRIVAL_SCHEMA))
+    # The arrivals the grammar read (rows of ``arrivals`` too), as events, for ``all_events``.
+    arrival_events: list[Event] = field(default_factory=list)
 
     @property
     def has_omlx_records(self) -> bool:

@@ -24,13 +24,14 @@ from omlx_logscan.parsing.catalog import LOGGER_PREFIX
 from omlx_logscan.parsing.classify import classify
 from omlx_logscan.parsing.event import Event
 from omlx_logscan.parsing.grammar import LEVEL_RANK
+from omlx_logscan.parsing.kinds import ARRIVAL_KIND
 from omlx_logscan.parsing.records import Assembler, Assembly, Record, assemble_one
-from omlx_logscan.parsing.scan import SourceScan, scan_source
+from omlx_logscan.parsing.scan import ARRIVAL_SCHEMA, REQUEST_SCHEMA, SourceScan, scan_source
 from omlx_logscan.parsing.unkept import RECORD_SCHEMA
-from omlx_logscan.stream.dedup import dedup_key, drop_shared_requests, requests_frame
+from omlx_logscan.stream.dedup import count_once, dedup_key
 from omlx_logscan.stream.model import RECORDS_SCHEMA, Accounting, EventStream, SourceInfo
 from omlx_logscan.stream.starts import collapse_starts
-from omlx_logscan.timeutil import stamp_of
+from omlx_logscan.timeutil import parse, stamp_of
 
 
 @dataclass
@@ -46,6 +47,7 @@ class _SourceEvents:
     accounting: Accounting
     assembler: Assembler = field(default_factory=Assembler)
     events: list[Event] = field(default_factory=list)
+    arrivals: list[Event] = field(default_factory=list)  # the arrivals the grammar read, for the arrival table
     levels: set[str] = field(default_factory=set)
     first: str | None = None
     last: str | None = None
@@ -89,6 +91,10 @@ class _SourceEvents:
                 continue
             if record.head.level is None and produced[0].kind == "record":  # no template, no level: say so
                 self.unmatched.append((record.line, record.head.message))
+            if produced[0].kind == ARRIVAL_KIND:  # a dense row of the stream, wherever the scan found it
+                self.arrivals.append(produced[0])
+                accounting.event_lines += record.lines
+                continue
             if keep:
                 accounting.event_lines += record.lines
                 self.events.extend(keep)
@@ -155,9 +161,9 @@ def read_events(
         unparsed.extend((scan.source.name, n, text) for n, text in assembly.unparsed)
         unmatched.extend((scan.source.name, n, text) for n, text in reader.unmatched)
         accounting.unmatched += len(reader.unmatched)
-        n_requests = scan.requests.height
-        accounting.event_lines += n_requests
-        accounting.records += n_requests
+        n_dense = scan.requests.height + scan.arrivals.height
+        accounting.event_lines += n_dense
+        accounting.records += n_dense
         first, last = _span_with_requests(reader.first, reader.last, scan)
         clock_jumps.extend(_clock_jumps(scan, reader.stamped))
         levels |= src_levels
@@ -175,25 +181,21 @@ def read_events(
         )
         per_source.append(reader.events)
     records = _records_table(scans, readers)
-    requests = requests_frame(scans)
-    if len(scans) > 1:
-        requests, shared_events = drop_shared_requests(per_source, requests)
-        dropped_ids = {id(ev) for ev in shared_events}
-        per_source = [[ev for ev in events if id(ev) not in dropped_ids] for events in per_source]
-        moved = sum(ev.lines for ev in shared_events)
-        accounting.duplicates += len(shared_events)
-        accounting.event_lines -= moved
-        accounting.record_lines += moved
-    dropped = sum(scan.requests.height for scan in scans) - requests.height
-    accounting.duplicates += dropped
-    accounting.event_lines -= dropped
-    accounting.record_lines += dropped
+    tables = [scan.requests for scan in scans]
+    requests, per_source = count_once(tables, REQUEST_SCHEMA, per_source, "request_complete", accounting)
+    tables = [scan.arrivals for scan in scans]
+    dense_arrivals, sparse_arrivals = count_once(
+        tables, ARRIVAL_SCHEMA, [reader.arrivals for reader in readers], ARRIVAL_KIND, accounting
+    )
     merged = collapse_starts(
         heapq.merge(*per_source, key=lambda ev: (ev.sort_time, ev.source_index)), keep_routine=keep_all
     )
     counts = Counter(ev.kind for ev in merged)
     if requests.height:
         counts["request_complete"] += requests.height
+    arrivals = _arrival_table(dense_arrivals, sparse_arrivals)
+    if arrivals.height:
+        counts[ARRIVAL_KIND] += arrivals.height
     return EventStream(
         infos,
         merged,
@@ -205,7 +207,27 @@ def read_events(
         clock_jumps,
         unmatched,
         records,
+        arrivals,
+        sorted((ev for events in sparse_arrivals for ev in events), key=lambda ev: (ev.sort_time, ev.source_index)),
     )
+
+
+def _arrival_table(dense: pl.DataFrame, sparse: list[list[Event]]) -> pl.DataFrame:
+    """Every arrival, the scan's dense rows and those the grammar read (``sparse``, per source), in
+    file order per source: where the scan's blocks fell decides which is which, not what is there."""
+    events = [ev for source in sparse for ev in source]
+    if not events:
+        return dense
+    rows = pl.DataFrame(
+        {
+            "source": [ev.source_index for ev in events],
+            "line": [ev.line for ev in events],
+            "time": [parse(ev.time) if ev.time else None for ev in events],
+            "form": [ev.fields.get("form") for ev in events],
+        },
+        schema=ARRIVAL_SCHEMA,
+    )
+    return pl.concat([dense, rows], how="diagonal").sort("source", "line")
 
 
 def _note_record(records: list[tuple[int, str | None]], record: Record, produced: list[Event]) -> None:
@@ -298,19 +320,23 @@ def _span_with_requests(first: str | None, last: str | None, scan: SourceScan) -
 
 
 def all_events(stream: EventStream) -> Iterator[Event]:
-    """Every event in time order with the dense request rows among them (those need
+    """Every event in time order with the dense request and arrival rows among them (those need
     ``keep_request_text``): what ``events`` prints, and what a reader of the log sees."""
     names = [source.name for source in stream.sources]
     return heapq.merge(
-        stream.events, _request_row_events(stream, names), key=lambda ev: (ev.sort_time, ev.source_index)
+        stream.events,
+        _row_events(stream.requests, names),
+        _row_events(stream.arrivals, names),
+        stream.arrival_events,
+        key=lambda ev: (ev.sort_time, ev.source_index),
     )
 
 
-def _request_row_events(stream: EventStream, sources: list[str]) -> Iterator[Event]:
-    """The dense request rows as events (needs ``keep_request_text``), for the events command."""
-    if "text" not in stream.requests.columns:  # no request rows at all
+def _row_events(table: pl.DataFrame, sources: list[str]) -> Iterator[Event]:
+    """A dense table's rows that carry their text (``keep_request_text``) as events, for the events command."""
+    if "text" not in table.columns:  # no rows at all, or no text asked for
         return
-    rows = stream.requests.sort("time", "source", "line").select("source", "line", "text")
+    rows = table.sort("time", "source", "line").select("source", "line", "text")
     for source, line, text in rows.iter_rows():
         if text is None:
             continue
