@@ -221,7 +221,7 @@ def analyze(stream: EventStream, *, wedge_after_s: float = WEDGE_AFTER_S) -> Ana
             windows.append(_dead_window(session, following, window_incidents, builder, log_end))
     signatures = signatures_of(faults)
     analysis = Analysis(stream, sessions, faults, repeats, windows, signatures, log_start, log_end, builder.requests)
-    analysis.outages = find_outages(analysis, getattr(stream, "arrivals", None), wedge_after_s)
+    analysis.outages = find_outages(analysis, stream.arrivals, wedge_after_s)
     return analysis
 
 

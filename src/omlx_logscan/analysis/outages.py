@@ -40,9 +40,9 @@ SILENCE_FACTOR = 2.0  # ... and the silence longer than this many times their lo
 _SETTLING_KINDS = frozenset({"request_abort", "request_error", "gpu_error"})
 
 
-def find_outages(analysis: Analysis, arrivals: pl.DataFrame | None, wedge_after_s: float = WEDGE_AFTER_S) -> Outages:
+def find_outages(analysis: Analysis, arrivals: pl.DataFrame, wedge_after_s: float = WEDGE_AFTER_S) -> Outages:
     """The outages of an analysed log; ``arrivals`` are its request-arrival rows (source, line, time,
-    form), None where the scan keeps none. Marks the lifetimes that ended inside a wedge as restarted."""
+    form). Marks the lifetimes that ended inside a wedge as restarted."""
     stream = analysis.stream
     traffic = ARRIVALS_SHOWN if stream.shows("DEBUG") else COMPLETIONS_SHOWN if stream.shows("INFO") else TRAFFIC_HIDDEN
     crash_events = [ev for ev in stream.events if ev.kind in CRASH_KINDS]
@@ -52,7 +52,7 @@ def find_outages(analysis: Analysis, arrivals: pl.DataFrame | None, wedge_after_
         items += _fatal_exits(analysis, session, following, crash_events)
         items += _retry_loops(session)
         wedge = None
-        if traffic == ARRIVALS_SHOWN and arrivals is not None:
+        if traffic == ARRIVALS_SHOWN:
             wedge = _wedge(analysis, session, following, arrivals, wedge_after_s)
         elif traffic == COMPLETIONS_SHOWN:
             wedge = _possible_wedge(analysis, session, following, wedge_after_s)
