@@ -13,7 +13,7 @@ import statistics
 from dataclasses import dataclass
 
 from omlx_logscan.analysis.model import INCIDENT_GAP_S, Analysis, DeadWindow, Incident, Session, shows_penalty_box
-from omlx_logscan.analysis.outages import WEDGE_AFTER_S, find_outages
+from omlx_logscan.analysis.outages import find_outages
 from omlx_logscan.analysis.records import RecordAt, RecordIndex, before_startup_output
 from omlx_logscan.analysis.requests import RequestIndex
 from omlx_logscan.analysis.signatures import signatures_of
@@ -186,8 +186,8 @@ def _restart_evidence(session: Session) -> int | None:
     return None
 
 
-def analyze(stream: EventStream, *, wedge_after_s: float = WEDGE_AFTER_S) -> Analysis:
-    """Sessions, faults, dead windows, signatures and outages (wedges after ``wedge_after_s``) of a stream."""
+def analyze(stream: EventStream, *, wedge_after_s: float | None = None) -> Analysis:
+    """Sessions, faults, dead windows, signatures and outages (wedges after ``wedge_after_s``, default 10 min)."""
     builder = _Builder(stream)
     log_start = min((s.first for s in stream.sources if s.first), default=None)
     log_end = max((s.last for s in stream.sources if s.last), default=None)

@@ -7,6 +7,9 @@ from typing import Any
 
 from omlx_logscan.timeutil import seconds
 
+WEDGE_AFTER_S = 600.0  # default --wedge-after: no request finished for this long while arrivals go on
+
+
 OUTAGE_KINDS = ("penalty_box", "wedge", "fatal_exit", "crash", "reboot", "retry_loop")
 
 
@@ -41,6 +44,16 @@ class Outage:
     repeats: int | None = None  # a retry loop's errors
     longest_gap_s: float | None = None  # a possible wedge: the longest gap between completions before it
     completions_before: int | None = None  # ... and how many completions that traffic had
+
+    @property
+    def rule(self) -> str:
+        """The check rule it answers to: its kind, or ``possible_wedge`` for a wedge the log cannot prove."""
+        return self.kind if self.certain else f"possible_{self.kind}"
+
+    @property
+    def open_at_end(self) -> bool:
+        """It had not ended when the log did (no next start, or a wedge or penalty box still on)."""
+        return self.end is None
 
     @property
     def proven_end(self) -> str | None:

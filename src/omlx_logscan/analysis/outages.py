@@ -18,6 +18,7 @@ from omlx_logscan.analysis.outage_model import (
     ARRIVALS_SHOWN,
     COMPLETIONS_SHOWN,
     TRAFFIC_HIDDEN,
+    WEDGE_AFTER_S,
     Outage,
     Outages,
 )
@@ -28,7 +29,6 @@ from omlx_logscan.timeutil import seconds, stamp_of
 if TYPE_CHECKING:
     from omlx_logscan.parsing.event import Event
 
-WEDGE_AFTER_S = 600.0  # default --wedge-after: no request finished for this long while arrivals go on
 WEDGE_MIN_UNFINISHED = 3  # the oldest request that never finished, and at least two later ones
 RETRY_LOOP_MIN = 5  # the same engine-loop error this many times ...
 RETRY_LOOP_GAP_S = 600.0  # ... each within this long of the one before
@@ -40,9 +40,12 @@ SILENCE_FACTOR = 2.0  # ... and the silence longer than this many times their lo
 _SETTLING_KINDS = frozenset({"request_abort", "request_error", "gpu_error"})
 
 
-def find_outages(analysis: Analysis, arrivals: pl.DataFrame, wedge_after_s: float = WEDGE_AFTER_S) -> Outages:
+def find_outages(analysis: Analysis, arrivals: pl.DataFrame, wedge_after_s: float | None = None) -> Outages:
     """The outages of an analysed log; ``arrivals`` are its request-arrival rows (source, line, time,
-    form). Marks the lifetimes that ended inside a wedge as restarted."""
+    form); ``wedge_after_s`` defaults to WEDGE_AFTER_S. Marks the lifetimes that ended inside a wedge
+    as restarted."""
+    if wedge_after_s is None:
+        wedge_after_s = WEDGE_AFTER_S
     stream = analysis.stream
     traffic = ARRIVALS_SHOWN if stream.shows("DEBUG") else COMPLETIONS_SHOWN if stream.shows("INFO") else TRAFFIC_HIDDEN
     crash_events = [ev for ev in stream.events if ev.kind in CRASH_KINDS]

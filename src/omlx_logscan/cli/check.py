@@ -12,6 +12,8 @@ from omlx_logscan.cli.load import load_stream
 from omlx_logscan.cli.options import (
     CheckFormatOption,
     CommonOptions,
+    MaxOutage,
+    WedgeAfter,
     logs_command,
 )
 from omlx_logscan.errors import LogscanError
@@ -45,16 +47,21 @@ def check(
             "the end of the log always fails.",
         ),
     ] = None,
+    max_outage: MaxOutage = None,
+    wedge_after: WedgeAfter = None,
     fmt: CheckFormatOption = CheckFormat.text,
 ) -> None:
     """A CI gate: exit 0 when the log shows none of the --fail-on failures, 1 when it does, 2 when it cannot check."""
     from omlx_logscan.analysis.check import Rules, run_check
     from omlx_logscan.analysis.lifetimes import analyze
-    from omlx_logscan.cli.values import duration_seconds, parse_fail_on
+    from omlx_logscan.cli.values import duration_seconds, parse_fail_on, wedge_after_seconds
     from omlx_logscan.output.formats import write_check
 
     rules = Rules(
-        parse_fail_on(fail_on), max_faults, duration_seconds(max_dead, "--max-dead") if max_dead is not None else None
+        parse_fail_on(fail_on),
+        max_faults,
+        duration_seconds(max_dead, "--max-dead") if max_dead is not None else None,
+        duration_seconds(max_outage, "--max-outage") if max_outage is not None else None,
     )
     if not rules.names:
         raise LogscanError("nothing to check: give --fail-on rules, --max-faults or --max-dead")
@@ -64,7 +71,7 @@ def check(
         raise LogscanError(f"cannot check the whole input: {unreadable[0]}")
     if not stream.has_omlx_records:
         raise LogscanError("no oMLX log records in the input (or in the --since/--until window): nothing to check")
-    result = run_check(analyze(stream), rules)
+    result = run_check(analyze(stream, wedge_after_s=wedge_after_seconds(wedge_after)), rules)
     write_check(fmt, result, options.output, os.environ.get("GITHUB_STEP_SUMMARY"))
     if result.exit_code:
         raise typer.Exit(result.exit_code)

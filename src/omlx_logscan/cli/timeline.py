@@ -6,6 +6,7 @@ from omlx_logscan.cli.load import load_investigation
 from omlx_logscan.cli.options import (
     CommonOptions,
     ReportFormatOption,
+    WedgeAfter,
     logs_command,
 )
 from omlx_logscan.output.formats import ReportFormat
@@ -15,6 +16,7 @@ from omlx_logscan.output.formats import ReportFormat
 def timeline(
     options: CommonOptions,
     fmt: ReportFormatOption = ReportFormat.text,
+    wedge_after: WedgeAfter = None,
 ) -> None:
     """The incident timeline: escalation, dead-engine windows, stack signatures, why each fault happened, summary.
 
@@ -22,6 +24,7 @@ def timeline(
 
     With --overlay, the faults are tested against other activity (another GPU process, say).
     """
+    from omlx_logscan.cli.values import wedge_after_seconds
     from omlx_logscan.output.formats import write_timeline
 
-    write_timeline(fmt, load_investigation(options), options.output)
+    write_timeline(fmt, load_investigation(options, wedge_after_seconds(wedge_after)), options.output)

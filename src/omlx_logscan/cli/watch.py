@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated, assert_never
 import typer
 
 from omlx_logscan.cli.app import guarded
-from omlx_logscan.cli.options import Debug, WatchFormatOption, WatchKinds, WatchQuiet
+from omlx_logscan.cli.options import Debug, WatchFormatOption, WatchKinds, WatchQuiet, WedgeAfter
 from omlx_logscan.output.formats import WatchFormat
 from omlx_logscan.parsing.catalog import BASE_PATH_VARIABLE, DEFAULT_BASE_PATH
 
@@ -78,7 +78,11 @@ def watch(
     ] = 0.5,
     on_dead: Annotated[
         str | None,
-        typer.Option(metavar="CMD", help="Shell command to run once per dead-engine window (e.g. a restart)."),
+        typer.Option(
+            metavar="CMD",
+            help="Shell command to run once per outage in which the process stays alive: a dead-engine window or "
+            "a wedge (e.g. a restart); never after a fatal exit or a crash.",
+        ),
     ] = None,
     on_fault: Annotated[
         str | None, typer.Option(metavar="CMD", help="Shell command to run on every new GPU fault incident.")
@@ -90,13 +94,15 @@ def watch(
         float,
         typer.Option(metavar="SECONDS", help="Seconds a hook command may run before it is killed (at least 0.1)."),
     ] = 300.0,
+    wedge_after: WedgeAfter = None,
     kind: WatchKinds = None,
     fmt: WatchFormatOption = None,
     quiet: WatchQuiet = False,
     debug: Debug = False,
 ) -> None:
-    """Follow a live log like tail -F; alert (and run --on-dead) when the engine enters the penalty box."""
-    from omlx_logscan.cli.values import checked_kinds, checked_seconds, log_path
+    """Follow a live log like tail -F; alert (and run --on-dead) when the engine enters the penalty box or
+    wedges (requests keep arriving and none finishes: needs oMLX at DEBUG level)."""
+    from omlx_logscan.cli.values import checked_kinds, checked_seconds, log_path, wedge_after_seconds
     from omlx_logscan.watch.loop import Watcher, WatchOptions
 
     gc.enable()  # a watch runs for days: it needs the cycle collector the one-shot commands go without
@@ -114,6 +120,7 @@ def watch(
         command_timeout=command_timeout,
         kinds=kinds,
         exit_at_end=exit_at_end,
+        wedge_after=wedge_after_seconds(wedge_after),
     )
     watcher = Watcher(options, _sink(fmt, quiet))
     with _stop_on_signals() as stop:

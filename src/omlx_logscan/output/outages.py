@@ -55,11 +55,6 @@ def outage_title(outage: Outage) -> str:
     return title if outage.certain else f"possible {title}"
 
 
-def outage_rule(outage: Outage) -> str:
-    """The check rule an outage answers to: its kind, or ``possible_wedge``."""
-    return outage.kind if outage.certain else f"possible_{outage.kind}"
-
-
 def end_phrase(outage: Outage) -> str:
     """Where it ended, as exactly as the log says."""
     if outage.end is None:
@@ -121,6 +116,15 @@ def outage_lines(outages: Outages) -> list[str]:
     if not lines:
         lines.append("no outages")
     return lines + outage_notes(outages)
+
+
+def wedge_alert_message(since: str | None, unfinished: int, session: int) -> str:
+    """The watch's live wedge alert: requests keep arriving and nothing has finished since ``since``."""
+    return (
+        f"ALERT engine wedged: no request finished, aborted or failed since {human_time(since)} while "
+        f"{unfinished} requests arrived (session {session}). The server may still answer /health; only a restart "
+        "recovers it"
+    )
 
 
 def outage_notes(outages: Outages) -> list[str]:

@@ -10,7 +10,7 @@ if TYPE_CHECKING:
     from omlx_logscan.watch.notices import Notice
 
 
-_NOTICE_STYLE = {"dead": "bold red", "dead_end": "bold green", "fault": "red", "command": "cyan"}
+_NOTICE_STYLE = {"wedge": "bold red", "dead": "bold red", "dead_end": "bold green", "fault": "red", "command": "cyan"}
 
 
 _COLUMN_WIDTHS = (20, 17, 8, 17)  # time, kind, level, where; the message takes the rest of the line
