@@ -20,7 +20,7 @@ from omlx_logscan.analysis.signatures import signatures_of
 from omlx_logscan.parsing.catalog import INCIDENT_KINDS, PENALTY_BOX_CODE
 from omlx_logscan.parsing.classify import cellar_version
 from omlx_logscan.parsing.event import Event
-from omlx_logscan.parsing.kinds import ACTIVE_ENGINE_KINDS, CRASH_KINDS, SERVING_KINDS
+from omlx_logscan.parsing.kinds import ACTIVE_ENGINE_KINDS, CRASH_KINDS, SERVING_KINDS, leaves_no_process
 from omlx_logscan.stream.model import EventStream
 from omlx_logscan.timeutil import clock_seconds, seconds
 
@@ -166,15 +166,15 @@ def shows_unseen_restart(record: Event) -> bool:
 
 
 def _restart_evidence(session: Session) -> int | None:
-    """Index of the first event that a penalty-boxed process could not have produced, or that is
-    timed after its fatal exit (at WARNING level the next start is not in view), if any."""
+    """Index of the first event that a penalty-boxed process could not have produced, or that is timed
+    after a fatal exit or kernel panic (at WARNING level the next start is not in view), if any."""
     dead = False
     last_gpu: str | None = None
     exited: str | None = None
     for index, event in enumerate(session.events):
         if exited is not None and event.time is not None and event.time > exited:
             return index
-        if process_end_reason(event) == "fatal_exit":
+        if leaves_no_process(event):
             exited = event.time or event.prev_time
         if event.kind != "gpu_error":
             continue
@@ -467,6 +467,7 @@ class SessionEnding:
     crashed: bool = False  # an exit, abort, crash report or kernel panic (CRASH_KINDS)
     shut_down: bool = False  # an orderly-stop line with no work after it
     penalty_boxed: bool = False  # a SubmissionsIgnored record: replaced, it was killed and restarted
+    wedged: bool = False  # the live watch saw a wedge still on (batch: analysis/outages.py decides)
 
     @property
     def stopped_in_order(self) -> bool:
@@ -474,10 +475,9 @@ class SessionEnding:
         return self.shut_down and not self.crashed and not self.fatal_exit
 
     def reason(self, *, followed: bool, info_shown: bool) -> str:
-        """The session's end_reason, given whether another session ``followed`` it and whether the
-        log level shows INFO lines (``info_shown``). A process replaced with neither a crash nor an
-        orderly stop in view crashed when the log would have shown its stop line (unless penalty-boxed:
-        killed and restarted); at WARNING level it may have been restarted in order, unseen."""
+        """The end_reason, given whether a session ``followed`` and the log shows INFO (``info_shown``):
+        replaced with no crash or orderly stop in view, it crashed if the log would show its stop line
+        (unless stalled: killed and restarted); at WARNING level it may have been restarted unseen."""
         if self.fatal_exit:
             return "fatal_exit"
         if self.crashed:
@@ -486,7 +486,7 @@ class SessionEnding:
             return "shutdown"
         if not followed:
             return "eof"
-        return "crash" if info_shown and not self.penalty_boxed else "restart"
+        return "crash" if info_shown and not (self.penalty_boxed or self.wedged) else "restart"
 
 
 def _repeats_stopped(session: Session, intervals: list[float], failure_times: list[str]) -> bool:

@@ -175,10 +175,10 @@ def _crash_or_reboot(
 
 
 def _retry_loops(session: Session) -> Iterable[Outage]:
-    """The same engine-loop error text again and again, each soon after the one before, in a
-    lifetime that never saw SubmissionsIgnored (a penalty box repeats too, but is its own outage)."""
-    if any(ev.kind == "gpu_error" and shows_penalty_box(ev) for ev in session.events):
-        return
+    """The same engine-loop error text again and again, each soon after the one before, with no
+    SubmissionsIgnored among or between them (a penalty box repeats too, but is its own outage; at
+    WARNING level lifetimes merge, so one seen later in the "lifetime" says nothing of the loop)."""
+    ignored = [ev.time for ev in session.events if ev.kind == "gpu_error" and ev.time and shows_penalty_box(ev)]
     runs: dict[str, list[Event]] = {}
     found: list[list[Event]] = []
     for event in session.events:
@@ -197,6 +197,8 @@ def _retry_loops(session: Session) -> Iterable[Outage]:
         runs[text] = [event]
     found += [run for run in runs.values() if len(run) >= RETRY_LOOP_MIN]
     for run in found:
+        if any(str(run[0].time) <= moment <= str(run[-1].time) for moment in ignored):
+            continue
         outage = Outage("retry_loop", session.index, run[0].time, True, run[-1].time, True, run[-1].time)
         outage.reason = run[0].message.splitlines()[0][len(ENGINE_LOOP_ERROR) :].strip()
         outage.repeats = len(run)

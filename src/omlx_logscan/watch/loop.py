@@ -158,7 +158,9 @@ class Watcher:
                 self.events += 1
                 self.sink.event(event)
             self._apply(self.state.feed(event, now), now)
-            if self.wedge.feed(event) is not None and not self._catching_up:
+            seen = self.wedge.feed(event)
+            self.state.note_wedged(self.wedge.current is not None)
+            if seen is not None and not self._catching_up:
                 self._wedge_alert(now)
 
     def _apply(self, changes: list[Change], now: float) -> None:
