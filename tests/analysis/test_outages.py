@@ -7,11 +7,14 @@ from typing import Any
 
 import pytest
 
+from conftest import analysis_of
 from omlx_logscan import analyze, read_events, resolve
 from omlx_logscan.analysis.model import Analysis
 from omlx_logscan.analysis.outage_model import Outage
 from omlx_logscan.output.outages import POSSIBLE_WEDGE_CAVEAT, TRAFFIC_NOTES, outage_line, outage_notes
+from omlx_logscan.watch.loop import Watcher, WatchOptions
 from outage_logs import outage_log
+from synthetic import IGNORED, SHORT_DEAD, busy, record, start, write_log
 
 LEVELS = ("debug", "info", "warning")
 CASES = [(seed, fmt, level) for seed in (1, 2, 3) for fmt in ("file", "console") for level in LEVELS]
@@ -117,3 +120,61 @@ def test_a_shorter_wedge_after_finds_what_the_default_does_not(tmp_path: Path) -
     assert len(found) == 1
     longer = found[0].at_least_s + 60
     assert analyze(stream, wedge_after_s=longer).outages.of_kind("wedge") == []
+
+
+def _loop(path: Path, message: str, minutes: list[float]) -> list[Outage]:
+    lines = [start(0), *(record(m, "ERROR", "omlx.engine_core", message) for m in minutes), busy(minutes[-1] + 1)]
+    return analysis_of(write_log(path, lines)).outages.of_kind("retry_loop")
+
+
+def test_a_retry_loop_is_five_repeats_each_within_ten_minutes(tmp_path: Path) -> None:
+    error = "Engine loop error: ValueError: bad shape (1, 3)"
+    (loop,) = _loop(tmp_path / "loop.log", error, [1, 5, 14.5, 20, 29])
+    assert loop.repeats == 5 and loop.reason == "ValueError: bad shape (1, 3)" and loop.certain
+    assert _loop(tmp_path / "four.log", error, [1, 5, 14, 20]) == []  # four is not a loop
+    assert _loop(tmp_path / "gap.log", error, [1, 5, 16, 20, 29]) == []  # 11 minutes broke it
+    # A penalty box repeats SubmissionsIgnored every few minutes: its own outage, no retry loop.
+    assert _loop(tmp_path / "boxed.log", f"Engine loop error: {IGNORED}", [1, 5, 10, 15, 20, 25]) == []
+
+
+def test_a_penalty_boxed_lifetime_that_is_replaced_was_restarted(tmp_path: Path) -> None:
+    analysis = analysis_of(write_log(tmp_path / "short.log", SHORT_DEAD))
+    assert [s.end_reason for s in analysis.sessions] == ["restart", "eof"]
+    (box,) = analysis.outages.of_kind("penalty_box")
+    assert box.dead_window == 0 and box.fault == 0 and box.end_exact and box.at_least_s == 600.0
+
+
+def test_a_kernel_panic_ends_every_process_even_when_no_start_is_in_view(tmp_path: Path) -> None:
+    panic = "panic(cpu 2 caller 0xfffffe0012345678): GPU hang"
+    lines = [busy(0), busy(10), panic, "Debugger message: panic", busy(40), busy(50)]
+    analysis = analysis_of(write_log(tmp_path / "warning.log", lines))
+    assert [(s.index, s.end_reason, s.start_exact) for s in analysis.sessions] == [
+        (1, "crash", False),
+        (2, "eof", False),
+    ]
+    (reboot,) = analysis.outages.of_kind("reboot")
+    assert (reboot.start, reboot.end_after, reboot.end) == (
+        analysis.sessions[0].end,
+        reboot.start,
+        analysis.sessions[1].start,
+    )
+    assert not reboot.start_exact and not reboot.end_exact and reboot.hidden == ["panic_time"]
+
+
+@pytest.mark.parametrize("level", LEVELS)
+def test_the_watch_replays_outage_logs_to_the_batch_lifetimes(tmp_path: Path, level: str) -> None:
+    path, _ = outage_log(tmp_path, 8, "file", level)
+    batch = analysis_of(path)
+    watcher = Watcher(WatchOptions(path, exit_at_end=True), _Quiet())
+    watcher.replay_to_end()
+    assert [(s.start, s.end, s.end_reason) for s in watcher.state.sessions] == [
+        (s.start, s.end, s.end_reason) for s in batch.sessions
+    ]
+
+
+class _Quiet:
+    def event(self, event: object) -> None: ...
+
+    def notice(self, notice: object) -> None: ...
+
+    def info(self, message: str) -> None: ...

@@ -49,6 +49,9 @@ def find_outages(analysis: Analysis, arrivals: pl.DataFrame, wedge_after_s: floa
     stream = analysis.stream
     traffic = ARRIVALS_SHOWN if stream.shows("DEBUG") else COMPLETIONS_SHOWN if stream.shows("INFO") else TRAFFIC_HIDDEN
     crash_events = [ev for ev in stream.events if ev.kind in CRASH_KINDS]
+    arrivals = arrivals.drop_nulls("time")
+    if not arrivals["time"].is_sorted():  # several sources, or a clock that went back: one sort, then slices
+        arrivals = arrivals.sort("time")
     items: list[Outage] = [*_penalty_boxes(analysis)]
     for position, session in enumerate(analysis.sessions):
         following = analysis.sessions[position + 1] if position + 1 < len(analysis.sessions) else None
@@ -259,10 +262,11 @@ def _wedge(
 
 
 def _arrivals_between(arrivals: pl.DataFrame, begins: str, until: str) -> pl.DataFrame:
-    lo, hi = datetime.fromisoformat(begins), datetime.fromisoformat(until)
-    return arrivals.filter(pl.col("time").is_between(lo, hi, closed="left")).with_columns(
-        pl.col("form").cast(pl.String)
-    )
+    """The arrivals (in time order) at or after ``begins`` and before ``until``: a slice, not a scan."""
+    times = arrivals["time"]
+    lo = int(times.search_sorted(datetime.fromisoformat(begins), side="left"))
+    hi = int(times.search_sorted(datetime.fromisoformat(until), side="left"))
+    return arrivals.slice(lo, max(0, hi - lo)).with_columns(pl.col("form").cast(pl.String))
 
 
 def _request_form(rows: pl.DataFrame) -> str | None:
