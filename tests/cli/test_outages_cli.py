@@ -52,6 +52,8 @@ def test_info_and_warning_say_what_the_level_hides(logs: dict[str, Path]) -> Non
 def test_text_and_markdown_have_an_outages_section(logs: dict[str, Path]) -> None:
     text = runner.invoke(app, ["timeline", "-q", str(logs["info"])], env={"COLUMNS": "200"}).stdout
     assert "Outages" in text and "possible wedge" in text and "fatal exit" in text
+    summary = text.split("Summary", 1)[1]
+    assert " Outages: 1 possible wedge (at least " in summary and "2 fatal exits (at least " in summary
     markdown = runner.invoke(app, ["timeline", "-q", "-f", "markdown", str(logs["debug"])]).stdout
     section = markdown.split("### Outages")[1].split("###")[0]
     assert "session" in section and "retry loop" in section and "The log cannot show" in section

@@ -143,6 +143,21 @@ def outage_dict(outage: Outage) -> dict[str, Any]:
     }
 
 
+def outages_sentence(outages: Outages) -> str:
+    """The summary's words on the outages other than penalty boxes (the summary counts those already)."""
+    counted: dict[str, list[Outage]] = {}
+    for outage in outages.items:
+        if outage.kind != "penalty_box":
+            counted.setdefault(outage_title(outage), []).append(outage)
+    if not counted:
+        return ""
+    parts = []
+    for title, items in counted.items():
+        proven = human_duration(sum(o.at_least_s for o in items))
+        parts.append(f"{len(items)} {title}{'' if len(items) == 1 else 's'} (at least {proven})")
+    return " Outages: " + ", ".join(parts) + "."
+
+
 def outages_markdown(outages: Outages) -> list[str]:
     """The *Outages* section of the timeline and the report: the lines in a code block (a retry
     loop's line is log text), the cannot-show sentences and the note on the log level as bullets."""
