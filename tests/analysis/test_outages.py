@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from conftest import analysis_of
+from conftest import ROOT, analysis_of
 from omlx_logscan import analyze, read_events, resolve
 from omlx_logscan.analysis.model import Analysis
 from omlx_logscan.analysis.outage_model import Outage
@@ -178,3 +178,11 @@ class _Quiet:
     def notice(self, notice: object) -> None: ...
 
     def info(self, message: str) -> None: ...
+
+
+def test_a_pasted_panic_is_a_reboot_with_no_note_on_the_level() -> None:
+    analysis = analysis_of(ROOT / "tests" / "fixtures" / "real" / "omlx-issue-1265.log")
+    (reboot,) = analysis.outages.items
+    assert reboot.kind == "reboot" and reboot.start is None and reboot.end is None
+    assert outage_line(reboot).startswith("at a time the log does not give, no restart when the log ends")
+    assert analysis.outages.excerpt and outage_notes(analysis.outages) == []  # a paste says nothing of the level

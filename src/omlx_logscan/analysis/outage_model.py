@@ -13,6 +13,9 @@ WEDGE_AFTER_S = 600.0  # default --wedge-after: no request finished for this lon
 OUTAGE_KINDS = ("penalty_box", "wedge", "fatal_exit", "crash", "reboot", "retry_loop")
 
 
+LEVEL_EVIDENCE_RECORDS = 200  # fewer records (a pasted excerpt) say nothing of the server's log level
+
+
 # How much of the traffic a log level shows, which decides what a wedge can be: at DEBUG or TRACE the
 # arrivals (a wedge is proven), at INFO only finished requests (a silence is a possible wedge), above
 # that nothing (no wedge can be seen).
@@ -100,6 +103,7 @@ class Outages:
 
     items: list[Outage] = field(default_factory=list)
     traffic: str = ARRIVALS_SHOWN  # ARRIVALS_SHOWN, COMPLETIONS_SHOWN or TRAFFIC_HIDDEN
+    excerpt: bool = False  # a pasted excerpt: it says nothing of what the server's log level hides
     wedge_after_s: float = 600.0
 
     def of_kind(self, *kinds: str) -> list[Outage]:

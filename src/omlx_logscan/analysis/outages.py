@@ -17,6 +17,7 @@ from omlx_logscan.analysis.model import Analysis, Session, shows_penalty_box
 from omlx_logscan.analysis.outage_model import (
     ARRIVALS_SHOWN,
     COMPLETIONS_SHOWN,
+    LEVEL_EVIDENCE_RECORDS,
     TRAFFIC_HIDDEN,
     WEDGE_AFTER_S,
     Outage,
@@ -34,6 +35,7 @@ RETRY_LOOP_MIN = 5  # the same engine-loop error this many times ...
 RETRY_LOOP_GAP_S = 600.0  # ... each within this long of the one before
 TRAFFIC_BEFORE_S = 6 * 3600.0  # a possible wedge is measured against the completions of these hours
 TRAFFIC_MIN_COMPLETIONS = 5  # ... which must be steady traffic: at least this many
+EXCERPT_SPAN_S = 3600.0  # an input of few records spanning less than this is a pasted excerpt
 SILENCE_FACTOR = 2.0  # ... and the silence longer than this many times their longest gap
 
 # Events in which a request finishes, aborts or fails, or the engine fails: a wedge has none.
@@ -68,7 +70,10 @@ def find_outages(analysis: Analysis, arrivals: pl.DataFrame, wedge_after_s: floa
         else:
             items += _crash_or_reboot(analysis, session, following, crash_events)
     items.sort(key=lambda o: (o.start or "", o.session))
-    return Outages(items, traffic, wedge_after_s)
+    # A paste: no time at all, or a few records of less than an hour say nothing of the server's level.
+    span = seconds(analysis.log_start, analysis.log_end)
+    excerpt = span is None or (stream.accounting.records < LEVEL_EVIDENCE_RECORDS and span < EXCERPT_SPAN_S)
+    return Outages(items, traffic, wedge_after_s=wedge_after_s, excerpt=excerpt)
 
 
 def _restarted_inside(session: Session, restarted: bool) -> None:

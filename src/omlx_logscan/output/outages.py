@@ -99,7 +99,10 @@ def detail_phrase(outage: Outage) -> str:
 
 def outage_line(outage: Outage) -> str:
     """One outage on one line."""
-    begins = human_time(outage.start) if outage.start_exact else f"after {human_time(outage.start)}"
+    if outage.start is None:
+        begins = "at a time the log does not give,"
+    else:
+        begins = human_time(outage.start) if outage.start_exact else f"after {human_time(outage.start)}"
     return (
         f"{begins} {end_phrase(outage)} ({duration_phrase(outage)}): session {outage.session} "
         f"{outage_title(outage)} — {detail_phrase(outage)}"
@@ -128,8 +131,9 @@ def wedge_alert_message(since: str | None, unfinished: int, session: int) -> str
 
 
 def outage_notes(outages: Outages) -> list[str]:
-    """What the log level hides of the outages (the timeline JSON's ``outage_notes``)."""
-    note = TRAFFIC_NOTES.get(outages.traffic)
+    """What the log level hides of the outages (the timeline JSON's ``outage_notes``); nothing for a
+    pasted excerpt, whose few records say nothing of the server's log level."""
+    note = None if outages.excerpt else TRAFFIC_NOTES.get(outages.traffic)
     return [note] if note else []
 
 
