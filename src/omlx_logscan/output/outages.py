@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from omlx_logscan.analysis.outage_model import COMPLETIONS_SHOWN, TRAFFIC_HIDDEN, Outage, Outages
+from omlx_logscan.output.blocks import Part, ReportBlock
 from omlx_logscan.output.markup import fence_for, md_escape
 from omlx_logscan.timeutil import human_duration, human_time
 
@@ -163,11 +164,23 @@ def outages_sentence(outages: Outages) -> str:
 
 
 def outages_markdown(outages: Outages) -> list[str]:
-    """The *Outages* section of the timeline and the report: the lines in a code block (a retry
-    loop's line is log text), the cannot-show sentences and the note on the log level as bullets."""
+    """The *Outages* section of the timeline: the lines in a code block (a retry loop's line is log
+    text), the cannot-show sentences and the note on the log level as bullets."""
     lines = [outage_line(o) for o in outages.items] or ["no outages"]
     fence = fence_for(lines)
+    return ["### Outages", "", fence, *lines, fence, "", *_bullets(outages)]
+
+
+def outages_report(outages: Outages) -> list[Part]:
+    """The report's *Outages* section: as the timeline's, its lines a block the report may cut to fit."""
+    lines = [outage_line(o) for o in outages.items] or ["no outages"]
+    fence = fence_for(lines)
+    block = ReportBlock("outages", [fence], lines, [fence], lambda n: f"… {n} outages cut here", "`logscan timeline`")
+    return ["### Outages", "", block, *_bullets(outages)]
+
+
+def _bullets(outages: Outages) -> list[str]:
     hidden = sorted({sentence for o in outages.items for sentence in hidden_sentences(o)})
     bullets = [f"- The log cannot show {md_escape(sentence)}." for sentence in hidden]
     bullets += [f"- {note}" for note in outage_notes(outages)]
-    return ["### Outages", "", fence, *lines, fence, "", *bullets, *([""] if bullets else [])]
+    return [*bullets, *([""] if bullets else [])]

@@ -26,7 +26,7 @@ from omlx_logscan.inputs.sources import Source, read_chunks
 from omlx_logscan.output.blocks import MIN_KEPT_ROWS, Part, ReportBlock
 from omlx_logscan.output.chart import gantt_chart
 from omlx_logscan.output.markup import fence_for, md_escape
-from omlx_logscan.output.outages import outages_markdown
+from omlx_logscan.output.outages import outages_report
 from omlx_logscan.output.phrases import (
     call_site_label,
     count_text,
@@ -86,7 +86,7 @@ def build_report(
         *_signatures(analysis),
         *_escalation(analysis, os_versions),
         *_dead_windows(analysis),
-        *outages_markdown(analysis.outages),
+        *outages_report(analysis.outages),
         *_why(analysis, why or explain(analysis)),
         *_bounds(bounds_markdown),
         *gantt_chart(analysis, os_versions or {}),
