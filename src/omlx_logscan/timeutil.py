@@ -52,7 +52,7 @@ def human_time(stamp: str | None) -> str:
 
 
 def human_duration(total: float | None) -> str:
-    """``2 h 23 m`` style, the way people write durations in bug reports."""
+    """``42 s``, ``12 min``, ``2 h 05 min``, ``3 d 4 h``: the one unit style of every output."""
     if total is None:
         return "?"
     total = abs(total)
@@ -63,6 +63,6 @@ def human_duration(total: float | None) -> str:
         return f"{minutes} min"
     hours, minutes = divmod(minutes, 60)
     if hours < 48:
-        return f"{hours} h {minutes:02d} m"
+        return f"{hours} h {minutes:02d} min"
     days, hours = divmod(hours, 24)
     return f"{days} d {hours} h"

@@ -245,7 +245,8 @@ def test_rows_per_os_version(history_args: list[str]) -> None:
     assert rows[2]["faults_per_start"] == 1.0 and rows[2]["upper95_faults_per_start"] == pytest.approx(6.2958 / 2, 1e-4)
     assert doc["sentence"] == (
         "No Timeout or SubmissionsIgnored on macOS 26.4 (2 starts, 25 h) or macOS 26.5.1 (2 starts, 57 h); "
-        "the first on macOS 27.0 came 1 h 30 m after the first start on it, 16 h 49 m after macOS 27.0 was installed."
+        "the first on macOS 27.0 came 1 h 30 min after the first start on it, "
+        "16 h 49 min after macOS 27.0 was installed."
     )
 
 
@@ -320,7 +321,7 @@ def test_example_reproduces_the_reports_version_bounds(example_analysis: Analysi
     assert new.after_first_start.max_s == pytest.approx(2 * 3600 + 38 * 60 + 38.663)
     assert bounds_sentence(bounds) == (
         "No Timeout or SubmissionsIgnored on macOS 26.5.1 (156 starts, 2,086 h); the first on macOS 27.0 came "
-        "2 h 23 m to 2 h 38 m after the first start on it, 2 h 38 m after macOS 27.0 was installed."
+        "2 h 23 min to 2 h 38 min after the first start on it, 2 h 38 min after macOS 27.0 was installed."
     )
     markdown = bounds_markdown(bounds)
     assert "| faults per start | 0 (95 % ≤ 0.0192) | 1.5 (95 % ≤ 2.96) |" in markdown
@@ -340,14 +341,14 @@ def test_example_on_the_command_line() -> None:
     result = runner.invoke(app, ["bounds", str(EXAMPLE), "--os-history", history, "-q"], env={"COLUMNS": "100"})
     assert result.exit_code == 0
     assert "macOS 26.5.1" in result.stdout and "0 (95 % ≤ 0.0192)" in result.stdout
-    assert "2 h 23 m to 2 h 38 m after the first start on it" in result.stdout
+    assert "2 h 23 min to 2 h 38 min after the first start on it" in result.stdout
 
 
 def test_time_bounds_phrases() -> None:
-    assert time_bounds_phrase(TimeBounds(5400, 5400, 5400)) == "1 h 30 m"
-    assert time_bounds_phrase(TimeBounds(None, 8580, 9518)) == "2 h 23 m to 2 h 38 m"
-    assert time_bounds_phrase(TimeBounds(None, 8580, 8590)) == "2 h 23 m"
-    assert time_bounds_phrase(TimeBounds(None, 8580, None)) == "at least 2 h 23 m"
+    assert time_bounds_phrase(TimeBounds(5400, 5400, 5400)) == "1 h 30 min"
+    assert time_bounds_phrase(TimeBounds(None, 8580, 9518)) == "2 h 23 min to 2 h 38 min"
+    assert time_bounds_phrase(TimeBounds(None, 8580, 8590)) == "2 h 23 min"
+    assert time_bounds_phrase(TimeBounds(None, 8580, None)) == "at least 2 h 23 min"
 
 
 # -- command-line errors ----------------------------------------------------------------------------------

@@ -1,11 +1,9 @@
-"""logscan check: the rules, every exit code, and the text, JSON, GitHub and JUnit outputs."""
+"""logscan check: the rules, every exit code, the text and JSON outputs (CI formats: tests/output/test_ci.py)."""
 
 from __future__ import annotations
 
 import gzip
 import json
-import re
-import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
@@ -15,8 +13,7 @@ from conftest import EXAMPLE
 from omlx_logscan.cli.app import app
 from omlx_logscan.cli.values import duration_seconds
 from omlx_logscan.errors import LogscanError
-from omlx_logscan.output.ci import escape_data, escape_property
-from synthetic import SHORT_DEAD, STILL_DEAD, absorbed_faults, busy, start, timeout, write_log
+from synthetic import SHORT_DEAD, STILL_DEAD, absorbed_faults, busy, start, write_log
 
 runner = CliRunner()
 
@@ -154,84 +151,3 @@ def test_duration_option_values() -> None:
     for bad in ("10", "m", "10x", "", "10ms", "0m"):
         with pytest.raises(LogscanError):
             duration_seconds(bad, "--max-dead")
-
-
-# -- GitHub --------------------------------------------------------------------------------------------
-
-ANNOTATION = re.compile(r"^::error file=(?P<file>[^,]+),line=(?P<line>\d+),title=(?P<title>[^:]+)::(?P<message>.+)$")
-
-
-def test_github_annotations_are_capped_at_10(tmp_path: Path) -> None:
-    log = write_log(tmp_path / "server.log", absorbed_faults(1, 12))
-    summary = tmp_path / "summary.md"
-    summary.write_text("earlier step\n")
-    code, out, _ = check(
-        str(log), "--fail-on", "any_gpu_error", "--format", "github", env={"GITHUB_STEP_SUMMARY": str(summary)}
-    )
-    assert code == 1
-    lines = out.splitlines()
-    errors = [ANNOTATION.match(line) for line in lines if line.startswith("::error")]
-    assert len(errors) == 10 and all(errors)
-    first = errors[0]
-    assert first is not None
-    assert first["file"] == str(log) and first["line"] == "2"
-    assert first["title"] == "GPU error (any_gpu_error)"
-    assert first["message"].startswith("2026-09-15 20:01:00 Timeout")
-    assert lines[10].startswith("::notice title=logscan check::2 more findings not annotated")
-    written = summary.read_text()
-    assert written.startswith("earlier step\n## logscan check: 12 findings")
-    assert "| `any_gpu_error` | **fail** | 12 |" in written
-
-
-def test_github_escaping(tmp_path: Path) -> None:
-    assert escape_property("a,b:c%d\r\ne") == "a%2Cb%3Ac%25d%0D%0Ae"
-    assert escape_data("a,b:c%d\ne") == "a,b:c%25d%0Ae"
-    log = write_log(tmp_path / "odd,name:1.log", STILL_DEAD)
-    code, out, _ = check(str(log), "--format", "github")
-    assert code == 1
-    assert f"::error file={tmp_path!s}/odd%2Cname%3A1.log,line=3," in out
-    assert "title=Engine still dead at the end of the log (dead_engine)::" in out
-
-
-def test_github_without_findings_prints_only_the_headline(tmp_path: Path) -> None:
-    log = write_log(tmp_path / "server.log", [start(0), busy(1)])
-    code, out, _ = check(str(log), "--format", "github")
-    assert code == 0 and out.startswith("logscan check: no findings") and "::" not in out
-
-
-# -- JUnit ------------------------------------------------------------------------------------------------
-
-
-def test_junit_xml_parses_with_one_case_per_rule(tmp_path: Path) -> None:
-    target = tmp_path / "check.xml"
-    code, out, _ = check(str(EXAMPLE), "--format", "junit", "--max-faults", "10", "-o", str(target))
-    assert code == 1 and out == ""
-    root = ET.parse(target).getroot()
-    assert root.tag == "testsuites" and root.get("tests") == "4" and root.get("failures") == "2"
-    suite = root.find("testsuite")
-    assert suite is not None and suite.get("errors") == "0"
-    cases = {case.get("name"): case for case in suite.iter("testcase")}
-    assert list(cases) == ["penalty_box", "dead_engine", "crash", "max_faults"]
-    failure = cases["penalty_box"].find("failure")
-    assert failure is not None and failure.get("type") == "penalty_box"
-    assert failure.get("message", "").startswith("2 finding(s): 2026-09-15 22:20:21")
-    assert f"{EXAMPLE}:1852:" in (failure.text or "")
-    assert cases["crash"].find("failure") is None and cases["max_faults"].find("failure") is None
-    properties = suite.find("properties")
-    assert properties is not None and [p.get("value") for p in properties] == [str(EXAMPLE)]
-
-
-def test_junit_survives_control_characters_in_names(tmp_path: Path) -> None:
-    log = write_log(tmp_path / "server\x01\x1b.log", [start(0), timeout(1), busy(2)])  # a name XML cannot hold
-    code, out, _ = check(str(log), "--fail-on", "timeout", "--format", "junit")
-    assert code == 1
-    failure = ET.fromstring(out).find("testsuite/testcase/failure")
-    assert failure is not None and failure.text is not None and "server" in failure.text
-
-
-def test_github_annotations_name_files_inside_the_workspace(tmp_path: Path) -> None:
-    (tmp_path / "logs").mkdir()
-    log = write_log(tmp_path / "logs" / "server.log", STILL_DEAD)
-    result = runner.invoke(app, ["check", str(log), "--format", "github"], env={"GITHUB_WORKSPACE": str(tmp_path)})
-    assert result.exit_code == 1
-    assert "::error file=logs/server.log,line=" in result.stdout

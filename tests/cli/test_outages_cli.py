@@ -63,7 +63,10 @@ def test_report_has_its_section_and_bars_in_the_chart(logs: dict[str, Path]) -> 
     report = runner.invoke(app, ["report", "-q", str(logs["debug"])]).stdout
     assert "### Outages" in report
     chart = report.split("```mermaid")[1].split("```")[0]
-    assert " wedge :crit, " in chart and " fatal exit :crit, " in chart and " reboot :crit, " in chart
+    assert " wedge :crit, " in chart and " fatal exit :crit, " in chart
+    assert " reboot :" not in chart  # it began some time after the last record: not placed on the chart
+    reboot = next(line for line in report.splitlines() if " reboot — " in line)
+    assert reboot.startswith("after ") and "(up to " in reboot
 
 
 def test_check_fails_on_each_outage_rule(logs: dict[str, Path]) -> None:

@@ -63,10 +63,10 @@ def test_sections_of_the_example_report() -> None:
     assert headings(text) == SECTIONS
     assert len(text) < GITHUB_LIMIT and "\x1b" not in text and fences_balanced(text)
     assert "- **Written at level:** WARNING" in text
-    assert "- **oMLX version:** 0.5.7 (160 of 160 processes)" in text
+    assert "- **oMLX version:** 0.5.7 (160 of 160 sessions)" in text
     assert "2026-09-15 22:20:21              Timeout → SubmissionsIgnored in the same second" in text
     assert "| 157 | 2026-09-15 22:20:21 | 2026-09-15 23:07:36 | ended by a restart between" in text
-    assert "**identical for all 6 of 6 faults**" in text
+    assert "**identical for all 6 faults**" in text
     assert "omlx/utils/metal_sync.py:62 in _sync_and_clear_cache" in text
     assert "`omlx-3706.log`, line 1814 (18 lines):" in text
     assert "RuntimeError: [METAL] Command buffer execution failed: Caused GPU Timeout Error" in text
@@ -81,8 +81,8 @@ def test_mermaid_gantt_of_the_example() -> None:
     lines = mermaid_lines(text)
     assert lines[0] == "gantt" and "    dateFormat YYYY-MM-DDTHH:mm:ss" in lines
     sections = [line.strip().removeprefix("section ") for line in lines if line.strip().startswith("section ")]
-    assert sections == ["Process 157", "Process 158", "Process 159", "Process 160"]
-    settings = ("gantt", "title ", "dateFormat ", "axisFormat ", "section ")
+    assert sections == ["Session 157", "Session 158", "Session 159", "Session 160"]
+    settings = ("gantt", "title ", "dateFormat ", "axisFormat ", "tickInterval ", "todayMarker ", "section ")
     tasks = [TASK.match(line) for line in lines if not line.strip().startswith(settings)]
     assert tasks and all(tasks), [line for line in lines if not TASK.match(line)]
     milestones = [t for t in tasks if t and "milestone" in t["tags"]]
@@ -127,7 +127,7 @@ def test_huge_log_stays_under_githubs_limit(tmp_path: Path) -> None:
     assert "2026-09-15 20:01:00   " in escalation and "2026-09-16 12:34:00   " in escalation
     chart = mermaid_lines(text)
     assert sum(1 for line in chart if line.strip().startswith("section ")) == 24
-    assert "    %% … 16 processes not drawn here" in chart
+    assert "    %% … 16 sessions not drawn here" in chart
     assert sum(1 for line in chart if "milestone" in line) == 24 * 10
 
 
@@ -181,7 +181,7 @@ def test_versions_in_the_order_the_log_shows_them(tmp_path: Path) -> None:
     for minute, version in ((0, "0.5.7"), (10, "0.10.0"), (20, "0.5.7")):
         lines += [*banner[:1], banner[1].format(version), *banner[2:], start(minute), busy(minute + 1)]
     text = report_of(str(write_log(tmp_path / "server.log", lines)))
-    assert "- **oMLX version:** 0.5.7 (2 of 3 processes), 0.10.0 (1 of 3 processes)" in text
+    assert "- **oMLX version:** 0.5.7 (2 of 3 sessions), 0.10.0 (1 of 3 sessions)" in text
 
 
 def test_bounds_and_os_versions_are_filled_in(example_analysis: Analysis) -> None:
@@ -191,8 +191,10 @@ def test_bounds_and_os_versions_are_filled_in(example_analysis: Analysis) -> Non
     assert headings(text) == [*SECTIONS[:8], "### Version bounds", *SECTIONS[8:]]
     assert f"### Version bounds\n\n{bounds}\n" in text
     assert "- **macOS:** 26.5.1, 27.0 (from the OS install history)" in text
-    assert f"2026-09-15 20:19:38              {'Timeout   absorbed, engine kept serving':<62} [macOS 27.0]" in text
-    assert "    section Process 157 (macOS 27.0)" in mermaid_lines(text)
+    # the row is wider than a code block's 100 characters, so its version goes on under it
+    assert "2026-09-15 20:19:38              Timeout   absorbed, engine kept serving\n  [macOS 27.0]\n" in text
+    session = "    session (macOS 27.0, ended by a restart) :2026-09-15T17:56:38, 2026-09-15T23:14:14"
+    assert session in mermaid_lines(text)
     assert "oMLX never logs the chip and the mlx / mlx-lm versions." in text
 
 
@@ -211,7 +213,7 @@ def test_report_of_a_clean_log_and_output_file(tmp_path: Path) -> None:
     assert result.exit_code == 0 and result.stdout == ""
     text = target.read_text(encoding="utf-8")
     assert "### Escalation\n\nNo GPU faults." in text
-    assert "No process had a GPU fault, so there is nothing to chart (1 lifetime(s) in the log)." in text
+    assert "No session had a GPU fault, so there is nothing to chart (1 session in the log)." in text
     assert "```mermaid" not in text and "### First fault as logged" not in text
 
 
@@ -266,7 +268,9 @@ def test_redaction_removes_every_planted_secret(tmp_path: Path) -> None:
     assert "> **Redacted:**" in masked and "(masked here: 2 home folders, 1 user name, 1 host name" in masked
 
 
-@pytest.mark.parametrize(("account", "in_log_text"), [("omlx", "omlx"), ("a", "a"), ("process", "[user]")])
+@pytest.mark.parametrize(
+    ("account", "in_log_text"), [("omlx", "omlx"), ("a", "a"), ("process", "[user]"), ("session", "[user]")]
+)
 def test_account_name_never_masks_the_reports_own_words(tmp_path: Path, account: str, in_log_text: str) -> None:
     site = f"/Users/{account}/.venv/lib/python3.11/site-packages/omlx"
     log = write_log(
@@ -278,8 +282,8 @@ def test_account_name_never_masks_the_reports_own_words(tmp_path: Path, account:
     for words in (
         "- **oMLX version:**",
         "= a cache-clear drain",
-        "The chart shows the 1 process lifetime(s)",
-        "    title oMLX processes, GPU faults and dead-engine windows",
+        "The chart shows the 1 session with",
+        "    title oMLX sessions, GPU faults and dead-engine windows",
         "oMLX writes nothing when it clears the Metal cache",
         "oMLX never logs the macOS version",
     ):

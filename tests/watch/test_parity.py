@@ -25,6 +25,7 @@ from omlx_logscan.analysis.signatures import signatures_of
 from omlx_logscan.cli.values import log_path
 from omlx_logscan.errors import LogscanError
 from omlx_logscan.inputs import follow
+from omlx_logscan.inputs.lines import KeptLine
 from omlx_logscan.inputs.sources import resolve
 from omlx_logscan.parsing.event import Event
 from omlx_logscan.stream.read import read_events
@@ -46,6 +47,7 @@ class EventKeeper:
     def __init__(self) -> None:
         self.events: list[Event] = []
         self.notices: list[Notice] = []
+        self.unparsed_lines: list[KeptLine] = []
 
     def event(self, event: Event) -> None:
         self.events.append(event)
@@ -55,6 +57,9 @@ class EventKeeper:
 
     def info(self, message: str) -> None:
         pass
+
+    def unparsed(self, line: KeptLine) -> None:
+        self.unparsed_lines.append(line)
 
 
 def _event_keys(events: list[Event]) -> list[tuple[Any, ...]]:
@@ -74,6 +79,7 @@ def batch_state(path: Path) -> dict[str, Any]:
         "dead_windows": [w.as_dict() for w in analysis.dead_windows],
         "lines": stream.accounting.lines,
         "unparsed": stream.accounting.unparsed,
+        "unparsed_lines": sorted(line for _, line, _ in stream.unparsed),
     }
 
 
@@ -92,6 +98,7 @@ def live_state(path: Path) -> dict[str, Any]:
         "dead_windows": [w.as_dict() for w in state.windows],
         "lines": watcher.lines,
         "unparsed": watcher.stream.unparsed,
+        "unparsed_lines": sorted(line.line for line in sink.unparsed_lines),  # each shown as it came
     }
 
 

@@ -6,6 +6,7 @@ import gzip
 import io
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -383,6 +384,9 @@ class Recorder:
     def info(self, message: str) -> None:
         self.said.append(("info", message))
 
+    def unparsed(self, line: KeptLine) -> None:
+        self.said.append(("unparsed", line.text))
+
     def kinds(self) -> list[str]:
         return [what for what, _ in self.said]
 
@@ -493,7 +497,9 @@ def test_exit_on_dead_after_replaying_a_dead_backlog(tmp_path: Path) -> None:
     rows = [json.loads(line) for line in result.stdout.splitlines()]
     alerts = [r for r in rows if r.get("watch") == "dead"]
     assert len(alerts) == 1 and alerts[0]["window"]["session"] == 2 and alerts[0]["window"]["repeats"] == 2
-    assert "engine generation-dead since 2026-09-15 22:31:21; 2 repeats" in alerts[0]["message"]
+    assert (
+        "engine generation-dead since 2026-09-15 22:31:21 (session 2, server.log:22); 2 repeats" in alerts[0]["message"]
+    )
     assert [r["exit_code"] for r in rows if r.get("watch") == "command"] == [0]
     assert runs.read_text().splitlines() == ["2026-09-15T22:31:21.140|2"]
     assert sum(1 for r in rows if r.get("kind") == "gpu_error") == 6  # the replay printed the history
@@ -602,7 +608,7 @@ def test_live_alert_single_on_dead_rotation_restart_and_rearm(tmp_path: Path, wa
     alert = watch.row(lambda r: r.get("watch") == "dead")
     window = alert["window"]
     assert window["start"] == "2026-09-15T22:20:21.140" and window["session"] == 1 and window["repeats"] == 0
-    assert "engine generation-dead since 2026-09-15 22:20:21; 0 repeats" in alert["message"]
+    assert "engine generation-dead since 2026-09-15 22:20:21 (session 1, server.log:12); 0 repeats" in alert["message"]
     done = watch.row(lambda r: r.get("watch") == "command" and r["hook"] == "on-dead")
     assert done["exit_code"] == 0 and done["output"] == "restarted\n"
     assert runs.read_text().splitlines() == [f"2026-09-15T22:20:21.140|1|{log}"]
@@ -653,7 +659,8 @@ def test_exit_on_dead_when_the_log_appears_later(tmp_path: Path, watches: list[W
     log.write_text(escalation(T0))  # nothing follows: the incident completes after two quiet seconds
     assert watch.finish(within=WITHIN_S) == EXIT_DEAD
     assert time.monotonic() - started < WITHIN_S
-    assert any("» ALERT engine generation-dead since 2026-09-15 22:20:21; 0 repeats" in line for line in watch.out)
+    alerts = [line for line in watch.out if "ALERT engine generation-dead since 2026-09-15 22:20:21" in line]
+    assert len(alerts) == 1 and "(session 1, server.log:9)" in alerts[0]  # the SubmissionsIgnored record
     assert any("gpu_error" in line and "server.log:1 " in line for line in watch.out)
     assert watch.err[-1].startswith("logscan watch: stopped") and "engine dead since" in watch.err[-1]
 
@@ -710,3 +717,91 @@ def test_a_live_fault_has_its_signature_and_is_absorbed_when_the_process_goes_on
     live_fault = state.faults[0]
     assert (live_fault.outcome, live_fault.signature) == ("absorbed", batch_fault.signature)
     assert live_fault.signature is not None
+
+
+# -- records kept whole across polls ------------------------------------------------------------
+
+
+def test_a_traceback_whose_lines_come_a_poll_later_stays_one_record(tmp_path: Path) -> None:
+    """oMLX's record and its traceback can reach the file in pieces: a second of quiet must not tear them."""
+    log = tmp_path / "server.log"
+    log.write_text("")
+    sink = Recorder()
+    watcher = Watcher(WatchOptions(log), sink)
+    watcher.step(0.0)
+    head, *rest = timeout(T0).splitlines(keepends=True)
+    append(log, head + "".join(rest[:2]))
+    assert watcher.step(1.0)
+    assert not watcher.step(2.5)  # 1.5 s of quiet: the traceback may still be on its way
+    append(log, "".join(rest[2:]))
+    assert watcher.step(2.9)
+    assert not watcher.step(5.0)  # 2 s of quiet after its last line: now it is complete
+    watcher.follower.close()
+    assert [text for what, text in sink.said if what == "event"] == ["gpu_error"]
+    assert "unparsed" not in sink.kinds() and watcher.stream.unparsed == 0
+
+
+def test_the_next_record_head_completes_the_record_at_once(tmp_path: Path) -> None:
+    log = tmp_path / "server.log"
+    log.write_text("")
+    sink = Recorder()
+    watcher = Watcher(WatchOptions(log), sink)
+    watcher.step(0.0)
+    append(log, timeout(T0))
+    watcher.step(0.1)
+    assert "event" not in sink.kinds()  # held: its continuation may still come
+    append(log, warning(T0 + timedelta(seconds=1)))
+    watcher.step(0.2)
+    watcher.follower.close()
+    assert [text for what, text in sink.said if what == "event"] == ["gpu_error"]  # the warning is held now
+
+
+def test_the_table_shows_unparsed_lines_as_they_come(tmp_path: Path) -> None:
+    log = tmp_path / "server.log"
+    log.write_text("")
+    out = io.StringIO()
+    watcher = Watcher(WatchOptions(log), TableSink(out, quiet=True))
+    watcher.step(0.0)
+    append(log, timeout(T0) + "a note pasted by hand\n" + warning(T0 + timedelta(seconds=1)))
+    watcher.step(0.1)
+    watcher.follower.close()
+    shown = out.getvalue().splitlines()
+    assert shown[1].startswith("unparsed") and shown[1].endswith("line 9: a note pasted by hand"), shown
+    assert "gpu_error" in shown[0]  # in file order: the fault's record came first
+    assert watcher.stream.unparsed == 1
+
+
+# -- the alert on a terminal --------------------------------------------------------------------
+
+
+def _dead_log(tmp_path: Path) -> Path:
+    log = tmp_path / "server.log"
+    log.write_text(startup(T0 - timedelta(minutes=1)) + escalation(T0) + repeat(T0 + timedelta(minutes=5)))
+    return log
+
+
+def test_the_alert_is_one_reverse_video_line_across_the_terminal(tmp_path: Path) -> None:
+    from rich.console import Console
+
+    out = io.StringIO()
+    terminal = Console(file=out, width=100, force_terminal=True, color_system="standard", markup=False)
+    sink = TableSink(out, quiet=True, bell=True, console=terminal)
+    Watcher(WatchOptions(_dead_log(tmp_path), exit_at_end=True), sink).replay_to_end()
+    lines = out.getvalue().splitlines()
+    alerts = [n for n, line in enumerate(lines) if "ALERT" in line]
+    assert len(alerts) == 1
+    alert = lines[alerts[0]]
+    assert alert.startswith("\a") and "\x1b[1;7;31m" in alert  # the bell, then bold reverse red
+    headline = re.sub(r"\x1b\[[0-9;]*m|\a", "", alert)
+    assert len(headline) == 100 and headline.startswith(" ALERT engine generation-dead since 2026-09-15 22:20:21")
+    assert "only a restart recovers it" in lines[alerts[0] + 1]
+
+
+def test_bell_rings_once_per_dead_window_as_a_subprocess(tmp_path: Path) -> None:
+    log = _dead_log(tmp_path)
+    quiet = subprocess.run([*WATCH, str(log), "--exit-at-end", "-f", "table"], capture_output=True, text=True)
+    rung = subprocess.run([*WATCH, str(log), "--exit-at-end", "-f", "table", "--bell"], capture_output=True, text=True)
+    assert quiet.returncode == rung.returncode == 0, rung.stderr
+    assert "\a" not in quiet.stdout and rung.stdout.count("\a") == 1
+    assert "ALERT engine generation-dead" in rung.stdout.split("\a")[1].splitlines()[0]
+    assert "--bell" in runner.invoke(app, ["watch", "--help"]).stdout

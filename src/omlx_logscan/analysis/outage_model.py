@@ -65,8 +65,9 @@ class Outage:
 
     @property
     def at_least_s(self) -> float:
-        """How long the log proves it lasted; totals add these."""
-        return seconds(self.start, self.proven_end) or 0.0
+        """How long the log proves it lasted; totals add these. A start that is only a lower bound (a
+        crash some time after the last record) proves nothing: it may have come just before the end."""
+        return (seconds(self.start, self.proven_end) or 0.0) if self.start_exact else 0.0
 
     @property
     def at_most_s(self) -> float | None:

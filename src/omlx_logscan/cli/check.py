@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import os
-from typing import Annotated
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -18,6 +19,9 @@ from omlx_logscan.cli.options import (
 )
 from omlx_logscan.errors import LogscanError
 from omlx_logscan.output.formats import CheckFormat
+
+if TYPE_CHECKING:
+    from omlx_logscan.analysis.check import CheckResult
 
 DEFAULT_FAIL_ON = "penalty_box,dead_engine,crash"
 
@@ -50,13 +54,42 @@ def check(
     max_outage: MaxOutage = None,
     wedge_after: WedgeAfter = None,
     fmt: CheckFormatOption = CheckFormat.text,
+    sarif_root: Annotated[
+        Path,
+        typer.Option(
+            "--sarif-root",
+            metavar="DIR",
+            help="With --format sarif: logs inside this folder (the repository checkout) are named relative to it, "
+            "others by absolute file:// URI.",
+        ),
+    ] = Path("."),
 ) -> None:
     """A CI gate: exit 0 when the log shows none of the --fail-on failures, 1 when it does, 2 when it cannot check."""
+    from omlx_logscan.output.formats import write_check, write_check_error
+
+    try:
+        result = _run(options, fail_on, max_faults, max_dead, (max_outage, wedge_after))
+    except LogscanError as exc:  # a CI test reporter or code scanning should show why, not nothing
+        write_check_error(fmt, str(exc), options.output)
+        raise
+    write_check(fmt, result, options.output, os.environ.get("GITHUB_STEP_SUMMARY"), sarif_root)
+    if result.exit_code:
+        raise typer.Exit(result.exit_code)
+
+
+def _run(
+    options: CommonOptions,
+    fail_on: str,
+    max_faults: int | None,
+    max_dead: str | None,
+    outages: tuple[str | None, str | None],
+) -> CheckResult:
+    """The check's result, or a LogscanError when it cannot check; ``outages`` is (--max-outage, --wedge-after)."""
     from omlx_logscan.analysis.check import Rules, run_check
     from omlx_logscan.analysis.lifetimes import analyze
     from omlx_logscan.cli.values import duration_seconds, parse_fail_on, wedge_after_seconds
-    from omlx_logscan.output.formats import write_check
 
+    max_outage, wedge_after = outages
     rules = Rules(
         parse_fail_on(fail_on),
         max_faults,
@@ -71,7 +104,4 @@ def check(
         raise LogscanError(f"cannot check the whole input: {unreadable[0]}")
     if not stream.has_omlx_records:
         raise LogscanError("no oMLX log records in the input (or in the --since/--until window): nothing to check")
-    result = run_check(analyze(stream, wedge_after_s=wedge_after_seconds(wedge_after)), rules)
-    write_check(fmt, result, options.output, os.environ.get("GITHUB_STEP_SUMMARY"))
-    if result.exit_code:
-        raise typer.Exit(result.exit_code)
+    return run_check(analyze(stream, wedge_after_s=wedge_after_seconds(wedge_after)), rules)

@@ -1,4 +1,4 @@
-"""``logscan sessions``: process lifetimes and how each ended."""
+"""``logscan sessions``: the sessions (runs of the server process) and how each ended."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ def sessions(
     options: CommonOptions,
     fmt: ListFormatOption = ListFormat.text,
 ) -> None:
-    """Process lifetimes (like journalctl --list-boots): start, end, why it ended, faults."""
+    """Sessions, one per run of the server (like journalctl --list-boots): start, end, why it ended, faults."""
     from omlx_logscan.analysis.lifetimes import analyze
     from omlx_logscan.output.formats import write_sessions
 

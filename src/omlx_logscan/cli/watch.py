@@ -23,13 +23,13 @@ if TYPE_CHECKING:
 MAX_INTERVAL_S = 3600.0  # polling less often is no watch; far longer sleeps overflow time.sleep
 
 
-def _sink(fmt: WatchFormat, quiet: bool) -> WatchSink:
+def _sink(fmt: WatchFormat, quiet: bool, bell: bool) -> WatchSink:
     """Where what the watch sees is printed, in the chosen format."""
     from omlx_logscan.watch.sinks import NdjsonSink, TableSink  # --help and the other commands do without
 
     match fmt:
         case WatchFormat.table:
-            return TableSink(sys.stdout, quiet)
+            return TableSink(sys.stdout, quiet, bell=bell)
         case WatchFormat.ndjson:
             return NdjsonSink(sys.stdout, quiet)
         case _:
@@ -94,6 +94,7 @@ def watch(
         float,
         typer.Option(metavar="SECONDS", help="Seconds a hook command may run before it is killed (at least 0.1)."),
     ] = 300.0,
+    bell: Annotated[bool, typer.Option(help="Ring the terminal's bell with the dead-engine alert (table).")] = False,
     wedge_after: WedgeAfter = None,
     kind: WatchKinds = None,
     fmt: WatchFormatOption = None,
@@ -122,7 +123,7 @@ def watch(
         exit_at_end=exit_at_end,
         wedge_after=wedge_after_seconds(wedge_after),
     )
-    watcher = Watcher(options, _sink(fmt, quiet))
+    watcher = Watcher(options, _sink(fmt, quiet, bell))
     with _stop_on_signals() as stop:
         code = watcher.run(stop.is_set)
     sys.stderr.write(watcher.summary() + "\n")

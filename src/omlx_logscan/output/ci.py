@@ -1,25 +1,20 @@
-"""CI formats of ``check``: GitHub workflow annotations, the step summary, JUnit XML."""
+"""GitHub formats of ``check``: workflow annotations (one per fault) and the step summary."""
 
 from __future__ import annotations
 
 import os
-import re
-import xml.etree.ElementTree as ET
-from typing import IO
+import sys
+from dataclasses import dataclass
 
-from omlx_logscan.analysis.check import CheckResult
-from omlx_logscan.errors import LogscanError
+from omlx_logscan.analysis.check import CheckResult, Finding
 from omlx_logscan.output.findings import check_headline, finding_message, finding_title, rule_threshold
-from omlx_logscan.output.markup import md_escape
+from omlx_logscan.output.markup import code_span, md_cell, md_text
 from omlx_logscan.timeutil import human_time
 
 ANNOTATION_CAP = 10  # GitHub shows at most 10 error annotations per step
 
 
 SUMMARY_ROWS = 100
-
-
-_XML_INVALID = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 
 def escape_data(text: str) -> str:
@@ -32,7 +27,7 @@ def escape_property(text: str) -> str:
     return escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
-def _workspace_relative(path: str) -> str:
+def workspace_relative(path: str) -> str:
     """GitHub links an annotation to a file only by its path inside the checked-out repository."""
     workspace = os.environ.get("GITHUB_WORKSPACE")
     if workspace and os.path.isabs(path):
@@ -42,32 +37,71 @@ def _workspace_relative(path: str) -> str:
     return path
 
 
+@dataclass(frozen=True)
+class FaultFindings:
+    """The findings that point at one record: one fault seen by several rules (a penalty box is also a
+    dead engine and, with ``any_gpu_error``, a GPU error), so one annotation covers them all."""
+
+    findings: list[Finding]
+
+    @property
+    def first(self) -> Finding:
+        return self.findings[0]
+
+    @property
+    def rules(self) -> list[str]:
+        return [finding.rule for finding in self.findings]
+
+
+def by_fault(findings: list[Finding]) -> list[FaultFindings]:
+    """Findings grouped by the record they point at, in the order of each group's first (worst) finding;
+    a finding without a place is a group of its own."""
+    groups: dict[object, list[Finding]] = {}
+    for position, finding in enumerate(findings):
+        key: object = (finding.source, finding.line) if finding.source and finding.line else position
+        groups.setdefault(key, []).append(finding)
+    return [FaultFindings(group) for group in groups.values()]
+
+
+def _annotation(group: FaultFindings) -> str:
+    first = group.first
+    props = []
+    if first.source:
+        props.append(f"file={escape_property(workspace_relative(first.source))}")
+    if first.line:
+        props.append(f"line={first.line}")
+    titles = ", ".join(dict.fromkeys(finding_title(finding) for finding in group.findings))
+    rules = ", ".join(group.rules)
+    props.append(f"title={escape_property(f'{titles} ({rules})')}")
+    message = "\n".join(f"{finding.rule}: {finding_message(finding)}" for finding in group.findings)
+    return f"::error {','.join(props)}::{escape_data(message)}"
+
+
 def github_annotations(result: CheckResult, cap: int = ANNOTATION_CAP) -> list[str]:
-    """``::error`` commands for the first ``cap`` findings, then one notice that counts the rest."""
-    lines = []
-    for finding in result.findings[:cap]:
-        props = []
-        if finding.source:
-            props.append(f"file={escape_property(_workspace_relative(finding.source))}")
-        if finding.line:
-            props.append(f"line={finding.line}")
-        props.append(f"title={escape_property(f'{finding_title(finding)} ({finding.rule})')}")
-        lines.append(f"::error {','.join(props)}::{escape_data(finding_message(finding))}")
-    rest = len(result.findings) - cap
+    """One ``::error`` per fault (naming every rule it broke) for the first ``cap`` faults, a notice that
+    counts the rest, then the headline."""
+    groups = by_fault(result.findings)
+    lines = [_annotation(group) for group in groups[:cap]]
+    rest = len(groups) - cap
     if rest > 0:
         lines.append(
-            f"::notice title=logscan check::{rest} more finding{'s' if rest != 1 else ''} not annotated "
+            f"::notice title=logscan check::{rest} more fault{'s' if rest != 1 else ''} not annotated "
             f"(GitHub shows at most {cap} error annotations per step); the step summary lists them"
         )
     lines.append(check_headline(result))
     return lines
 
 
+def error_annotation(reason: str) -> str:
+    """The annotation of a check that could not run (exit 2), so the run's page says why."""
+    return f"::error title=logscan check could not run::{escape_data(reason)}"
+
+
 def summary_markdown(result: CheckResult) -> str:
     """The Markdown for ``$GITHUB_STEP_SUMMARY``: rules with verdicts, then the findings."""
-    files = ", ".join(f"`{md_escape(name)}`" for name in result.input["files"])
+    files = ", ".join(code_span(name) for name in result.input["files"])
     out = [
-        f"## {md_escape(check_headline(result))}",
+        f"## {md_text(check_headline(result))}",
         "",
         f"Input: {files} ({human_time(result.input['first'])} → {human_time(result.input['last'])}).",
         "",
@@ -81,8 +115,8 @@ def summary_markdown(result: CheckResult) -> str:
     if result.findings:
         out += ["", "| where | rule | finding |", "|---|---|---|"]
         for finding in result.findings[:SUMMARY_ROWS]:
-            where = f"`{md_escape(finding.source or '?')}:{finding.line}`"
-            message = md_escape(finding_message(finding))
+            where = md_cell(code_span(f"{finding.source or '?'}:{finding.line}"))
+            message = md_cell(finding_message(finding))
             out.append(f"| {where} | `{finding.rule}` | {'**' + message + '**' if finding.worst_case else message} |")
         rest = len(result.findings) - SUMMARY_ROWS
         if rest > 0:
@@ -90,40 +124,15 @@ def summary_markdown(result: CheckResult) -> str:
     return "\n".join(out) + "\n"
 
 
-def append_step_summary(result: CheckResult, path: str) -> None:
+def append_step_summary(result: CheckResult, path: str) -> bool:
+    """Append the summary to the workflow's summary file. A file that cannot be written costs the run
+    its summary, not its verdict: a warning on stderr, and False."""
     try:
         with open(path, "a", encoding="utf-8") as handle:
             handle.write(summary_markdown(result))
     except OSError as exc:
-        raise LogscanError(f"GITHUB_STEP_SUMMARY {path}: cannot append ({exc.strerror or exc})") from None
-
-
-def _xml_text(text: str) -> str:
-    return _XML_INVALID.sub("\ufffd", text)
-
-
-def write_junit(result: CheckResult, out: IO[str]) -> None:
-    """JUnit XML: one test case per rule, failed when the rule found something."""
-    names = result.rules.names
-    failures = sum(1 for rule in names if result.count(rule))
-    counts = {"tests": str(len(names)), "failures": str(failures), "errors": "0", "skipped": "0", "time": "0"}
-    suites = ET.Element("testsuites", {"name": "logscan check", **counts})
-    suite = ET.SubElement(suites, "testsuite", {"name": "logscan check", **counts})
-    properties = ET.SubElement(suite, "properties")
-    for name in result.input["files"]:
-        ET.SubElement(properties, "property", {"name": "file", "value": _xml_text(name)})
-    for rule in names:
-        case = ET.SubElement(suite, "testcase", {"classname": "logscan.check", "name": rule, "time": "0"})
-        found = [f for f in result.findings if f.rule == rule]
-        if found:
-            first = finding_message(found[0])
-            failure = ET.SubElement(
-                case, "failure", {"type": rule, "message": _xml_text(f"{len(found)} finding(s): {first}")}
-            )
-            failure.text = _xml_text(
-                "\n".join(f"{f.source or '?'}:{f.line or '?'}: {finding_message(f)}" for f in found)
-            )
-    ET.indent(suites)
-    out.write('<?xml version="1.0" encoding="UTF-8"?>\n')
-    out.write(ET.tostring(suites, encoding="unicode"))
-    out.write("\n")
+        sys.stderr.write(
+            f"logscan: warning: GITHUB_STEP_SUMMARY {path}: cannot append the summary ({exc.strerror or exc})\n"
+        )
+        return False
+    return True

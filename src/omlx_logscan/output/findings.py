@@ -13,7 +13,7 @@ from omlx_logscan.analysis.check import (
     TooManyFaults,
 )
 from omlx_logscan.output.outages import outage_line
-from omlx_logscan.output.phrases import CRASH_WORDS, dead_for, fault_phrase, window_end_phrase
+from omlx_logscan.output.phrases import CRASH_WORDS, dead_for, fault_phrase, plural, window_end_phrase
 from omlx_logscan.parsing.catalog import (
     FATAL_LOGGER,
     GPU_CODE_PREFIX,
@@ -120,19 +120,19 @@ def _dead_message(found: DeadFound) -> str:
     if found.still_dead:
         return (
             f"engine generation-dead since {human_time(window.start)} and STILL DEAD when the log ends at "
-            f"{human_time(window.log_end)} ({dead_for(window)}, {window.repeats} repeated failures): "
+            f"{human_time(window.log_end)} ({dead_for(window)}, {plural(window.repeats, 'repeated failure')}): "
             "a penalty-boxed engine does not recover without a restart"
         )
     return (
         f"engine generation-dead from {human_time(window.start)}: {window_end_phrase(window)}; "
-        f"{dead_for(window)}, {window.repeats} repeated failures"
+        f"{dead_for(window)}, {plural(window.repeats, 'repeated failure')}"
     )
 
 
 def _too_many_message(too_many: TooManyFaults) -> str:
     return (
-        f"{too_many.count} GPU faults, more than --max-faults {too_many.limit}; fault {too_many.limit + 1} is at "
-        f"{human_time(too_many.first_over.time)}"
+        f"{plural(too_many.count, 'GPU fault')}, more than --max-faults {too_many.limit}; "
+        f"fault {too_many.limit + 1} is at {human_time(too_many.first_over.time)}"
     )
 
 

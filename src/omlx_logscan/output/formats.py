@@ -49,6 +49,7 @@ class CheckFormat(StrEnum):
     json = "json"
     github = "github"
     junit = "junit"
+    sarif = "sarif"
 
 
 class WatchFormat(StrEnum):
@@ -180,8 +181,11 @@ def write_bounds(fmt: ReportFormat, bounds: Bounds, analysis: Analysis, output: 
                 assert_never(fmt)
 
 
-def write_check(fmt: CheckFormat, result: CheckResult, output: Path | None, step_summary: str | None) -> None:
-    """The CI gate's verdict; with github, also appended to the workflow's ``step_summary`` file when there is one."""
+def write_check(
+    fmt: CheckFormat, result: CheckResult, output: Path | None, step_summary: str | None, sarif_root: Path
+) -> None:
+    """The CI gate's verdict in any format; when the workflow names a ``step_summary`` file, the summary
+    is appended to it too."""
     with open_output(output) as out:
         match fmt:
             case CheckFormat.json:
@@ -189,18 +193,44 @@ def write_check(fmt: CheckFormat, result: CheckResult, output: Path | None, step
 
                 write_json(check_document(result), out)
             case CheckFormat.junit:
-                from omlx_logscan.output.ci import write_junit
+                from omlx_logscan.output.junit import write_junit
 
                 write_junit(result, out)
+            case CheckFormat.sarif:
+                from omlx_logscan.output.sarif import write_sarif
+
+                write_sarif(result, out, sarif_root)
             case CheckFormat.github:
-                from omlx_logscan.output.ci import append_step_summary, github_annotations
+                from omlx_logscan.output.ci import github_annotations
 
                 out.write("".join(line + "\n" for line in github_annotations(result)))
-                if step_summary:
-                    append_step_summary(result, step_summary)
             case CheckFormat.text:
                 from omlx_logscan.output.text import check_text, console
 
                 check_text(result, console(out))
             case _:
                 assert_never(fmt)
+    if step_summary:
+        from omlx_logscan.output.ci import append_step_summary
+
+        append_step_summary(result, step_summary)
+
+
+def write_check_error(fmt: CheckFormat, reason: str, output: Path | None) -> None:
+    """What the formats CI tools collect say when the check could not run (a JUnit error, a failed
+    SARIF invocation, an error annotation); text and JSON say nothing beyond the error on stderr."""
+    if fmt in (CheckFormat.text, CheckFormat.json):
+        return
+    with open_output(output) as out:
+        if fmt is CheckFormat.junit:
+            from omlx_logscan.output.junit import write_junit_error
+
+            write_junit_error(reason, out)
+        elif fmt is CheckFormat.sarif:
+            from omlx_logscan.output.sarif import write_sarif_error
+
+            write_sarif_error(reason, out)
+        else:
+            from omlx_logscan.output.ci import error_annotation
+
+            out.write(error_annotation(reason) + "\n")

@@ -7,7 +7,9 @@ from typing import TYPE_CHECKING
 
 from omlx_logscan.analysis.attribution import WhyFaulted
 from omlx_logscan.analysis.model import Analysis
-from omlx_logscan.output.markup import fence_for, md_escape
+from omlx_logscan.output.blocks import ReportBlock
+from omlx_logscan.output.chart import gantt_chart
+from omlx_logscan.output.markup import code_block, code_span, fit_code, md_cell, md_text
 from omlx_logscan.output.outages import outages_markdown
 from omlx_logscan.output.phrases import (
     call_site_label,
@@ -18,11 +20,12 @@ from omlx_logscan.output.phrases import (
     escalation_lines,
     escalation_rows,
     level_phrase,
+    signature_share,
     span_phrase,
     summary,
     window_end_phrase,
 )
-from omlx_logscan.output.why import fault_lines, overlay_lines
+from omlx_logscan.output.why import EVIDENCE_LABEL, fault_lines, overlay_lines
 from omlx_logscan.stream.model import header
 from omlx_logscan.timeutil import human_time
 
@@ -35,11 +38,11 @@ def bounds_markdown(bounds: Bounds) -> str:
     from omlx_logscan.output.versions import bounds_heading, bounds_measures, bounds_sentence
 
     headings = [" / ".join(bounds_heading(row, bounds.by)) for row in bounds.rows]
-    out = [f"| | {' | '.join(md_escape(h) for h in headings)} |"]
+    out = [f"| | {' | '.join(md_cell(h) for h in headings)} |"]
     out.append(f"|---|{'---|' * len(headings)}")
     columns = [bounds_measures(row) for row in bounds.rows]
     for position, (name, _value) in enumerate(columns[0] if columns else []):
-        out.append(f"| {name.strip()} | {' | '.join(md_escape(column[position][1]) for column in columns)} |")
+        out.append(f"| {name.strip()} | {' | '.join(md_cell(column[position][1]) for column in columns)} |")
     out += ["", bounds_sentence(bounds), ""]
     return "\n".join(out)
 
@@ -52,10 +55,13 @@ def bounds_section(bounds: Bounds, *, level: int) -> str:
 
 def why_markdown(why: WhyFaulted, *, full: bool) -> list[str]:
     """The *Why it faulted* section: the fault lines in a code block (log text inside), the overlays as bullets."""
-    body = fault_lines(why, full=full)
-    fence = fence_for(body)
     bullets = [f"- {line}" for line in overlay_lines(why, full=full)]
-    return ["### Why it faulted", "", fence, *body, fence, "", *bullets, *([""] if bullets else [])]
+    block = code_block(fit_code(fault_lines(why, full=full), quoting=EVIDENCE_LABEL))
+    return ["### Why it faulted", "", *block, "", *bullets, *([""] if bullets else [])]
+
+
+def _lines(part: str | ReportBlock) -> list[str]:
+    return part.lines() if isinstance(part, ReportBlock) else [part]
 
 
 def timeline_markdown(
@@ -68,19 +74,15 @@ def timeline_markdown(
     given), the version bounds follow."""
     head = header(analysis.stream)
     out = ["## oMLX log timeline", ""]
-    out.append(f"- **Files:** {', '.join('`' + os.path.basename(f['name']) + '`' for f in head['files'])}")
+    out.append(f"- **Files:** {', '.join(code_span(os.path.basename(f['name'])) for f in head['files'])}")
     out.append(f"- **Span:** {span_phrase(head)}")
     out.append(f"- **Level:** {level_phrase(head['written_at_level'], head['records'])}")
-    out.append(f"- **Process lifetimes:** {len(analysis.sessions)}")
-    out += ["", "### Escalation", "", "```"]
+    out.append(f"- **Sessions:** {len(analysis.sessions)}")
     rows = escalation_rows(analysis, os_versions)
-    out.extend(escalation_lines(rows))
-    if not rows:
-        out.append("no GPU faults")
-    out.append("```")
+    out += ["", "### Escalation", "", *code_block(fit_code(escalation_lines(rows)) or ["no GPU faults"])]
     crashes = crash_rows(analysis)
     if crashes:
-        out += ["", "### Crash evidence", "", "```", *(crash_line(row) for row in crashes), "```"]
+        out += ["", "### Crash evidence", "", *code_block(fit_code(crash_line(row) for row in crashes))]
     if analysis.dead_windows:
         out += [
             "",
@@ -92,22 +94,20 @@ def timeline_markdown(
         for w in analysis.dead_windows:
             out.append(
                 f"| {w.session} | {human_time(w.start)} | {human_time(w.last_failure)} | "
-                f"{md_escape(window_end_phrase(w))}; {dead_for(w)} | {w.repeats} | "
+                f"{md_cell(window_end_phrase(w))}; {dead_for(w)} | {w.repeats} | "
                 f"{count_text(w.requests_completed)} |"
             )
     out += ["", *outages_markdown(analysis.outages)]  # every kind of outage: output/outages.py
     if analysis.signatures:
         out += ["", "### Stack signatures", ""]
         for sig in analysis.signatures:
-            out.append(f"**{sig.faults} of {len(analysis.faults)} faults** — {md_escape(call_site_label(sig))}")
-            out.append("```")
-            out.extend(f"{f['module']}:{f['line']} in {f['func']}" for f in sig.frames)
-            if sig.innermost_code:
-                out.append(f"  → {sig.innermost_code}")
-            out += ["```", ""]
+            out.append(f"**{signature_share(sig.faults, len(analysis.faults))}** — {code_span(call_site_label(sig))}")
+            frames = [f"{f['module']}:{f['line']} in {f['func']}" for f in sig.frames]
+            out += [*code_block(frames + ([f"  → {sig.innermost_code}"] if sig.innermost_code else [])), ""]
     if why is not None and analysis.faults:
         out += ["", *why_markdown(why, full=False)]
-    out += ["", "### Summary", "", summary(analysis), ""]
+    out += ["", "### Summary", "", md_text(summary(analysis)), ""]
+    out += [line for part in gantt_chart(analysis, os_versions or {}) for line in _lines(part)]
     if bounds is not None:
         out += [bounds_section(bounds, level=3)]
     return "\n".join(out)

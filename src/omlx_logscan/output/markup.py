@@ -1,17 +1,78 @@
-"""Markdown escaping that every Markdown writer shares (timeline, bounds, report, CI summary)."""
+"""Markdown building blocks that every Markdown writer shares (timeline, bounds, report, CI summary).
+
+Log text goes into Markdown only inside code: a code span or block shows it as it is, whatever
+characters it holds (``__call__`` stays ``__call__``). Pipes are escaped only in table cells, the
+one place where ``\\|`` means a pipe; elsewhere it would show its backslash.
+"""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+import textwrap
+from collections.abc import Iterable, Sequence
+
+CODE_WIDTH = 100  # characters of the tool's own lines in a code block: a GitHub comment shows about that many
 
 
-def md_escape(text: str) -> str:
-    """Text safe inside a Markdown table cell: pipes escaped, newlines folded."""
-    return text.replace("|", "\\|").replace("\n", " ")
+_BACKTICKS = re.compile(r"`+")
+
+
+_INLINE_MARKUP = re.compile(r"([\\`*_\[\]<>~])")
+
+
+def _longest_backticks(text: str) -> int:
+    return max((len(run) for run in _BACKTICKS.findall(text)), default=0)
+
+
+def code_span(text: str) -> str:
+    """``text`` as inline code, fenced by more backticks than any run inside it (newlines folded)."""
+    text = text.replace("\r", " ").replace("\n", " ")
+    fence = "`" * (_longest_backticks(text) + 1)
+    if text.startswith("`") or text.endswith("`") or (text.startswith(" ") and text.endswith(" ") and text.strip()):
+        text = f" {text} "  # CommonMark strips one space each side, so a backtick at an end stays content
+    return f"{fence}{text}{fence}"
+
+
+def md_text(text: str) -> str:
+    """Prose that may name log things (a ``__call__`` frame, a file): the characters that would start
+    emphasis, code, links or HTML are backslash-escaped, which Markdown shows as the plain character."""
+    return _INLINE_MARKUP.sub(r"\\\1", text)
+
+
+def md_cell(text: str) -> str:
+    """Text safe inside a Markdown table cell: pipes escaped (also inside code spans, as GFM reads tables
+    first), newlines folded."""
+    return text.replace("|", "\\|").replace("\r", " ").replace("\n", " ")
 
 
 def fence_for(lines: Sequence[str]) -> str:
     """A code fence longer than any backtick run inside, so log text cannot close it."""
-    longest = max((len(run) for line in lines for run in re.findall(r"`+", line)), default=0)
-    return "`" * max(3, longest + 1)
+    return "`" * max(3, max((_longest_backticks(line) for line in lines), default=0) + 1)
+
+
+def code_block(lines: Sequence[str], lang: str = "") -> list[str]:
+    """``lines`` between fences that no backtick run inside can close."""
+    fence = fence_for(lines)
+    return [fence + lang, *lines, fence]
+
+
+def fit_code(lines: Iterable[str], width: int = CODE_WIDTH, quoting: str | None = None) -> list[str]:
+    """The tool's own lines for a code block, each wrapped at ``width`` characters: continuation lines
+    are indented two spaces past the line's own indent, so a reader sees where each line goes on. Lines
+    that start with ``quoting`` quote the log and stay as they are (a log line may scroll)."""
+    out: list[str] = []
+    for line in lines:
+        if len(line) <= width or (quoting and line.startswith(quoting)):
+            out.append(line)
+            continue
+        indent = line[: len(line) - len(line.lstrip(" "))]
+        out += textwrap.wrap(
+            line,
+            width,
+            initial_indent="",
+            subsequent_indent=indent + "  ",
+            break_long_words=True,
+            break_on_hyphens=False,
+            drop_whitespace=True,
+        )
+    return out

@@ -33,9 +33,9 @@ def dead_message(window: DeadWindow, entry: Incident) -> str:
     """The alert: the engine is generation-dead, where the log shows it, and what recovers it."""
     record = entry.penalty_record
     return (
-        f"ALERT engine generation-dead since {human_time(window.start)}; {window.repeats} repeats "
-        f"(session {window.session}, {os.path.basename(record.source)}:{record.line}). The GPU driver ignores "
-        "this process's submissions: only a restart recovers it"
+        f"ALERT engine generation-dead since {human_time(window.start)} (session {window.session}, "
+        f"{os.path.basename(record.source)}:{record.line}); {plural(window.repeats, 'repeat')} so far. The GPU "
+        "driver ignores this process's submissions: only a restart recovers it"
     )
 
 
@@ -45,15 +45,16 @@ def dead_end_message(window: DeadWindow, inferred: bool) -> str:
         how = f"a new kind of GPU fault at {human_time(window.end)} shows the process was restarted"
     elif window.end_reason == "restart":
         how = (
-            f"a new process started at {human_time(window.end)}"
+            f"a new session started at {human_time(window.end)}"
             if window.end_exact
-            else f"a new process started after {human_time(window.end_after)}"
+            else f"a new session started after {human_time(window.end_after)}"
         )
     else:
         what = "exited for a restart (fatal exit)" if window.end_reason == "fatal_exit" else "crashed"
         when = f"at {human_time(window.end)}" if window.end else f"after {human_time(window.end_after)}"
         how = f"the process {what} {when}"
-    return f"engine dead window of session {window.session} ended: {how}; {dead_for(window)}, {window.repeats} repeats"
+    repeats = plural(window.repeats, "repeat")
+    return f"engine dead window of session {window.session} ended: {how}; {dead_for(window)}, {repeats}"
 
 
 def hook_result_message(hook: str, exit_code: int, timed_out: bool, timeout: float) -> str:
@@ -97,7 +98,7 @@ def summary_line(
         counts,
     ]
     if dead is not None:
-        parts.append(f"engine dead since {human_time(dead.start)} ({dead.repeats} repeats)")
+        parts.append(f"engine dead since {human_time(dead.start)} ({plural(dead.repeats, 'repeat')})")
     if hook_runs:
         parts.append(", ".join(f"{hook} ran {n}x" for hook, n in sorted(hook_runs.items())))
     if hooks_running:

@@ -7,7 +7,7 @@ from typing import Any
 
 from omlx_logscan.analysis.outage_model import COMPLETIONS_SHOWN, TRAFFIC_HIDDEN, Outage, Outages
 from omlx_logscan.output.blocks import Part, ReportBlock
-from omlx_logscan.output.markup import fence_for, md_escape
+from omlx_logscan.output.markup import code_block, fence_for, fit_code, md_text
 from omlx_logscan.timeutil import human_duration, human_time
 
 KIND_TITLES = {
@@ -67,7 +67,9 @@ def end_phrase(outage: Outage) -> str:
 
 
 def duration_phrase(outage: Outage) -> str:
-    """``14h 3m``, ``2m to 6d``, or ``at least 3m``."""
+    """``14 h 03 min``, ``2 min to 6 d``, ``at least 3 min``, or ``up to 5 min`` (it began after an unknown moment)."""
+    if not outage.start_exact:
+        return f"up to {human_duration(outage.at_most_s)}" if outage.end is not None else "length unknown"
     if outage.end is None:
         return f"at least {human_duration(outage.at_least_s)}"
     if outage.end_exact:
@@ -158,29 +160,33 @@ def outages_sentence(outages: Outages) -> str:
         return ""
     parts = []
     for title, items in counted.items():
-        proven = human_duration(sum(o.at_least_s for o in items))
-        parts.append(f"{len(items)} {title}{'' if len(items) == 1 else 's'} (at least {proven})")
+        proven = sum(o.at_least_s for o in items)
+        lasted = f" (at least {human_duration(proven)})" if proven else ""
+        parts.append(f"{len(items)} {title}{'' if len(items) == 1 else 's'}{lasted}")
     return " Outages: " + ", ".join(parts) + "."
 
 
 def outages_markdown(outages: Outages) -> list[str]:
     """The *Outages* section of the timeline: the lines in a code block (a retry loop's line is log
     text), the cannot-show sentences and the note on the log level as bullets."""
-    lines = [outage_line(o) for o in outages.items] or ["no outages"]
-    fence = fence_for(lines)
-    return ["### Outages", "", fence, *lines, fence, "", *_bullets(outages)]
+    return ["### Outages", "", *code_block(_code_lines(outages)), "", *_bullets(outages)]
 
 
 def outages_report(outages: Outages) -> list[Part]:
     """The report's *Outages* section: as the timeline's, its lines a block the report may cut to fit."""
-    lines = [outage_line(o) for o in outages.items] or ["no outages"]
+    lines = _code_lines(outages)
     fence = fence_for(lines)
     block = ReportBlock("outages", [fence], lines, [fence], lambda n: f"… {n} outages cut here", "`logscan timeline`")
     return ["### Outages", "", block, *_bullets(outages)]
 
 
+def _code_lines(outages: Outages) -> list[str]:
+    """One line per outage, wrapped to read at the width of a comment."""
+    return fit_code([outage_line(o) for o in outages.items] or ["no outages"])
+
+
 def _bullets(outages: Outages) -> list[str]:
     hidden = sorted({sentence for o in outages.items for sentence in hidden_sentences(o)})
-    bullets = [f"- The log cannot show {md_escape(sentence)}." for sentence in hidden]
+    bullets = [f"- The log cannot show {md_text(sentence)}." for sentence in hidden]
     bullets += [f"- {note}" for note in outage_notes(outages)]
     return [*bullets, *([""] if bullets else [])]

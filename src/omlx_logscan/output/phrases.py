@@ -17,26 +17,27 @@ from omlx_logscan.timeutil import human_duration, human_time, seconds, to_second
 
 LEVEL_NOTES = {
     "WARNING": "written at WARNING level: INFO records (startup blocks, engine starts, finished requests, "
-    "pressure reclaim requests) are absent, so process starts and request counts are bounded, not exact",
+    "pressure reclaim requests) are absent, so session starts and request counts are bounded, not exact",
     "ERROR": "written at ERROR level: warnings and all INFO records are absent",
 }
 
 
 def plural(count: int, word: str) -> str:
-    """``1 lifetime``, ``2 lifetimes``."""
+    """``1 session``, ``2 sessions``."""
     return f"{count} {word}{'' if count == 1 else 's'}"
 
 
 def span_phrase(head: dict[str, Any]) -> str:
-    """``first → last (N h)``, or that the input carries no timestamps."""
+    """``first → last (87 d 21 h)``, or that the input carries no timestamps."""
+    length = human_duration(head["hours"] * 3600 if head["hours"] is not None else None)
     if not head["first"] and head["first_time_of_day"]:
         return (
-            f"{head['first_time_of_day'][:8]} → {head['last_time_of_day'][:8]}  ({head['hours']} h; times of day "
+            f"{head['first_time_of_day'][:8]} → {head['last_time_of_day'][:8]}  ({length}; times of day "
             "only, the log gives no date)"
         )
     if not head["first"]:
         return "unknown (no timestamps)"
-    return f"{human_time(head['first'])} → {human_time(head['last'])}  ({head['hours']} h)"
+    return f"{human_time(head['first'])} → {human_time(head['last'])}  ({length})"
 
 
 def level_phrase(level: str | None, records: int) -> str:
@@ -84,7 +85,13 @@ def untraced_call_site_label(call_site: str) -> str:
 
 
 def signature_share(faults: int, total: int) -> str:
-    return f"identical for all {faults} faults" if faults == total else f"shared by {faults} of {total} faults"
+    """``identical for all 6 faults`` (``both faults``, ``the one fault``), or ``shared by 2 of 6 faults``."""
+    return f"identical for {every_fault(faults)}" if faults == total else f"shared by {faults} of {total} faults"
+
+
+def every_fault(count: int) -> str:
+    """All of ``count`` faults in words that fit any count: ``the one fault``, ``both faults``, ``all 6 faults``."""
+    return {1: "the one fault", 2: "both faults"}.get(count, f"all {count} faults")
 
 
 CRASH_WORDS = {
@@ -166,7 +173,8 @@ def fault_phrase(incident: Incident, requests_visible: bool) -> str:
         return f"{PENALTY_BOX_CODE}: driver penalty box"
     if incident.outcome == "absorbed":
         if incident.later_requests and requests_visible:
-            return f"{first}   absorbed, engine kept serving ({incident.later_requests} requests completed after)"
+            completed = plural(incident.later_requests, "request")
+            return f"{first}   absorbed, engine kept serving ({completed} completed after)"
         return f"{first}   absorbed, engine kept serving"
     if incident.outcome == "crash":
         return f"{first}   process crashed"
@@ -273,9 +281,9 @@ def _fault_summary(analysis: Analysis) -> str:
     sessions = analysis.sessions
     if not faults:
         if analysis.log_start is None:
-            return f"No GPU faults in {plural(len(sessions), 'process lifetime')} (the input has no timestamps)."
+            return f"No GPU faults in {plural(len(sessions), 'session')} (the input has no timestamps)."
         span = f"{human_time(analysis.log_start)} → {human_time(analysis.log_end)}"
-        return f"No GPU faults in {plural(len(sessions), 'process lifetime')} ({span})."
+        return f"No GPU faults in {plural(len(sessions), 'session')} ({span})."
     kinds = Counter(f.code_names[0] if f.code_names else f.kind for f in faults)
     outcomes = Counter(f.outcome for f in faults)
     kind_text = ", ".join(f"{n} {k}" for k, n in kinds.most_common())
@@ -285,12 +293,12 @@ def _fault_summary(analysis: Analysis) -> str:
     when = f", {human_time(timed[0])} → {human_time(timed[-1])}" if timed else " (no timestamps)"
     text = (
         f"{plural(len(faults), 'GPU fault')} ({kind_text}) in {len(faulty)} of "
-        f"{plural(len(sessions), 'process lifetime')}{when}: {outcome_text}."
+        f"{plural(len(sessions), 'session')}{when}: {outcome_text}."
     )
     if faults[0].session > 1:
         clean = faults[0].session - 1
         text += (
-            f" The {clean} earlier lifetime{'s' if clean != 1 else ''} ({human_time(analysis.log_start)} → "
+            f" The {plural(clean, 'earlier session')} ({human_time(analysis.log_start)} → "
             f"{human_time(faults[0].time)}) had none."
         )
     windows = analysis.dead_windows
@@ -299,16 +307,16 @@ def _fault_summary(analysis: Analysis) -> str:
         repeats = sum(w.repeats for w in windows)
         text += (
             f" {len(windows)} penalty-box entr{'ies' if len(windows) != 1 else 'y'} left the engine "
-            f"generation-dead for at least {human_duration(dead)} in all ({repeats} repeated failures)"
+            f"generation-dead for at least {human_duration(dead)} in all ({plural(repeats, 'repeated failure')})"
         )
         open_windows = [w for w in windows if w.end_reason == "eof"]
         text += "; it was still dead when the log ended." if open_windows else "."
     sigs = analysis.signatures
     with_stack = sum(s.faults for s in sigs)
     if len(sigs) == 1 and with_stack == len(faults):
-        text += f" The stack is identical for all {len(faults)} faults: {call_site_label(sigs[0])}."
+        text += f" The stack is identical for {every_fault(len(faults))}: {call_site_label(sigs[0])}."
     elif sigs:
-        text += f" {plural(len(sigs), 'distinct stack')} among the {with_stack} faults with a traceback."
+        text += f" {plural(len(sigs), 'distinct stack')} among the {plural(with_stack, 'fault')} with a traceback."
     return text
 
 
@@ -358,10 +366,15 @@ def _escalation_when(row: dict[str, Any]) -> str:
     return when
 
 
+def escalation_column(rows: list[dict[str, Any]]) -> int:
+    """Where the escalation table's text begins: after the time column, as wide as its widest entry."""
+    return max([32, *(len(_escalation_when(row)) + 1 for row in rows)]) + 1
+
+
 def escalation_lines(rows: list[dict[str, Any]]) -> list[str]:
     """The escalation table as aligned text lines (the time column as wide as its widest entry)."""
     times = [_escalation_when(row) for row in rows]
-    width = max([32, *(len(when) + 1 for when in times)])
+    width = escalation_column(rows) - 1
     lines = []
     for when, row in zip(times, rows, strict=True):
         if "os_version" in row:

@@ -25,7 +25,7 @@ from omlx_logscan.errors import InputError
 from omlx_logscan.inputs.sources import Source, read_chunks
 from omlx_logscan.output.blocks import MIN_KEPT_ROWS, Part, ReportBlock
 from omlx_logscan.output.chart import gantt_chart
-from omlx_logscan.output.markup import fence_for, md_escape
+from omlx_logscan.output.markup import code_block, code_span, fence_for, fit_code, md_cell, md_text
 from omlx_logscan.output.outages import outages_report
 from omlx_logscan.output.phrases import (
     call_site_label,
@@ -33,11 +33,13 @@ from omlx_logscan.output.phrases import (
     dead_for,
     escalation_lines,
     escalation_rows,
+    plural,
+    signature_share,
     summary,
     window_end_phrase,
 )
 from omlx_logscan.output.redact import PLACEHOLDERS, logged, redact_logged, unmark
-from omlx_logscan.output.why import fault_lines, overlay_lines, why_caveats
+from omlx_logscan.output.why import EVIDENCE_LABEL, fault_lines, overlay_lines, why_caveats
 from omlx_logscan.stream.model import header
 from omlx_logscan.timeutil import human_duration, human_time, seconds
 
@@ -163,11 +165,6 @@ def _hard_cut(text: str, limit: int) -> str:
     return head + (f"\n{open_fence}" if open_fence else "") + "\n" + note + kept
 
 
-def _code(lines: list[str], lang: str = "") -> list[str]:
-    fence = fence_for(lines)
-    return [fence + lang, *lines, fence]
-
-
 def _logged_line(line: str) -> str:
     """One line copied from the log, marked for redaction and cut to ``LINE_MAX`` characters."""
     if len(line) <= LINE_MAX:
@@ -190,7 +187,7 @@ def _what_the_log_is(analysis: Analysis, os_versions: dict[int, str] | None) -> 
         f"- **Written at level:** {head['written_at_level'] or 'unknown'} (the lowest level present)",
         f"- **oMLX version:** {_versions(sessions)}",
         f"- **macOS:** {_os_versions(os_versions)}",
-        f"- **Process lifetimes:** {len(sessions)}"
+        f"- **Sessions:** {len(sessions)}"
         + (f" ({bounded} with start times bounded by neighbouring records)" if bounded else ""),
         f"- **Lines:** {head['lines']} read, {head['records']} records, {head['unparsed_lines']} unparsed, "
         f"{head['duplicates_dropped']} duplicate records dropped",
@@ -198,8 +195,8 @@ def _what_the_log_is(analysis: Analysis, os_versions: dict[int, str] | None) -> 
         "",
     ]
     rows = [
-        f"| `{logged(md_escape(f['name']))}` | {f['lines']} | {human_time(f['first'])} | {human_time(f['last'])} | "
-        f"{', '.join(f['levels']) or '?'} |"
+        f"| {md_cell(code_span(logged(f['name'])))} | {f['lines']} | {human_time(f['first'])} | "
+        f"{human_time(f['last'])} | {', '.join(f['levels']) or '?'} |"
         for f in head["files"]
     ]
     out.append(
@@ -228,12 +225,12 @@ def _versions(sessions: list[Session]) -> str:
     unknown = counts.pop(None, 0)
     if not counts:
         return "not in the log (no banner and no Homebrew path in a traceback)"
-    text = ", ".join(f"{version} ({n} of {len(sessions)} processes)" for version, n in counts.items())
+    text = ", ".join(f"{version} ({n} of {plural(len(sessions), 'session')})" for version, n in counts.items())
     return text + (f"; unknown for {unknown}" if unknown else "")
 
 
 def _summary(analysis: Analysis) -> list[Part]:
-    return ["### Summary", "", summary(analysis), ""]
+    return ["### Summary", "", md_text(summary(analysis)), ""]
 
 
 def _signatures(analysis: Analysis) -> list[Part]:
@@ -248,9 +245,8 @@ def _signatures(analysis: Analysis) -> list[Part]:
         frames = [_logged_line(f"{f['module']}:{f['line']} in {f['func']}") for f in sig.frames]
         if sig.innermost_code:
             frames.append(f"  → {_logged_line(sig.innermost_code)}")
-        share = "identical for all" if sig.faults == total and len(analysis.signatures) == 1 else "shared by"
-        title = f"**{share} {sig.faults} of {total} faults** — `{call_site_label(sig)}`"
-        rows.append("\n".join([title, *_code(frames), ""]))
+        title = f"**{signature_share(sig.faults, total)}** — {code_span(call_site_label(sig))}"
+        rows.append("\n".join([title, *code_block(frames), ""]))
     out.append(
         ReportBlock(
             "stack signatures",
@@ -265,7 +261,7 @@ def _signatures(analysis: Analysis) -> list[Part]:
 
 
 def _escalation(analysis: Analysis, os_versions: dict[int, str] | None) -> list[Part]:
-    rows = escalation_lines(escalation_rows(analysis, os_versions))
+    rows = ["\n".join(fit_code([line])) for line in escalation_lines(escalation_rows(analysis, os_versions))]
     if not rows:
         return ["### Escalation", "", "No GPU faults.", ""]
     fence = fence_for(rows)
@@ -291,7 +287,7 @@ def _dead_windows(analysis: Analysis) -> list[Part]:
         return [*out, "None: no fault put the engine in the driver's penalty box.", ""]
     rows = []
     for w in analysis.dead_windows:
-        end = md_escape(window_end_phrase(w))
+        end = md_cell(window_end_phrase(w))
         if w.end_reason == "eof":
             end = f"**{end}**"
         rows.append(
@@ -302,12 +298,12 @@ def _dead_windows(analysis: Analysis) -> list[Part]:
         ReportBlock(
             "dead-engine windows",
             [
-                "| process | from | last failure | end | repeats | requests completed |",
+                "| session | from | last failure | end | repeats | requests completed |",
                 "|---|---|---|---|---|---|",
             ],
             rows,
             [],
-            lambda n: f"| … | {n} windows cut here | | | | |",
+            lambda n: f"| … | {plural(n, 'window')} cut here | | | | |",
             "`logscan timeline`",
         )
     )
@@ -322,11 +318,12 @@ def _why(analysis: Analysis, why: WhyFaulted) -> list[Part]:
     lines = fault_lines(why, full=True)
     hidden = len(why_caveats(why))  # fault_lines ends with one "hidden:" line per caveat
     rows: list[str] = []
-    for line in lines[: len(lines) - hidden]:
+    for line in fit_code(lines[: len(lines) - hidden], quoting=EVIDENCE_LABEL):
         if rows and line[:1].isspace():
             rows[-1] += "\n" + line
         else:
             rows.append(line)
+    caveats = fit_code(lines[len(lines) - hidden :])
     fence = fence_for(lines)
     overlays = [f"- {line}" for line in overlay_lines(why, full=True)]
     return [
@@ -336,8 +333,8 @@ def _why(analysis: Analysis, why: WhyFaulted) -> list[Part]:
             "fault attributions",
             [fence],
             rows,
-            [*lines[len(lines) - hidden :], fence],
-            lambda n: f"… {n} faults cut here",
+            [*caveats, fence],
+            lambda n: f"… {plural(n, 'fault')} cut here",
             "`logscan timeline --format json`",
         ),
         *([*overlays, ""] if overlays else []),
@@ -374,7 +371,7 @@ def _first_fault(analysis: Analysis) -> list[Part]:
     event = analysis.faults[0].first
     shown = min(event.lines, EXCERPT_MAX_LINES)
     raw = _raw_lines(event.source, event.line, shown)
-    where = f"`{logged(md_escape(os.path.basename(event.source)))}`, line {event.line}"
+    where = f"{code_span(logged(os.path.basename(event.source)))}, line {event.line}"
     out: list[Part] = ["### First fault as logged", ""]
     if raw is None:
         return [
@@ -387,7 +384,9 @@ def _first_fault(analysis: Analysis) -> list[Part]:
         raw.pop()
     rows = [_logged_line(_ANSI.sub("", line)) for line in raw]
     fence = fence_for(rows)
-    excerpt = ReportBlock("excerpt lines", [fence], rows, [fence], lambda n: f"… {n} lines cut here", "the log itself")
+    excerpt = ReportBlock(
+        "excerpt lines", [fence], rows, [fence], lambda n: f"… {plural(n, 'line')} cut here", "the log itself"
+    )
     return [*out, f"{where} ({count}):", "", excerpt]
 
 
@@ -425,7 +424,7 @@ def _cannot_show(analysis: Analysis, os_versions: dict[int, str] | None) -> list
         items.append(
             f"**INFO records.** The log was written at {level}, so pressure cache reclaim requests "
             "(`Requested pressure cache reclaim …`), startup blocks, engine starts and finished requests are "
-            "absent: process start times are bounded, request counts unknown."
+            "absent: session start times are bounded, request counts unknown."
         )
     shrinks = [
         ev for ev in stream.events if ev.kind == "memory_pressure" and ev.fields.get("action") == "hot_cache_shrink"

@@ -18,6 +18,7 @@ from omlx_logscan.output.phrases import (
     crash_line,
     crash_rows,
     dead_for,
+    escalation_column,
     escalation_lines,
     escalation_rows,
     level_phrase,
@@ -56,7 +57,7 @@ def bounds_table(bounds: Bounds, con: Console) -> None:
     for position, (name, _value) in enumerate(columns[0] if columns else []):
         table.add_row(Text(f"  {name}"), *(Text(column[position][1]) for column in columns))
     con.print(table)
-    con.print(Text(bounds_sentence(bounds)), soft_wrap=True)
+    say(con, bounds_sentence(bounds), hang=2)
 
 
 def check_text(result: CheckResult, con: Console) -> None:
@@ -74,7 +75,7 @@ def check_text(result: CheckResult, con: Console) -> None:
     for finding in result.findings:
         where = f"{finding.source}:{finding.line}" if finding.source else "(no record)"
         style = "bold red" if finding.worst_case else ""
-        con.print(Text(f"{where}: {finding.rule}: {finding_message(finding)}", style=style), soft_wrap=True)
+        say(con, printable(f"{where}: {finding.rule}: {finding_message(finding)}"), style, hang=4)
 
 
 # rich is imported where text for a terminal is made, not with this module: machine formats
@@ -126,6 +127,37 @@ def printable(text: str) -> str:
     return text.translate(_CONTROL)
 
 
+def wrap_width(con: Console) -> int | None:
+    """The width lines are fitted to: a terminal's. In a file or a pipe a line stays one line."""
+    return con.width if con.is_terminal else None
+
+
+def say(con: Console, text: str | Text, style: str = "", *, hang: int | None = None) -> None:
+    """Print one line, on a terminal broken at spaces to its width with a hanging indent (``hang``
+    columns; by default two more than the line's own indent). Markup is never read from it."""
+    print_fitted(con, text, wrap_width(con), style, hang=hang)
+
+
+def print_fitted(
+    con: Console, text: str | Text, width: int | None, style: str = "", *, hang: int | None = None
+) -> None:
+    """``say`` for a width known already (a table's rows ask for it once, not once a row)."""
+    from rich.cells import cell_len
+    from rich.text import Text
+
+    from omlx_logscan.output.wrap import wrap_spans
+
+    line = text if isinstance(text, Text) else Text(text, style=style)
+    plain = line.plain
+    if width is None or cell_len(plain) <= width:
+        con.print(line, soft_wrap=True)
+        return
+    indent = hang if hang is not None else len(plain) - len(plain.lstrip(" ")) + 2
+    for number, (start, end) in enumerate(wrap_spans(plain, width, indent)):
+        piece = line[start:end]
+        con.print(Text(" " * min(indent, width // 2)) + piece if number else piece, soft_wrap=True)
+
+
 def event_cells(event: Event) -> list[Text]:
     """The columns ``events`` prints for one event: time, kind, level, where, message."""
     from rich.text import Text
@@ -150,15 +182,75 @@ KIND_STYLE = {
 }
 
 
-def events_table(events: Iterable[Event], con: Console) -> None:
-    from rich.table import Table
+EVENT_COLUMNS = (("time", 19), ("kind", 17), ("level", 8), ("where", 17))  # the message takes the rest
 
-    table = Table(show_edge=False, pad_edge=False, expand=False)
-    for name in ("time", "kind", "level", "where", "message"):
-        table.add_column(name, overflow="fold" if name == "message" else "ellipsis", no_wrap=name != "message")
-    for ev in events:
-        table.add_row(*event_cells(ev))
-    con.print(table)
+
+class EventRows:
+    """The events table, one row at a time, so rows show while the input is still being read.
+
+    Columns have fixed widths (a table that sized them to their contents could print nothing before
+    the last row). On a terminal of NARROW_COLUMNS or less, the key fields stand unpadded on one
+    line; in both layouts the message wraps at spaces under itself (or, narrow, under a short indent).
+    """
+
+    def __init__(self, con: Console) -> None:
+        from omlx_logscan.output.wrap import NARROW_COLUMNS
+
+        width = wrap_width(con)
+        self._con = con
+        self._width = width
+        self._compact = width is not None and width <= NARROW_COLUMNS
+        self._message_column = sum(size + 2 for _, size in EVENT_COLUMNS)
+
+    def header(self) -> None:
+        from rich.text import Text
+
+        names = [name for name, _ in EVENT_COLUMNS] + ["message"]
+        cells = [Text(name, style="bold") for name in names]
+        self.line(self._joined(cells))
+
+    def row(self, event: Event) -> None:
+        self.line(self._joined(event_cells(event)))
+
+    def line(self, text: Text) -> None:
+        """A row, or a line among the rows that is no event (an unparsed line)."""
+        print_fitted(self._con, text, self._width, hang=4 if self._compact else self._message_column)
+
+    def _joined(self, cells: list[Text]) -> Text:
+        from rich.text import Text
+
+        if not self._compact:
+            for cell, (_, size) in zip(cells, EVENT_COLUMNS, strict=False):
+                cell.pad_right(max(0, size - cell.cell_len))
+        return Text("  " if not self._compact else " ").join(cell for cell in cells if cell.plain)
+
+
+def alert_line(con: Console, message: str, *, bell: bool = False) -> None:
+    """An alert as one unmistakable line: its headline (the text before the first ``; ``) in reverse
+    video across the whole width, the rest under it; ``bell`` rings the terminal's bell first."""
+    from rich.text import Text
+
+    headline, _, rest = printable(message).partition("; ")
+    if bell:
+        con.file.write("\a")
+    width = wrap_width(con)
+    line = Text(f" {headline} ", style="bold reverse red")
+    if width is not None and line.cell_len <= width:  # the band runs across the whole terminal
+        line.pad_right(width - line.cell_len)
+        con.print(line, soft_wrap=True)
+    else:
+        say(con, line, hang=1)
+    if rest:
+        say(con, Text(f"  {rest}", style="bold red"))
+
+
+def events_table(events: Iterable[Event], con: Console) -> None:
+    """The events as a table, each row flushed as it is made."""
+    rows = EventRows(con)
+    rows.header()
+    for event in events:
+        rows.row(event)
+        con.file.flush()
 
 
 def print_accounting(stream: EventStream, *, quiet: bool) -> None:
@@ -173,93 +265,95 @@ def print_accounting(stream: EventStream, *, quiet: bool) -> None:
 
     err = console(sys.stderr)
     for line in accounting_lines(stream):
-        err.print(Text(line, style="dim"), soft_wrap=True)
+        say(err, Text(printable(line), style="dim"))
 
 
 def timeline_text(
     analysis: Analysis, con: Console, os_versions: dict[int, str] | None = None, why: WhyFaulted | None = None
 ) -> None:
     """The terminal timeline: header, escalation, dead windows, signatures, summary."""
-    from rich.text import Text
-
     head = header(analysis.stream)
     files = ", ".join(os.path.basename(f["name"]) for f in head["files"])
-    con.print(Text("oMLX log timeline", style="bold"))
-    con.print(Text(f"  files     {files}"))
-    con.print(Text(f"  span      {span_phrase(head)}"))
-    con.print(Text(f"  level     {level_phrase(head['written_at_level'], head['records'])}"))
     inexact = sum(1 for s in analysis.sessions if not s.start_exact and s.start_in_log)
-    con.print(
-        Text(
-            f"  processes {plural(len(analysis.sessions), 'lifetime')}"
-            + (f" ({inexact} with start times bounded by neighbouring records)" if inexact else "")
-        )
-    )
-    con.print(Text(f"  lines     {head['lines']} read, {head['unparsed_lines']} unparsed"))
-    con.print()
-    con.print(Text("Escalation", style="bold"))
+    say(con, "oMLX log timeline", "bold")
+    for name, value in (
+        ("files", printable(files)),
+        ("span", span_phrase(head)),
+        ("level", level_phrase(head["written_at_level"], head["records"])),
+        (
+            "sessions",
+            str(len(analysis.sessions))
+            + (f" ({inexact} with start times bounded by neighbouring records)" if inexact else ""),
+        ),
+        ("lines", f"{head['lines']} read, {head['unparsed_lines']} unparsed"),
+    ):
+        say(con, f"  {name:<9} {value}", hang=12)
+    _section(con, "Escalation")
     rows = escalation_rows(analysis, os_versions)
     if not rows:
-        con.print(Text("  no GPU faults"))
+        say(con, "  no GPU faults")
+    text_column = 2 + escalation_column(rows)
     for row, line in zip(rows, escalation_lines(rows), strict=True):
         style = {"penalty_box": "bold red", "dead": "red", "crash": "bold red", "absorbed": "yellow"}.get(
             row["outcome"], ""
         )
-        con.print(Text(printable(f"  {line}"), style=style), soft_wrap=True)
+        say(con, printable(f"  {line}"), style, hang=text_column)
     crashes = crash_rows(analysis)
     if crashes:
-        con.print()
-        con.print(Text("Crash evidence", style="bold"))
+        _section(con, "Crash evidence")
         for row in crashes:
-            con.print(Text(printable(f"  {crash_line(row)}"), style="bold red"), soft_wrap=True)
+            say(con, printable(f"  {crash_line(row)}"), "bold red", hang=4)
     if analysis.dead_windows:
-        con.print()
-        con.print(Text("Dead-engine windows", style="bold"))
+        _section(con, "Dead-engine windows")
         for window in analysis.dead_windows:
             line = (
                 f"  session {window.session}: dead from {human_time(window.start)}, last failure "
                 f"{human_time(window.last_failure)}, {window_end_phrase(window)}; {dead_for(window)}, "
-                f"{window.repeats} repeats, {count_text(window.requests_completed, 'requests completed')}"
+                f"{plural(window.repeats, 'repeat')}, {count_text(window.requests_completed, 'requests completed')}"
             )
-            con.print(Text(line, style="red"), soft_wrap=True)
-    con.print()  # every kind of outage: output/outages.py
-    con.print(Text("Outages", style="bold"))
+            say(con, line, "red", hang=4)
+    _section(con, "Outages")  # every kind of outage: output/outages.py
     for line in outage_lines(analysis.outages):
-        con.print(Text(printable(f"  {line}")), soft_wrap=True)
+        say(con, printable(f"  {line}"), hang=4)
     if analysis.signatures:
-        con.print()
-        con.print(Text("Stack signatures", style="bold"))
+        _section(con, "Stack signatures")
         total = len(analysis.faults)
         for sig in analysis.signatures:
-            con.print(
-                Text(printable(f"  [{sig.id}] {signature_share(sig.faults, total)}: {call_site_label(sig)}")),
-                soft_wrap=True,
-            )
+            say(con, printable(f"  [{sig.id}] {signature_share(sig.faults, total)}: {call_site_label(sig)}"), hang=6)
             for frame in sig.frames:
-                con.print(Text(printable(f"      {frame['module']}:{frame['line']} in {frame['func']}")))
+                say(con, printable(f"      {frame['module']}:{frame['line']} in {frame['func']}"), hang=10)
             if sig.innermost_code:
-                con.print(Text(printable(f"      → {sig.innermost_code}")))
+                say(con, printable(f"      → {sig.innermost_code}"), hang=10)
     if why is not None and analysis.faults:
         con.print()
         write_why_text(why, con, full=False)
+    _section(con, "Summary")
+    say(con, summary(analysis), hang=2)
+
+
+def _section(con: Console, title: str) -> None:
     con.print()
-    con.print(Text("Summary", style="bold"))
-    con.print(Text(summary(analysis)), soft_wrap=True)
+    say(con, title, "bold")
 
 
 def write_why_text(why: WhyFaulted, con: Console, *, full: bool) -> None:
     """The *Why it faulted* section on a terminal; log text stays data (no markup)."""
-    from rich.text import Text
-
-    con.print(Text("Why it faulted", style="bold"))
+    say(con, "Why it faulted", "bold")
     for line in fault_lines(why, full=full) + overlay_lines(why, full=full):
-        con.print(Text(f"  {line}"), soft_wrap=True)
+        say(con, printable(f"  {line}"), hang=4)
 
 
 def sessions_table(analysis: Analysis, con: Console) -> None:
+    """The sessions: a table, or on a terminal of NARROW_COLUMNS or less one line each (key fields first)."""
     from rich.table import Table
     from rich.text import Text
 
+    from omlx_logscan.output.wrap import NARROW_COLUMNS
+
+    width = wrap_width(con)
+    if width is not None and width <= NARROW_COLUMNS:
+        _sessions_lines(analysis, con, width)
+        return
     table = Table(show_edge=False, pad_edge=False)
     for name in ("#", "start", "end", "end reason", "oMLX", "engine starts", "requests", "faults"):
         table.add_column(name)
@@ -275,8 +369,38 @@ def sessions_table(analysis: Analysis, con: Console) -> None:
             Text(human_time(s.end)),
             s.end_reason,
             Text(s.omlx_version or "?"),
-            "?" if s.engine_starts is None else str(s.engine_starts),
-            "?" if s.requests_completed is None else str(s.requests_completed),
+            _unknown_or(s.engine_starts),
+            _unknown_or(s.requests_completed),
             str(s.faults),
         )
     con.print(table)
+
+
+def _unknown_or(count: int | None) -> str:
+    return "?" if count is None else str(count)
+
+
+def _sessions_lines(analysis: Analysis, con: Console, width: int) -> None:
+    """One line per session: number, start → end, end reason, faults; the rest after them or under them."""
+    from rich.cells import cell_len
+
+    number_width = len(str(len(analysis.sessions)))
+    for s in analysis.sessions:
+        bounded = s.start_in_log and not s.start_exact
+        key = (
+            f"{s.index:>{number_width + 2}}  {'≤ ' if bounded else ''}{human_time(s.start)} → {human_time(s.end)}  "
+            f"{s.end_reason}  {plural(s.faults, 'fault')}"
+        )
+        details = [f"oMLX {printable(s.omlx_version or '?')}"]
+        if not s.start_in_log:
+            details.append("start not in log")
+        elif bounded:
+            details.append(f"started after {human_time(s.start_after) if s.start_after else 'the log start'}")
+        details += [f"engine starts {_unknown_or(s.engine_starts)}", f"requests {_unknown_or(s.requests_completed)}"]
+        rest = ", ".join(details)
+        indent = number_width + 4
+        if cell_len(f"{key}  {rest}") <= width:
+            say(con, f"{key}  {rest}", hang=indent)
+        else:
+            say(con, key, hang=indent)
+            say(con, " " * indent + rest, hang=indent)

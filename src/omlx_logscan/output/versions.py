@@ -23,7 +23,7 @@ def covered_hours(hours: float) -> str:
 
 
 def time_bounds_phrase(bounds: TimeBounds) -> str:
-    """``1 h 30 m``, ``2 h 23 m to 2 h 38 m``, ``at least 2 h 23 m``: as exact as the log allows."""
+    """``1 h 30 min``, ``2 h 23 min to 2 h 38 min``, ``at least 2 h 23 min``: as exact as the log allows."""
     if bounds.exact_s is not None:
         return human_duration(bounds.exact_s)
     if bounds.min_s is not None and bounds.max_s is not None:
@@ -49,7 +49,7 @@ def bounds_measures(row: BoundsRow) -> list[tuple[str, str]]:
         ("first seen", human_time(row.first)),
         ("last seen", human_time(row.last)),
         ("log covered", covered_hours(row.hours)),
-        ("process starts", f"{row.process_starts:,}"),
+        ("session starts", f"{row.process_starts:,}"),
         ("engine starts", engine_starts),
         ("faults", ", ".join(f"{kind} {count}" for kind, count in row.faults.items()) or "0"),
         ("penalty-box entries", str(row.penalty_box_entries)),
@@ -98,7 +98,7 @@ def either_phrase(names: list[str]) -> str:
 def bounds_sentence(bounds: Bounds) -> str:
     """The report's hand-written claim, rebuilt from the rows."""
     if not bounds.rows:
-        return "No process in the log."
+        return "No session in the log."
     clean = [row for row in bounds.rows if row.fault_count == 0]
     clean_text = " or ".join(f"{row_label(row, bounds.by)} ({exposure_phrase(row)})" for row in clean)
     faulty = [row for row in bounds.rows if row.fault_count]

@@ -203,6 +203,9 @@ def why_caveats(why: WhyFaulted) -> list[str]:
     return list(seen)
 
 
+EVIDENCE_LABEL = "    evidence  "  # starts the lines that quote the log: they are not the tool's own words
+
+
 def fault_lines(why: WhyFaulted, *, full: bool) -> list[str]:
     """One line per fault in short form, a block per fault in full, then what the level hid."""
     if not why.attributions:
@@ -221,7 +224,7 @@ def fault_lines(why: WhyFaulted, *, full: bool) -> list[str]:
         site = call_site_label(a.signature) if a.signature else untraced_call_site_label(a.call_site)
         out.append(f"{when}  fault {number} (session {a.incident.session}): {site}")
         out.append(f"    trigger   {trigger_phrase(a, full=True)}")
-        out.extend(f"    evidence  {evidence_line(e)}" for e in a.evidence)
+        out.extend(f"{EVIDENCE_LABEL}{evidence_line(e)}" for e in a.evidence)
         out.append(f"    load      {load_phrase(a.load, full=True)}")
     out.extend(f"hidden: {text}" for text in why_caveats(why))
     return out

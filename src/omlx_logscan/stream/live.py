@@ -17,14 +17,16 @@ MAX_PENDING_LINES = 5000
 class LiveStream:
     """Appended lines → events, with ``parsing/records.py`` ``assemble`` and ``parsing/classify.py`` ``classify``.
 
-    The last record stays open until the next head line (or ``flush``), so a traceback joins the
-    record it belongs to. The last dated head line is kept as context: it dates time-only lines
+    The last record stays open until the next head line (or ``flush``, which the watcher calls once
+    the file has been quiet for a while), so a traceback joins the record it belongs to even when
+    its lines arrive in a later poll. The last dated head line is kept as context: it dates time-only lines
     and gives untimed records the time before them, as in a batch read.
     """
 
     def __init__(self, source: str) -> None:
         self.source = source
         self.unparsed = 0
+        self.fresh_unparsed: list[KeptLine] = []  # unparsed lines since the watcher last took them
         self._pending: list[KeptLine] = []
         self._context: str | None = None
         self._starts = StartCollapser()
@@ -39,6 +41,11 @@ class LiveStream:
         if len(self._pending) == before:
             return []
         return self._settle(keep_last=len(self._pending) <= MAX_PENDING_LINES)
+
+    def take_unparsed(self) -> list[KeptLine]:
+        """The lines no grammar matched since the last call, so a watch can show them as they come."""
+        taken, self.fresh_unparsed = self.fresh_unparsed, []
+        return taken
 
     def flush(self) -> list[Event]:
         """Everything held counts as complete: the file went quiet, ended, or was replaced."""
@@ -56,7 +63,11 @@ class LiveStream:
             return []
         cut = records[-1].line if keep_last else None
         done = [r for r in records if cut is None or r.line < cut]
-        self.unparsed += sum(1 for n, _ in assembly.unparsed if n != context_line and (cut is None or n < cut))
+        unparsed = [
+            KeptLine(n, text) for n, text in assembly.unparsed if n != context_line and (cut is None or n < cut)
+        ]
+        self.unparsed += len(unparsed)
+        self.fresh_unparsed.extend(unparsed)
         heads = {kept.line: kept.text for kept in self._pending}
         for record in done:
             if record.head.date is not None:

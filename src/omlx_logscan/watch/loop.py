@@ -32,7 +32,10 @@ from omlx_logscan.stream.live import LiveStream
 from omlx_logscan.watch.hooks import HookRun, hook_environment
 from omlx_logscan.watch.notices import Notice, dead_end_notice, dead_notice, fault_notice
 
-RECORD_HOLD_S = 0.5  # how long the last record waits for continuation lines before it counts as complete
+# How long the last record waits for continuation lines before it counts as complete. oMLX writes a
+# record and its traceback in one go, but a busy Mac (or a capture through a pipe) can deliver the
+# rest of it a poll or more later; a record torn there would lose its traceback to "unparsed".
+RECORD_HOLD_S = 2.0
 
 
 HOOK_WAIT_STEP_S = 0.05
@@ -46,6 +49,8 @@ class WatchSink(Protocol):
     def notice(self, notice: Notice) -> None: ...
 
     def info(self, message: str) -> None: ...
+
+    def unparsed(self, line: KeptLine) -> None: ...
 
 
 @dataclass
@@ -143,7 +148,7 @@ class Watcher:
             self._last_line_at = now
             self._feed(self.stream.add(batch), now)
         elif self.stream.holding and now - self._last_line_at >= RECORD_HOLD_S:
-            self._feed(self.stream.flush(), now)
+            self._feed(self.stream.flush(), now, seen=self._last_line_at)
         if not self._catching_up:  # history is timed by the log alone: a slow replay must not split a fault
             self._apply(self.state.settle(now), now)
         if self._catching_up and self.follower.caught_up:
@@ -151,17 +156,31 @@ class Watcher:
         self._reap(now)
         return arrived > 0
 
-    def _feed(self, events: list[Event], now: float) -> None:
+    def _feed(self, events: list[Event], now: float, *, seen: float | None = None) -> None:
+        """Print and apply ``events``; ``seen``: when their lines arrived, if earlier (a record held
+        for its continuation), as the wall-clock incident gap runs from there."""
         kinds = self.options.kinds
+        # Unparsed lines are shown among the events in file order, unless only chosen kinds are asked
+        # for; the summary counts them either way.
+        fresh = self.stream.take_unparsed()
+        unparsed = [] if kinds else fresh
         for event in events:
+            while unparsed and unparsed[0].line < event.line:
+                self.sink.unparsed(unparsed.pop(0))
             if (event.kind in kinds) if kinds else event.kind != "record":
                 self.events += 1
                 self.sink.event(event)
-            self._apply(self.state.feed(event, now), now)
-            seen = self.wedge.feed(event)
-            self.state.note_wedged(self.wedge.current is not None)
-            if seen is not None and not self._catching_up:
-                self._wedge_alert(now)
+            self._apply(self.state.feed(event, now if seen is None else seen), now)
+            self._watch_wedge(event, now)
+        for line in unparsed:
+            self.sink.unparsed(line)
+
+    def _watch_wedge(self, event: Event, now: float) -> None:
+        """The live wedge (issue 20): tell the state whether one is on, and alert when one shows."""
+        shown = self.wedge.feed(event)
+        self.state.note_wedged(self.wedge.current is not None)
+        if shown is not None and not self._catching_up:
+            self._wedge_alert(now)
 
     def _apply(self, changes: list[Change], now: float) -> None:
         if self._catching_up:

@@ -6,20 +6,23 @@ import sys
 from typing import IO, TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
+    from omlx_logscan.inputs.lines import KeptLine
     from omlx_logscan.parsing.event import Event
     from omlx_logscan.watch.notices import Notice
 
 
-_NOTICE_STYLE = {"wedge": "bold red", "dead": "bold red", "dead_end": "bold green", "fault": "red", "command": "cyan"}
+_NOTICE_STYLE = {"dead_end": "bold green", "fault": "red", "command": "cyan"}
 
 
-_COLUMN_WIDTHS = (20, 17, 8, 17)  # time, kind, level, where; the message takes the rest of the line
+_ALERTS = frozenset({"dead", "wedge"})  # the lines that must not be missed in a scrolling log
 
 
 class TableSink:
-    """One line per event (the columns of ``events``), alerts and hook results between them."""
+    """One row per event (the rows of ``events``), alerts and hook results between them."""
 
-    def __init__(self, out: IO[str], quiet: bool) -> None:
+    def __init__(self, out: IO[str], quiet: bool, *, bell: bool = False, console: Console | None = None) -> None:
         from rich.text import Text
 
         from omlx_logscan.output import text as render
@@ -27,27 +30,35 @@ class TableSink:
         self._text = Text
         self._render = render
         self._out = out
-        self._con = render.console(out)
+        self._con = console or render.console(out)  # ``console``: one of a given width, in tests
+        self._rows = render.EventRows(self._con)
         self._err = render.console(sys.stderr)
         self._quiet = quiet
+        self._bell = bell
 
     def event(self, event: Event) -> None:
-        cells = self._render.event_cells(event)
-        for cell, width in zip(cells, _COLUMN_WIDTHS, strict=False):
-            cell.pad_right(max(0, width - cell.cell_len))
-        self._con.print(self._text(" ").join(cells), soft_wrap=True)
+        self._rows.row(event)
         self._out.flush()
 
     def notice(self, notice: Notice) -> None:
-        style = _NOTICE_STYLE.get(notice.kind, "")
-        self._con.print(self._text(self._render.printable(f"» {notice.message}"), style=style), soft_wrap=True)
+        if notice.kind in _ALERTS:
+            self._render.alert_line(self._con, notice.message, bell=self._bell)
+        else:
+            style = _NOTICE_STYLE.get(notice.kind, "")
+            self._render.say(self._con, self._text(self._render.printable(f"» {notice.message}"), style=style))
         for detail in notice.detail:  # a hook's output: it may echo log lines, or colour its own
-            self._con.print(self._text(self._render.printable(f"    {detail}")), soft_wrap=True)
+            self._render.say(self._con, self._text(self._render.printable(f"    {detail}")))
+        self._out.flush()
+
+    def unparsed(self, line: KeptLine) -> None:
+        """A line no grammar matched, shown as it comes (dimmed), so nothing read is out of sight."""
+        text = self._render.printable(f"unparsed  line {line.line}: {line.text}")
+        self._rows.line(self._text(text, style="dim"))
         self._out.flush()
 
     def info(self, message: str) -> None:
         if not self._quiet:
-            self._err.print(self._text(self._render.printable(message), style="dim"), soft_wrap=True)
+            self._render.say(self._err, self._text(self._render.printable(message), style="dim"))
 
 
 class NdjsonSink:
@@ -68,6 +79,9 @@ class NdjsonSink:
 
         write_ndjson([{"watch": notice.kind, "message": notice.message, **notice.data}], self._out)
         self._out.flush()
+
+    def unparsed(self, line: KeptLine) -> None:
+        """Rows stay events and notices, as docs/watch.md lists them; the summary counts these lines."""
 
     def info(self, message: str) -> None:
         if not self._quiet:

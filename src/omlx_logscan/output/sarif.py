@@ -1,0 +1,117 @@
+"""SARIF 2.1.0 of ``check``, for GitHub code scanning (``github/codeql-action/upload-sarif``) and
+other SARIF viewers: one rule per check rule, one result per finding at its file and line.
+
+A log inside the ``root`` folder (the repository checkout) is named relative to it, under the
+``%SRCROOT%`` base, so code scanning links the result to the file; a log elsewhere gets an absolute
+``file://`` URI. A check that could not run is a run with no results whose invocation failed and
+says why.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import IO, Any
+from urllib.parse import quote
+
+from omlx_logscan import __version__
+from omlx_logscan.analysis.check import CheckResult, Finding
+from omlx_logscan.errors import EXIT_INPUT
+from omlx_logscan.output.findings import finding_message, finding_title, rule_finds, rule_threshold, rule_title
+
+SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+
+
+SARIF_VERSION = "2.1.0"
+
+
+ROOT_BASE = "%SRCROOT%"
+
+
+FINGERPRINT = "logscanFinding/v1"
+
+
+def _driver(rules: list[dict[str, Any]]) -> dict[str, Any]:
+    return {
+        "name": "logscan",
+        "fullName": f"omlx-logscan {__version__}",
+        "version": __version__,
+        "semanticVersion": __version__,
+        "rules": rules,
+    }
+
+
+def _rule(result: CheckResult, rule: str) -> dict[str, Any]:
+    threshold = rule_threshold(result.rules, rule)
+    finds = rule_finds(rule) + (f" ({threshold})" if threshold else "")
+    return {
+        "id": rule,
+        "name": "".join(word.capitalize() for word in rule.split("_")),
+        "shortDescription": {"text": rule_title(rule)},
+        "fullDescription": {"text": finds[0].upper() + finds[1:] + "."},
+        "defaultConfiguration": {"level": "error"},
+        "properties": {"tags": ["omlx", "gpu"]},
+    }
+
+
+def artifact_location(source: str, root: Path) -> dict[str, str]:
+    """Where a log is: relative to ``root`` under ``%SRCROOT%`` when inside it, else an absolute URI."""
+    path = Path(os.path.abspath(source))
+    try:
+        relative = path.relative_to(os.path.abspath(root))
+    except ValueError:
+        return {"uri": path.as_uri()}
+    return {"uri": quote(relative.as_posix()), "uriBaseId": ROOT_BASE}
+
+
+def _fingerprint(finding: Finding) -> str:
+    """The same finding in a later run of the same log keeps its identity, whatever folder it was read from."""
+    key = "\0".join([finding.rule, os.path.basename(finding.source or ""), finding.time or "", str(finding.line)])
+    return hashlib.sha256(key.encode()).hexdigest()[:32]
+
+
+def _result(finding: Finding, index: int, root: Path) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "ruleId": finding.rule,
+        "ruleIndex": index,
+        "level": "error",
+        "message": {"text": f"{finding_title(finding)}: {finding_message(finding)}"},
+    }
+    if finding.source and finding.source != "<stdin>":
+        location: dict[str, Any] = {"artifactLocation": artifact_location(finding.source, root)}
+        if finding.line:
+            location["region"] = {"startLine": finding.line}
+        out["locations"] = [{"physicalLocation": location}]
+    out["partialFingerprints"] = {FINGERPRINT: _fingerprint(finding)}
+    out["properties"] = {"time": finding.time, "session": finding.session, "worstCase": finding.worst_case}
+    return out
+
+
+def _log(run: dict[str, Any], out: IO[str]) -> None:
+    document = {"$schema": SARIF_SCHEMA, "version": SARIF_VERSION, "runs": [run]}
+    json.dump(document, out, indent=2, ensure_ascii=False)
+    out.write("\n")
+
+
+def write_sarif(result: CheckResult, out: IO[str], root: Path) -> None:
+    """The check as one SARIF run."""
+    names = result.rules.names
+    run = {
+        "tool": {"driver": _driver([_rule(result, rule) for rule in names])},
+        "originalUriBaseIds": {ROOT_BASE: {"uri": Path(os.path.abspath(root)).as_uri().rstrip("/") + "/"}},
+        "invocations": [{"executionSuccessful": True, "exitCode": result.exit_code}],
+        "results": [_result(finding, names.index(finding.rule), root) for finding in result.findings],
+    }
+    _log(run, out)
+
+
+def write_sarif_error(reason: str, out: IO[str]) -> None:
+    """The SARIF of a check that could not run (exit 2): no results, and a failed invocation that says why."""
+    invocation = {
+        "executionSuccessful": False,
+        "exitCode": EXIT_INPUT,
+        "toolExecutionNotifications": [{"level": "error", "message": {"text": reason}}],
+    }
+    _log({"tool": {"driver": _driver([])}, "invocations": [invocation], "results": []}, out)

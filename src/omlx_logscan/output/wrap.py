@@ -1,0 +1,52 @@
+"""Lines fitted to a terminal: broken at spaces with a hanging indent, a word split only when it alone
+is wider than the line (a hash, a path), so a timeline at 80 columns reads like one at 200."""
+
+from __future__ import annotations
+
+import re
+
+from rich.cells import cell_len
+
+NARROW_COLUMNS = 100  # at this width or less, tables give their key fields one line and let the rest wrap
+
+_WORD = re.compile(r"\S+")
+
+
+def wrap_spans(text: str, width: int, hang: int) -> list[tuple[int, int]]:
+    """Where to cut ``text`` into lines of at most ``width`` cells: (start, end) offsets of each
+    line's text. Every line after the first is printed after ``hang`` spaces (at most half a line);
+    the spaces at a break are dropped, the first line keeps its own leading spaces."""
+    hang = min(hang, width // 2)
+    lead = len(text) - len(text.lstrip(" "))
+    spans: list[tuple[int, int]] = []
+    start, end, used, empty = 0, lead, cell_len(text[:lead]), True
+    for word in _WORD.finditer(text):
+        position, stop = word.span()
+        size = cell_len(word.group())
+        gap = 0 if empty else cell_len(text[end:position])
+        if used + gap + size <= width:
+            used, end, empty = used + gap + size, stop, False
+            continue
+        if not empty:  # the word goes to the next line
+            spans.append((start, end))
+            start, end, used, empty = position, position, hang, True
+            if used + size <= width:
+                used, end, empty = used + size, stop, False
+                continue
+        while True:  # a word wider than a whole line: split where each line is full
+            cut = _fit(text, position, stop, max(width - used, 1))
+            if cut >= stop:
+                used, end, empty = used + cell_len(text[position:stop]), stop, False
+                break
+            spans.append((start, cut))
+            start, end, position, used = cut, cut, cut, hang
+    spans.append((start, end))
+    return spans
+
+
+def _fit(text: str, start: int, stop: int, room: int) -> int:
+    """The end of the longest piece of ``text[start:stop]`` that fits ``room`` cells (at least one character)."""
+    end = start + 1
+    while end < stop and cell_len(text[start : end + 1]) <= room:
+        end += 1
+    return end

@@ -1,0 +1,163 @@
+"""Text fitted to the terminal: wrapped at spaces with a hanging indent, compact tables when narrow."""
+
+from __future__ import annotations
+
+import fcntl
+import io
+import os
+import pty
+import re
+import struct
+import subprocess
+import sys
+import termios
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+
+from rich.console import Console
+
+from conftest import EXAMPLE, ROOT
+from omlx_logscan.output.text import EventRows, events_table, say
+from omlx_logscan.output.wrap import wrap_spans
+from omlx_logscan.parsing.event import Event
+
+LOGSCAN = [sys.executable, "-m", "omlx_logscan"]
+_COLOUR = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def _environment(columns: int) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "FORCE_COLOR", "COLUMNS", "LINES")}
+    return env | {"PYTHONPATH": str(ROOT / "src"), "COLUMNS": str(columns), "LINES": "24", "TERM": "xterm"}
+
+
+def on_terminal(args: list[str], columns: int) -> str:
+    """What ``logscan ARGS`` shows on a pseudo-terminal ``columns`` wide (stdout and stderr), colour removed."""
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: its stdin, stdout and stderr are the terminal
+        try:
+            os.execvpe(LOGSCAN[0], [*LOGSCAN, *args], _environment(columns))
+        finally:
+            os._exit(127)  # exec failed: never run the rest of the test suite in the child
+    fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", 24, columns, 0, 0))
+    shown = bytearray()
+    while True:
+        try:
+            chunk = os.read(fd, 1 << 16)
+        except OSError:  # the child closed the terminal
+            break
+        if not chunk:
+            break
+        shown += chunk
+    os.close(fd)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0, shown.decode()
+    return _COLOUR.sub("", shown.decode()).replace("\r\n", "\n")
+
+
+def test_the_timeline_fits_80_columns_without_breaking_a_word() -> None:
+    shown = on_terminal(["timeline", str(EXAMPLE)], 80)
+    piped = subprocess.run(
+        [*LOGSCAN, "timeline", str(EXAMPLE)],
+        capture_output=True,
+        text=True,
+        env=_environment(80),
+        check=True,
+    )
+    whole = piped.stderr + piped.stdout  # in a pipe nothing is wrapped
+    assert max(len(line) for line in whole.splitlines()) > 80  # so there was something to fit
+    lines = shown.splitlines()
+    assert "Escalation" in lines and len(lines) > len(whole.splitlines())
+    assert max(len(line) for line in lines) <= 80
+    assert shown.split() == whole.split()  # only spaces and line breaks differ: no word was cut
+
+
+def test_continuation_lines_hang_under_their_line() -> None:
+    shown = on_terminal(["timeline", str(EXAMPLE)], 80).splitlines()
+    start = next(n for n, line in enumerate(shown) if line.startswith("  session 157: dead from"))
+    assert shown[start + 1].startswith("    ") and not shown[start + 1].startswith("     ")
+    summary = shown.index("Summary")
+    assert shown[summary + 2].startswith("  ") and shown[summary + 1][0] != " "
+
+
+def wrap_text(text: str, width: int, hang: int) -> list[str]:
+    """The lines ``say`` prints for ``text``, as plain strings."""
+    return [(" " * hang if n else "") + text[a:b] for n, (a, b) in enumerate(wrap_spans(text, width, hang))]
+
+
+def test_only_a_word_wider_than_the_line_is_split() -> None:
+    assert wrap_text("  short words then a " + "x" * 30 + " end", 20, 4) == [
+        "  short words then a",
+        "    xxxxxxxxxxxxxxxx",
+        "    xxxxxxxxxxxxxx",
+        "    end",
+    ]
+    assert wrap_text("fits", 20, 4) == ["fits"] and wrap_text("", 20, 4) == [""]
+    assert wrap_text("一二三四五六 七八", 10, 2) == ["一二三四五", "  六 七八"]  # cells, not characters
+
+
+def _terminal(width: int) -> tuple[Console, io.StringIO]:
+    out = io.StringIO()
+    return Console(file=out, width=width, force_terminal=True, color_system=None, markup=False), out
+
+
+def test_say_keeps_log_text_as_data_and_a_file_gets_whole_lines() -> None:
+    con, out = _terminal(30)
+    say(con, "  [bold]not markup[/bold] and a line long enough to wrap", hang=4)
+    assert out.getvalue().splitlines() == ["  [bold]not markup[/bold] and", "    a line long enough to wrap"]
+    file_out = io.StringIO()
+    say(Console(file=file_out, width=30, markup=False), "a line long enough to wrap " * 3)
+    assert len(file_out.getvalue().splitlines()) == 1
+
+
+def _event() -> Event:
+    return Event(
+        kind="gpu_error",
+        time="2026-09-15T22:20:21.140",
+        source="/var/log/server.log",
+        line=1870,
+        level="ERROR",
+        logger="omlx.engine_core",
+        message="Engine loop error: [METAL] Command buffer execution failed: Ignored (for causing prior/excessive "
+        "GPU errors) (00000004:kIOGPUCommandBufferCallbackErrorSubmissionsIgnored)",
+    )
+
+
+def test_a_narrow_events_table_puts_the_key_fields_on_one_line() -> None:
+    con, out = _terminal(80)
+    EventRows(con).row(_event())
+    lines = out.getvalue().splitlines()
+    assert lines[0].startswith("2026-09-15T22:20:21 gpu_error ERROR server.log:1870 Engine loop error:")
+    assert all(len(line) <= 80 for line in lines) and all(line.startswith("    ") for line in lines[1:])
+
+
+def test_a_wide_events_table_keeps_its_columns() -> None:
+    con, out = _terminal(160)
+    rows = EventRows(con)
+    rows.header()
+    rows.row(_event())
+    header, row, *rest = out.getvalue().splitlines()
+    assert header.index("message") == row.index("Engine loop error") == 69  # 19 + 17 + 8 + 17, two spaces after each
+    assert rest and all(line.startswith(" " * 69) and len(line) <= 160 for line in rest)
+
+
+def test_a_narrow_sessions_table_gives_each_session_one_line(tmp_path: Path) -> None:
+    shown = on_terminal(["sessions", str(EXAMPLE), "-q"], 80).splitlines()
+    rows = [line for line in shown if re.match(r"\s*\d+ ", line)]
+    assert len(rows) == 160 and all(len(line) <= 80 for line in shown)
+    assert re.match(r"\s+1 +≤ 2026-06-20 12:07:22 → 2026-06-21 00:56:01 +restart +0 faults", rows[0])
+
+
+def test_the_events_table_prints_each_row_before_the_next_event_exists() -> None:
+    """Rows are flushed one by one: a table laid out from all rows would print nothing until the last."""
+    out = io.StringIO()
+    con = Console(file=out, width=200, markup=False, color_system=None)
+    seen_before: list[bool] = []
+
+    def events() -> Iterator[Event]:
+        for number in range(3):
+            seen_before.append(number == 0 or f"server.log:{1869 + number}" in out.getvalue())
+            yield replace(_event(), line=1870 + number)
+
+    events_table(events(), con)
+    assert seen_before == [True, True, True] and out.getvalue().count("server.log:18") == 3
