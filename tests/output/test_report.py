@@ -26,6 +26,7 @@ SECTIONS = [
     "### Stack signatures",
     "### Escalation",
     "### Dead-engine windows",
+    "### Outages",
     "### Why it faulted",
     "### Timeline chart",
     "### First fault as logged",
@@ -95,7 +96,7 @@ def test_mermaid_gantt_of_the_example() -> None:
         assert task is not None
         if task["end"] != "0d":
             assert datetime.fromisoformat(task["end"]) >= datetime.fromisoformat(task["start"])
-    assert "window; the other 156 are left out so that it stays readable." in text
+    assert "or an outage; the other 156 are left out so that it stays readable." in text
 
 
 def test_still_dead_window_is_named_in_chart_and_table(tmp_path: Path) -> None:
@@ -187,7 +188,7 @@ def test_bounds_and_os_versions_are_filled_in(example_analysis: Analysis) -> Non
     bounds = "| macOS | first fault |\n|---|---|\n| 27.0 | 2 h 38 m after the upgrade |"
     os_versions = {s.index: "27.0" if s.index > 156 else "26.5.1" for s in example_analysis.sessions}
     text = build_report(example_analysis, bounds_markdown=bounds, os_versions=os_versions)
-    assert headings(text) == [*SECTIONS[:7], "### Version bounds", *SECTIONS[7:]]
+    assert headings(text) == [*SECTIONS[:8], "### Version bounds", *SECTIONS[8:]]
     assert f"### Version bounds\n\n{bounds}\n" in text
     assert "- **macOS:** 26.5.1, 27.0 (from the OS install history)" in text
     # the row is wider than a code block's 100 characters, so its version goes on under it
@@ -199,7 +200,7 @@ def test_bounds_and_os_versions_are_filled_in(example_analysis: Analysis) -> Non
 
 def test_os_history_option_adds_the_bounds() -> None:
     text = report_of(str(EXAMPLE), "--os-history", str(EXAMPLE.parent / "os-history.txt"))
-    assert headings(text) == [*SECTIONS[:7], "### Version bounds", *SECTIONS[7:]]
+    assert headings(text) == [*SECTIONS[:8], "### Version bounds", *SECTIONS[8:]]
     assert "- **macOS:** 26.5.1, 27.0 (from the OS install history)" in text
     bounds = text.split("### Version bounds")[1].split("###")[0]
     assert "macOS 26.5.1" in bounds and "macOS 27.0" in bounds

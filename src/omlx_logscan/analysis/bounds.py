@@ -12,7 +12,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
@@ -94,6 +94,7 @@ class BoundsRow:
     after_first_start: TimeBounds
     os_installed: str | None
     first_fault_after_os_install_s: float | None
+    outage_hours: dict[str, float] = field(default_factory=dict)  # by outage kind: the hours the log proves
 
     @property
     def fault_count(self) -> int:
@@ -120,6 +121,7 @@ class BoundsRow:
             "faults": self.faults,
             "penalty_box_entries": self.penalty_box_entries,
             "dead_hours": round(self.dead_hours, 3),
+            "outage_hours": {kind: round(hours, 3) for kind, hours in self.outage_hours.items()},
             "first_fault": self.first_fault,
             "first_fault_after_first_start_s": self.after_first_start.exact_s,
             "first_fault_after_first_start_min_s": self.after_first_start.min_s,
@@ -209,7 +211,17 @@ def _row(runs: list[list[Session]], analysis: Analysis, os_of: dict[int, str], h
         ),
         os_installed=install.time if install else None,
         first_fault_after_os_install_s=seconds(install.time, first_fault.time) if install and first_fault else None,
+        outage_hours=_outage_hours(analysis, indices),
     )
+
+
+def _outage_hours(analysis: Analysis, sessions: set[int]) -> dict[str, float]:
+    """The hours each kind of outage of these sessions lasted at least (a possible wedge apart)."""
+    hours: dict[str, float] = {}
+    for outage in analysis.outages.items:
+        if outage.session in sessions:
+            hours[outage.rule] = hours.get(outage.rule, 0.0) + outage.at_least_s / 3600
+    return hours
 
 
 def build_bounds(analysis: Analysis, history: OsHistory | None, by: Grouping = Grouping.os) -> Bounds:

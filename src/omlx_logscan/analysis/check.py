@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from omlx_logscan.analysis.model import Analysis, DeadWindow, Incident, Session
+from omlx_logscan.analysis.outage_model import Outage
 from omlx_logscan.errors import EXIT_FINDINGS, EXIT_OK
 from omlx_logscan.parsing.catalog import OUT_OF_MEMORY_CODE, PENALTY_BOX_CODE, TIMEOUT_CODE
 from omlx_logscan.parsing.kinds import CRASH_KINDS
@@ -29,6 +30,7 @@ class Rules:
     chosen: tuple[str, ...]
     max_faults: int | None = None
     max_dead_s: float | None = None
+    max_outage_s: float | None = None  # --max-outage: outages of every kind longer than this
 
     @property
     def names(self) -> list[str]:
@@ -38,6 +40,8 @@ class Rules:
             names.append("dead_engine")
         if self.max_faults is not None:
             names.append("max_faults")
+        if self.max_outage_s is not None:
+            names.append("outage")
         return names
 
 
@@ -80,7 +84,14 @@ class TooManyFaults:
     first_over: Incident
 
 
-Subject = FaultFound | SessionEnded | DeadFound | TooManyFaults
+@dataclass(frozen=True)
+class OutageFound:
+    """An outage of any kind (wedge, retry loop, or any one longer than --max-outage)."""
+
+    outage: Outage
+
+
+Subject = FaultFound | SessionEnded | DeadFound | TooManyFaults | OutageFound
 
 
 @dataclass(frozen=True)
@@ -147,6 +158,11 @@ def _findings(analysis: Analysis, rule: str, rules: Rules) -> Iterable[Finding]:
         return _process_end_findings(analysis, rule, visible)
     if rule == "dead_engine":
         return _dead_findings(analysis, rules.max_dead_s)
+    if rule in ("wedge", "possible_wedge", "retry_loop"):
+        return [_outage_finding(rule, o) for o in analysis.outages.items if o.rule == rule]
+    if rule == "outage":
+        allowed = rules.max_outage_s or 0.0
+        return [_outage_finding(rule, o) for o in analysis.outages.items if o.open_at_end or o.at_least_s > allowed]
     limit = rules.max_faults
     if limit is None or len(faults) <= limit:
         return []
@@ -194,6 +210,13 @@ def _session_end_finding(session: Session, reason: str) -> Finding:
         last.source if last else session.source,
         last.line if last else session.line,
         session.index,
+    )
+
+
+def _outage_finding(rule: str, outage: Outage) -> Finding:
+    where = outage.evidence[0] if outage.evidence else (None, None, None)
+    return Finding(
+        rule, OutageFound(outage), outage.start, where[0], where[1], outage.session, worst_case=outage.open_at_end
     )
 
 

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from omlx_logscan.analysis.attribution import WhyFaulted, explain
 from omlx_logscan.analysis.lifetimes import analyze
 from omlx_logscan.analysis.model import Analysis
+from omlx_logscan.analysis.outage_model import WEDGE_AFTER_S
 from omlx_logscan.inputs.overlays import Overlay
 from omlx_logscan.stream.model import EventStream
 
@@ -24,8 +25,10 @@ class Investigation:
     bounds: Bounds | None
 
 
-def investigate(stream: EventStream, history: OsHistory | None, overlays: list[Overlay]) -> Investigation:
-    analysis = analyze(stream)
+def investigate(
+    stream: EventStream, history: OsHistory | None, overlays: list[Overlay], *, wedge_after_s: float = WEDGE_AFTER_S
+) -> Investigation:
+    analysis = analyze(stream, wedge_after_s=wedge_after_s)
     if history is None:
         return Investigation(analysis, explain(analysis, overlays), None, None)
     from omlx_logscan.analysis.bounds import build_bounds, session_os_versions

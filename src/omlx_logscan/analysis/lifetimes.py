@@ -9,28 +9,30 @@ whether the faults share one stack.
 from __future__ import annotations
 
 import itertools
-import statistics
 from dataclasses import dataclass
 
-from omlx_logscan.analysis.model import INCIDENT_GAP_S, Analysis, DeadWindow, Incident, Session, shows_penalty_box
+from omlx_logscan.analysis.model import (
+    INCIDENT_GAP_S,
+    Analysis,
+    DeadWindow,
+    Incident,
+    Session,
+    failures_stopped,
+    shows_penalty_box,
+)
 from omlx_logscan.analysis.numbering import number_as_in
+from omlx_logscan.analysis.outages import find_outages
 from omlx_logscan.analysis.records import RecordAt, RecordIndex, before_startup_output
 from omlx_logscan.analysis.requests import RequestIndex
 from omlx_logscan.analysis.signatures import signatures_of
 from omlx_logscan.parsing.catalog import INCIDENT_KINDS, PENALTY_BOX_CODE
 from omlx_logscan.parsing.classify import cellar_version
 from omlx_logscan.parsing.event import Event
-from omlx_logscan.parsing.kinds import ACTIVE_ENGINE_KINDS, CRASH_KINDS, SERVING_KINDS
+from omlx_logscan.parsing.kinds import ACTIVE_ENGINE_KINDS, CRASH_KINDS, SERVING_KINDS, leaves_no_process
 from omlx_logscan.stream.model import EventStream
 from omlx_logscan.timeutil import clock_seconds, seconds
 
 CRASH_WINDOW_S = 60.0  # a session ending this soon after a fault, without an orderly stop, crashed
-
-
-REPEATS_STOPPED_MIN_S = 1800.0  # silence after the last repeat that says the dead process is gone
-
-
-REPEATS_STOPPED_FACTOR = 4.0  # ... or this many median repeat intervals, if that is longer
 
 
 def session_in_progress(event: Event) -> Session:
@@ -159,10 +161,7 @@ def _split_after_dead(sessions: list[Session]) -> list[Session]:
 
 
 def _last_time(events: list[Event]) -> str | None:
-    for event in reversed(events):
-        if event.time:
-            return event.time
-    return None
+    return next((event.time for event in reversed(events) if event.time), None)
 
 
 def shows_unseen_restart(record: Event) -> bool:
@@ -173,10 +172,16 @@ def shows_unseen_restart(record: Event) -> bool:
 
 
 def _restart_evidence(session: Session) -> int | None:
-    """Index of the first event that a penalty-boxed process could not have produced, if any."""
+    """Index of the first event that a penalty-boxed process could not have produced, or that is timed
+    after a fatal exit or kernel panic (at WARNING level the next start is not in view), if any."""
     dead = False
     last_gpu: str | None = None
+    exited: str | None = None
     for index, event in enumerate(session.events):
+        if exited is not None and event.time is not None and event.time > exited:
+            return index
+        if leaves_no_process(event):
+            exited = event.time or event.prev_time
         if event.kind != "gpu_error":
             continue
         new_incident = last_gpu is None or not joins_incident(last_gpu, event)
@@ -187,8 +192,8 @@ def _restart_evidence(session: Session) -> int | None:
     return None
 
 
-def analyze(stream: EventStream) -> Analysis:
-    """Sessions, faults with outcomes, dead windows and signatures, from one event stream."""
+def analyze(stream: EventStream, *, wedge_after_s: float | None = None) -> Analysis:
+    """Sessions, faults, dead windows, signatures and outages (wedges after ``wedge_after_s``, default 10 min)."""
     builder = _Builder(stream)
     log_start = min((s.first for s in stream.sources if s.first), default=None)
     log_end = max((s.last for s in stream.sources if s.last), default=None)
@@ -223,7 +228,9 @@ def analyze(stream: EventStream) -> Analysis:
             window_incidents[0].dead_window = len(windows)
             windows.append(_dead_window(session, following, window_incidents, builder, log_end))
     signatures = signatures_of(faults)
-    return Analysis(stream, sessions, faults, repeats, windows, signatures, log_start, log_end, builder.requests)
+    analysis = Analysis(stream, sessions, faults, repeats, windows, signatures, log_start, log_end, builder.requests)
+    analysis.outages = find_outages(analysis, stream.arrivals, wedge_after_s)
+    return analysis
 
 
 def _place_at_first_record(session: Session, records: RecordIndex) -> None:
@@ -259,6 +266,7 @@ def _finish_session(
         any(process_end_reason(ev) == "fatal_exit" for ev in session.events),
         bool(kinds & CRASH_KINDS),
         "shutdown" in kinds and not _active_after_last_shutdown(session.events, builder, window_end),
+        any(shows_penalty_box(ev) for ev in session.events if ev.kind == "gpu_error"),
     )
     session.end_reason = ending.reason(followed=following is not None, info_shown=stream.shows("INFO"))
 
@@ -386,16 +394,6 @@ def outcome_from_what_followed(
     return "unknown"
 
 
-def failures_stopped(intervals: list[float], last_failure: str | None, latest: str | None) -> bool:
-    """``_repeats_stopped`` for a window whose failures started ``intervals`` apart, the last at
-    ``last_failure``, in a session whose latest event is at ``latest``."""
-    if len(intervals) < 2 or last_failure is None:
-        return False
-    quiet = max(REPEATS_STOPPED_MIN_S, REPEATS_STOPPED_FACTOR * statistics.median(intervals))
-    gap = seconds(last_failure, latest)
-    return gap is not None and gap > quiet
-
-
 def _dead_window(
     session: Session,
     following: Session | None,
@@ -466,6 +464,8 @@ class SessionEnding:
     fatal_exit: bool = False  # a fatal exit line: the process exits for a clean restart
     crashed: bool = False  # an exit, abort, crash report or kernel panic (CRASH_KINDS)
     shut_down: bool = False  # an orderly-stop line with no work after it
+    penalty_boxed: bool = False  # a SubmissionsIgnored record: replaced, it was killed and restarted
+    wedged: bool = False  # the live watch saw a wedge still on (batch: analysis/outages.py decides)
 
     @property
     def stopped_in_order(self) -> bool:
@@ -473,10 +473,9 @@ class SessionEnding:
         return self.shut_down and not self.crashed and not self.fatal_exit
 
     def reason(self, *, followed: bool, info_shown: bool) -> str:
-        """The session's end_reason, given whether another session ``followed`` it and whether the
-        log level shows INFO lines (``info_shown``). A process replaced with neither a crash nor an
-        orderly stop in view crashed when the log would have shown its stop line; at WARNING level
-        it may have been restarted in order, unseen."""
+        """The end_reason, given whether a session ``followed`` and the log shows INFO (``info_shown``):
+        replaced with no crash or orderly stop in view, it crashed if the log would show its stop line
+        (unless stalled: killed and restarted); at WARNING level it may have been restarted unseen."""
         if self.fatal_exit:
             return "fatal_exit"
         if self.crashed:
@@ -485,7 +484,7 @@ class SessionEnding:
             return "shutdown"
         if not followed:
             return "eof"
-        return "crash" if info_shown else "restart"
+        return "crash" if info_shown and not (self.penalty_boxed or self.wedged) else "restart"
 
 
 def _repeats_stopped(session: Session, intervals: list[float], failure_times: list[str]) -> bool:

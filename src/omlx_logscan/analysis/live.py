@@ -8,7 +8,6 @@ from omlx_logscan.analysis.lifetimes import (
     SessionEnding,
     activity_time,
     end_window_at_start,
-    failures_stopped,
     joins_incident,
     outcome_from_what_followed,
     process_before_first_start,
@@ -20,12 +19,19 @@ from omlx_logscan.analysis.lifetimes import (
     shows_unseen_restart,
     written_later,
 )
-from omlx_logscan.analysis.model import INCIDENT_GAP_S, DeadWindow, Incident, Session, shows_penalty_box
+from omlx_logscan.analysis.model import (
+    INCIDENT_GAP_S,
+    DeadWindow,
+    Incident,
+    Session,
+    failures_stopped,
+    shows_penalty_box,
+)
 from omlx_logscan.analysis.records import before_startup_output
 from omlx_logscan.analysis.signatures import signature_of
 from omlx_logscan.parsing.catalog import INCIDENT_KINDS, LOGGER_PREFIX
 from omlx_logscan.parsing.event import Event
-from omlx_logscan.parsing.kinds import ARRIVAL_KIND, CRASH_KINDS, SERVING_KINDS
+from omlx_logscan.parsing.kinds import ARRIVAL_KIND, CRASH_KINDS, SERVING_KINDS, leaves_no_process
 from omlx_logscan.timeutil import seconds
 
 
@@ -110,6 +116,7 @@ class _SessionFacts:
     latest_activity: str | None = None
     shutdown: Event | None = None  # the last orderly-stop line with no work after it
     penalty_boxed: bool = False  # a SubmissionsIgnored record: see ``shows_unseen_restart``
+    gone_since: str | None = None  # a fatal exit or kernel panic (``leaves_no_process``): later is another's
     ending: SessionEnding = field(default_factory=SessionEnding)
     requests: int = 0  # finished requests so far
     # The session's oMLX records (batch's records table): the latest one over STARTUP_OUTPUT_S older
@@ -167,6 +174,12 @@ class LiveState:
             return changes
         if event.kind != "process_start":
             self._session_of_records = False  # an event: batch's first lifetime is the one it shows
+        gone = self._facts.gone_since
+        if gone is not None and event.kind != "process_start" and event.time is not None and event.time > gone:
+            changes += self.close_incident()  # its start is not in view (WARNING level): batch infers one
+            changes += self._open_session(event, inferred=True)
+        if leaves_no_process(event):
+            self._facts.gone_since = event.time or event.prev_time
         if event.kind == "process_start":
             changes += self.close_incident()
             changes += self._open_session(event, inferred=False)
@@ -203,6 +216,11 @@ class LiveState:
             first.start = self.log_start
             first.end = first.end or first.start
         self._name_end_reasons()
+
+    def note_wedged(self, wedged: bool) -> None:
+        """The live wedge (``analysis/live_wedge.py``) of the current lifetime is on (or over): replaced
+        while it is on, the lifetime was killed and restarted, as batch's outages name it."""
+        self._facts.ending.wedged = wedged
 
     def _note_time(self, stamp: str | None) -> None:
         if stamp is not None:
@@ -263,6 +281,7 @@ class LiveState:
             facts.latest_activity = max(facts.latest_activity or active, active)
         if event.kind == "gpu_error" and shows_penalty_box(event):
             facts.penalty_boxed = True
+            facts.ending.penalty_boxed = True
         self._note_ending(event, request)
         if request:
             facts.requests += 1

@@ -6,6 +6,7 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Any
 
+from omlx_logscan.analysis.outage_model import Outages
 from omlx_logscan.analysis.requests import RequestIndex
 from omlx_logscan.parsing.catalog import PENALTY_BOX_CODE
 from omlx_logscan.parsing.event import Event
@@ -214,3 +215,18 @@ class Analysis:
     log_start: str | None
     log_end: str | None
     requests: RequestIndex  # finished requests by time, for counts over any window
+    outages: Outages = field(default_factory=Outages)  # every outage of every kind (analysis/outages.py)
+
+
+REPEATS_STOPPED_MIN_S = 1800.0  # silence after the last repeat that says the dead process is gone
+REPEATS_STOPPED_FACTOR = 4.0  # ... or this many median repeat intervals, if that is longer
+
+
+def failures_stopped(intervals: list[float], last_failure: str | None, latest: str | None) -> bool:
+    """``_repeats_stopped`` for a window whose failures started ``intervals`` apart, the last at
+    ``last_failure``, in a session whose latest event is at ``latest``."""
+    if len(intervals) < 2 or last_failure is None:
+        return False
+    quiet = max(REPEATS_STOPPED_MIN_S, REPEATS_STOPPED_FACTOR * statistics.median(intervals))
+    gap = seconds(last_failure, latest)
+    return gap is not None and gap > quiet

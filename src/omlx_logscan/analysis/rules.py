@@ -12,8 +12,15 @@ RULES = (  # every rule, in the order they are listed
     "fatal_exit",
     "out_of_memory",
     "any_gpu_error",
+    "wedge",
+    "possible_wedge",
+    "retry_loop",
     "max_faults",
+    "outage",
 )
 
 
-CHOOSABLE_RULES = tuple(name for name in RULES if name != "max_faults")  # max_faults runs with its threshold
+THRESHOLD_RULES = ("max_faults", "outage")  # these run with their threshold (--max-faults, --max-outage)
+
+
+CHOOSABLE_RULES = tuple(name for name in RULES if name not in THRESHOLD_RULES)

@@ -11,6 +11,7 @@ from omlx_logscan.cli.load import load_stream
 from omlx_logscan.cli.options import (
     CommonOptions,
     ReportFormatOption,
+    WedgeAfter,
     logs_command,
 )
 from omlx_logscan.errors import LogscanError
@@ -25,11 +26,12 @@ def bounds(
         typer.Option(metavar="os|omlx|both", help="One row per macOS version, per oMLX version, or per pair."),
     ] = "os",
     fmt: ReportFormatOption = None,
+    wedge_after: WedgeAfter = None,
 ) -> None:
     """Faults per macOS (or oMLX) version, with exact 95 % upper bounds on the fault rate per start and per hour."""
     from omlx_logscan.analysis.bounds import Grouping, build_bounds
     from omlx_logscan.analysis.lifetimes import analyze
-    from omlx_logscan.cli.values import output_format, parse_grouping
+    from omlx_logscan.cli.values import output_format, parse_grouping, wedge_after_seconds
     from omlx_logscan.inputs.oshistory import load_history
     from omlx_logscan.output.formats import write_bounds
 
@@ -49,5 +51,5 @@ def bounds(
         console(sys.stderr).print(
             Text(f"OS history: {history.sources[0]} (no --os-history or --os given)", style="dim")
         )
-    analysis = analyze(load_stream(options))
+    analysis = analyze(load_stream(options), wedge_after_s=wedge_after_seconds(wedge_after))
     write_bounds(chosen, build_bounds(analysis, history, grouping), analysis, options.output)

@@ -13,6 +13,8 @@ from omlx_logscan.cli.load import load_stream
 from omlx_logscan.cli.options import (
     CheckFormatOption,
     CommonOptions,
+    MaxOutage,
+    WedgeAfter,
     logs_command,
 )
 from omlx_logscan.errors import EXIT_FINDINGS, LogscanError
@@ -56,6 +58,8 @@ def check(
             help="Fail (exit 1) when the --since/--until window holds no records, instead of passing with a note."
         ),
     ] = False,
+    max_outage: MaxOutage = None,
+    wedge_after: WedgeAfter = None,
     fmt: CheckFormatOption = None,
     sarif_root: Annotated[
         Path,
@@ -74,7 +78,7 @@ def check(
 
     chosen = output_format(fmt, options.output, CheckFormat.text)
     try:
-        stream, result = _run(options, fail_on, max_faults, max_dead)
+        stream, result = _run(options, fail_on, max_faults, max_dead, (max_outage, wedge_after))
     except LogscanError as exc:  # a CI test reporter or code scanning should show why, not nothing
         write_check_error(chosen, str(exc), options.output)
         raise
@@ -86,15 +90,24 @@ def check(
 
 
 def _run(
-    options: CommonOptions, fail_on: str, max_faults: int | None, max_dead: str | None
+    options: CommonOptions,
+    fail_on: str,
+    max_faults: int | None,
+    max_dead: str | None,
+    outages: tuple[str | None, str | None],
 ) -> tuple[EventStream, CheckResult]:
-    """The stream read and the check's result, or a LogscanError when it cannot check."""
+    """The stream read and the check's result, or a LogscanError when it cannot check; ``outages`` is
+    (--max-outage, --wedge-after)."""
     from omlx_logscan.analysis.check import Rules, run_check
     from omlx_logscan.analysis.lifetimes import analyze
-    from omlx_logscan.cli.values import duration_seconds, parse_fail_on
+    from omlx_logscan.cli.values import duration_seconds, parse_fail_on, wedge_after_seconds
 
+    max_outage, wedge_after = outages
     rules = Rules(
-        parse_fail_on(fail_on), max_faults, duration_seconds(max_dead, "--max-dead") if max_dead is not None else None
+        parse_fail_on(fail_on),
+        max_faults,
+        duration_seconds(max_dead, "--max-dead") if max_dead is not None else None,
+        duration_seconds(max_outage, "--max-outage") if max_outage is not None else None,
     )
     if not rules.names:
         raise LogscanError("nothing to check: give --fail-on rules, --max-faults or --max-dead")
@@ -102,4 +115,4 @@ def _run(
     unreadable = [source.problem for source in stream.sources if source.problem]
     if unreadable:
         raise LogscanError(f"cannot check the whole input: {unreadable[0]}")
-    return stream, run_check(analyze(stream), rules)
+    return stream, run_check(analyze(stream, wedge_after_s=wedge_after_seconds(wedge_after)), rules)

@@ -18,8 +18,9 @@ if TYPE_CHECKING:
     from omlx_logscan.stream.model import EventStream
 
 
-def load_investigation(options: CommonOptions) -> Investigation:
-    """What timeline and report show: the analysis with its OS history and overlays."""
+def load_investigation(options: CommonOptions, wedge_after_s: float) -> Investigation:
+    """What timeline and report show: the analysis (wedges after ``wedge_after_s``) with its OS
+    history and overlays."""
     from omlx_logscan.analysis.investigation import investigate
     from omlx_logscan.inputs.overlays import parse_overlays
 
@@ -29,7 +30,7 @@ def load_investigation(options: CommonOptions) -> Investigation:
 
         history = load_history(options.os_history, options.os_installs, options.tz, use_system=False)
     overlays = parse_overlays(options.overlay, options.overlay_gap, options.tz)
-    return investigate(load_stream(options), history, overlays)
+    return investigate(load_stream(options), history, overlays, wedge_after_s=wedge_after_s)
 
 
 def empty_window_note(whole: EventStream, options: CommonOptions) -> str:

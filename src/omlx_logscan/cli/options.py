@@ -240,6 +240,31 @@ WatchFormatOption = Annotated[
 ]
 
 
+# -- the outage options (issue 20): each command that shows or checks outages takes them as its own --
+
+
+WedgeAfter = Annotated[
+    str | None,
+    typer.Option(
+        metavar="DURATION",
+        help="A wedge: no request finished, aborted or failed for this long while requests kept arriving (default "
+        "10m). Arrivals are logged only at DEBUG level; at INFO a silence after steady traffic is a possible wedge.",
+        show_default=False,
+    ),
+]
+
+
+MaxOutage = Annotated[
+    str | None,
+    typer.Option(
+        metavar="DURATION",
+        help="Also fail on outages of every kind (penalty box, wedge, fatal exit, crash, reboot, retry loop) that "
+        "the log proves longer than this; one still going when the log ends always fails.",
+        show_default=False,
+    ),
+]
+
+
 Strict = Annotated[bool, typer.Option(help="Fail (exit 2) when any line could not be parsed.")]
 
 

@@ -9,6 +9,7 @@ import typer
 from omlx_logscan.cli.load import load_investigation
 from omlx_logscan.cli.options import (
     CommonOptions,
+    WedgeAfter,
     logs_command,
 )
 
@@ -23,6 +24,7 @@ def report(
             help="Mask home folders, user and host names, IP and e-mail addresses, API keys and prompt text.",
         ),
     ] = True,
+    wedge_after: WedgeAfter = None,
 ) -> None:
     """A Markdown summary to paste into a GitHub issue (under GitHub's 65,536-character limit).
 
@@ -30,11 +32,12 @@ def report(
     report names the macOS version of each fault and adds the version-bounds table. With --overlay,
     the faults are tested against other activity.
     """
+    from omlx_logscan.cli.values import wedge_after_seconds
     from omlx_logscan.output.formats import open_output
     from omlx_logscan.output.markdown import bounds_markdown
     from omlx_logscan.output.report import build_report
 
-    found = load_investigation(options)
+    found = load_investigation(options, wedge_after_seconds(wedge_after))
     text = build_report(
         found.analysis,
         redact_personal=redact,

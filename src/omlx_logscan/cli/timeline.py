@@ -6,6 +6,7 @@ from omlx_logscan.cli.load import load_investigation
 from omlx_logscan.cli.options import (
     CommonOptions,
     ReportFormatOption,
+    WedgeAfter,
     logs_command,
 )
 from omlx_logscan.output.formats import ReportFormat
@@ -15,6 +16,7 @@ from omlx_logscan.output.formats import ReportFormat
 def timeline(
     options: CommonOptions,
     fmt: ReportFormatOption = None,
+    wedge_after: WedgeAfter = None,
 ) -> None:
     """The incident timeline: escalation, dead-engine windows, stack signatures, why each fault happened, summary.
 
@@ -22,8 +24,8 @@ def timeline(
 
     With --overlay, the faults are tested against other activity (another GPU process, say).
     """
-    from omlx_logscan.cli.values import output_format
+    from omlx_logscan.cli.values import output_format, wedge_after_seconds
     from omlx_logscan.output.formats import write_timeline
 
     chosen = output_format(fmt, options.output, ReportFormat.text)
-    write_timeline(chosen, load_investigation(options), options.output)
+    write_timeline(chosen, load_investigation(options, wedge_after_seconds(wedge_after)), options.output)

@@ -106,6 +106,13 @@ def duration_seconds(text: str, option: str) -> float:
     return total
 
 
+def wedge_after_seconds(text: str | None) -> float:
+    """``--wedge-after``: how long no request may finish while requests arrive (default 10 min)."""
+    from omlx_logscan.analysis.outage_model import WEDGE_AFTER_S
+
+    return WEDGE_AFTER_S if text is None else duration_seconds(text, "--wedge-after")
+
+
 def time_window(since: str | None, until: str | None, tz: tzinfo | None) -> tuple[datetime | None, datetime | None]:
     """``--since``/``--until`` as local times, refused when the window is empty by construction."""
     lower = parse_when(since, tz, "--since") if since else None

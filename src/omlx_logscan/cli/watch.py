@@ -16,7 +16,7 @@ from typing import IO, TYPE_CHECKING, Annotated, assert_never
 
 import typer
 
-from omlx_logscan.cli.options import CommonOptions, WatchFormatOption, WatchKinds, logs_command
+from omlx_logscan.cli.options import CommonOptions, WatchFormatOption, WatchKinds, WedgeAfter, logs_command
 from omlx_logscan.errors import LogscanError
 from omlx_logscan.output.formats import WatchFormat
 
@@ -101,7 +101,11 @@ def watch(
     ] = 0.5,
     on_dead: Annotated[
         str | None,
-        typer.Option(metavar="CMD", help="Shell command to run once per dead-engine window (e.g. a restart)."),
+        typer.Option(
+            metavar="CMD",
+            help="Shell command to run once per outage in which the process stays alive: a dead-engine window or "
+            "a wedge (e.g. a restart); never after a fatal exit or a crash.",
+        ),
     ] = None,
     on_fault: Annotated[
         str | None, typer.Option(metavar="CMD", help="Shell command to run on every new GPU fault incident.")
@@ -114,12 +118,14 @@ def watch(
         typer.Option(metavar="SECONDS", help="Seconds a hook command may run before it is killed (at least 0.1)."),
     ] = 300.0,
     bell: Annotated[bool, typer.Option(help="Ring the terminal's bell with the dead-engine alert (table).")] = False,
+    wedge_after: WedgeAfter = None,
     kind: WatchKinds = None,
     fmt: WatchFormatOption = None,
 ) -> None:
-    """Follow a live log like tail -F; alert (and run --on-dead) when the engine enters the penalty box."""
+    """Follow a live log like tail -F; alert (and run --on-dead) when the engine enters the penalty box or
+    wedges (requests keep arriving and none finishes: needs oMLX at DEBUG level)."""
     from omlx_logscan.cli.load import refuse_unrecognised_file
-    from omlx_logscan.cli.values import check_output, checked_kinds, checked_seconds, log_path
+    from omlx_logscan.cli.values import check_output, checked_kinds, checked_seconds, log_path, wedge_after_seconds
     from omlx_logscan.watch.loop import Watcher, WatchOptions
 
     gc.enable()  # a watch runs for days: it needs the cycle collector the one-shot commands go without
@@ -142,6 +148,7 @@ def watch(
         command_timeout=command_timeout,
         kinds=kinds,
         exit_at_end=exit_at_end,
+        wedge_after=wedge_after_seconds(wedge_after),
     )
     with _log_zone(options.tz), _appended(options.output) as out, _stop_on_signals() as stop:
         watcher = Watcher(settings, _sink(fmt, options.quiet, out, bell))

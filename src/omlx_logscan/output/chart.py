@@ -19,7 +19,9 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from omlx_logscan.analysis.model import Analysis, DeadWindow, Incident, Session
+from omlx_logscan.analysis.outage_model import Outage
 from omlx_logscan.output.blocks import Part, ReportBlock
+from omlx_logscan.output.outages import outage_title
 from omlx_logscan.output.phrases import plural
 from omlx_logscan.timeutil import parse
 
@@ -40,6 +42,7 @@ BAR_KINDS = {  # kind: Mermaid task tags; a kind without an end time is drawn as
     "fault": "milestone, ",
     "severe_fault": "crit, milestone, ",
     "dead": "crit, ",
+    "outage": "crit, ",  # a wedge, fatal exit, crash, reboot or retry loop (output/outages.py names it)
 }
 
 
@@ -178,8 +181,15 @@ def axis(span: timedelta, one_day: bool) -> tuple[str, str]:
     return "%Y-%m", TICKS[-1][0]
 
 
-def _lane(session: Session, faults: list[Incident], window: DeadWindow | None, os_version: str | None) -> Lane | None:
-    """One process in the chart: its lifetime, its faults as milestones, its dead window (None if untimed)."""
+def _lane(
+    session: Session,
+    faults: list[Incident],
+    window: DeadWindow | None,
+    os_version: str | None,
+    outages: list[Outage] | None = None,
+) -> Lane | None:
+    """One process in the chart: its lifetime, its faults as milestones, its dead window and its other
+    outages as bars (None if untimed)."""
     timed = [incident for incident in faults if incident.time]
     marks: list[Bar] = []
     for incident in timed:
@@ -197,6 +207,10 @@ def _lane(session: Session, faults: list[Incident], window: DeadWindow | None, o
         if dead_end:
             name = "STILL DEAD at the end of the log" if window.end_reason == "eof" else "dead engine (penalty box)"
             marks.append(Bar("dead", name, parse(window.start), parse(dead_end)))
+    for outage in outages or []:  # only where the log places it: a crash after an unknown moment is not drawn
+        ends = outage.end or outage.end_after
+        if outage.start and outage.start_exact and ends and ends > outage.start:
+            marks.append(Bar("outage", outage_title(outage), parse(outage.start), parse(ends)))
     times = [parse(t) for t in (session.start, session.end) if t] + [m.start for m in marks]
     times += [m.end for m in marks if m.end]
     if not times:
@@ -265,7 +279,11 @@ def gantt_chart(analysis: Analysis, os_versions: dict[int, str]) -> list[Part]:
     faults: defaultdict[int, list[Incident]] = defaultdict(list)
     for incident in analysis.faults:
         faults[incident.session].append(incident)
-    shown = [s for s in analysis.sessions if s.index in faults or s.index in windows]
+    outages: defaultdict[int, list[Outage]] = defaultdict(list)
+    for outage in analysis.outages.items:
+        if outage.kind != "penalty_box":  # drawn as its dead window
+            outages[outage.session].append(outage)
+    shown = [s for s in analysis.sessions if s.index in faults or s.index in windows or s.index in outages]
     out: list[Part] = ["### Timeline chart", ""]
     hidden = len(analysis.sessions) - len(shown)
     if not shown:
@@ -274,12 +292,12 @@ def gantt_chart(analysis: Analysis, os_versions: dict[int, str]) -> list[Part]:
             f"No session had a GPU fault, so there is nothing to chart ({plural(hidden, 'session')} in the log).",
             "",
         ]
-    intro = f"The chart shows the {plural(len(shown), 'session')} with a GPU fault or a dead-engine window"
+    intro = f"The chart shows the {plural(len(shown), 'session')} with a GPU fault, a dead-engine window or an outage"
     intro += f"; the other {hidden} are left out so that it stays readable." if hidden else "."
     if any(len(faults[s.index]) > GANTT_MAX_FAULTS for s in shown):
         half = GANTT_MAX_FAULTS // 2
         intro += f" A session with more than {GANTT_MAX_FAULTS} faults shows its first and last {half}."
-    built = [_lane(s, faults[s.index], windows.get(s.index), os_versions.get(s.index)) for s in shown]
+    built = [_lane(s, faults[s.index], windows.get(s.index), os_versions.get(s.index), outages[s.index]) for s in shown]
     lanes = [lane for lane in built if lane is not None]
     if len(lanes) < len(built):
         intro += f" {len(built) - len(lanes)} of them have no timestamp to place them by and are not drawn."

@@ -10,6 +10,7 @@ from omlx_logscan import __version__
 from omlx_logscan.analysis.attribution import Attribution, Evidence, LoadContext, WhyFaulted, explain
 from omlx_logscan.analysis.model import Analysis, Signature
 from omlx_logscan.analysis.overlays import OverlayCorrelation
+from omlx_logscan.output.outages import outage_dict, outage_notes
 from omlx_logscan.output.overlays import RATE_RATIO_TEST
 from omlx_logscan.output.phrases import call_site_label, crash_rows, escalation_rows, summary
 from omlx_logscan.output.why import evidence_what, hidden_phrases, load_label, load_note
@@ -112,6 +113,8 @@ def timeline_document(
         "sessions": [s.as_dict() for s in analysis.sessions],
         "faults": [f.as_dict() for f in analysis.faults],
         "dead_windows": [w.as_dict() for w in analysis.dead_windows],
+        "outages": [outage_dict(o) for o in analysis.outages.items],
+        "outage_notes": outage_notes(analysis.outages),
         "signatures": [signature_dict(s) for s in analysis.signatures],
         "escalation": escalation_rows(analysis, os_versions),
         "crashes": crash_rows(analysis),

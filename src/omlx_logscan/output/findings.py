@@ -7,10 +7,12 @@ from omlx_logscan.analysis.check import (
     DeadFound,
     FaultFound,
     Finding,
+    OutageFound,
     Rules,
     SessionEnded,
     TooManyFaults,
 )
+from omlx_logscan.output.outages import outage_line
 from omlx_logscan.output.phrases import CRASH_WORDS, dead_for, fault_phrase, plural, window_end_phrase
 from omlx_logscan.parsing.catalog import (
     FATAL_LOGGER,
@@ -39,7 +41,14 @@ RULE_WORDS: dict[str, tuple[str, str]] = {  # rule: (annotation title, what it f
     "fatal_exit": ("Fatal exit", "a process that exited on purpose after a GPU fault so its supervisor restarts it"),
     "out_of_memory": ("GPU out of memory", f"a GPU fault with {GPU_CODE_PREFIX}{OUT_OF_MEMORY_CODE}"),
     "any_gpu_error": ("GPU error", "any GPU fault"),
+    "wedge": ("Wedged engine", "a wedge: requests kept arriving and none finished, aborted or failed (DEBUG logs)"),
+    "possible_wedge": (
+        "Possible wedge",
+        "a silence after steady traffic that the log level cannot tell from an idle server (INFO logs)",
+    ),
+    "retry_loop": ("Engine retry loop", "the same engine-loop error again and again without SubmissionsIgnored"),
     "max_faults": ("Too many GPU faults", "more GPU faults than --max-faults"),
+    "outage": ("Outage", "an outage of any kind longer than --max-outage, or one still going when the log ends"),
 }
 
 
@@ -60,6 +69,8 @@ def rule_threshold(rules: Rules, rule: str) -> str | None:
     """``longer than 10 min`` or ``more than 3`` for the rules a threshold tunes, else None."""
     if rule == "dead_engine" and rules.max_dead_s is not None:
         return f"longer than {human_duration(rules.max_dead_s)}"
+    if rule == "outage" and rules.max_outage_s is not None:
+        return f"longer than {human_duration(rules.max_outage_s)}"
     if rule == "max_faults" and rules.max_faults is not None:
         return f"more than {rules.max_faults}"
     return None
@@ -67,6 +78,8 @@ def rule_threshold(rules: Rules, rule: str) -> str | None:
 
 def finding_title(finding: Finding) -> str:
     """The title of a finding: its rule's, or the worst case's own."""
+    if finding.worst_case and isinstance(finding.subject, OutageFound):
+        return f"{rule_title(finding.rule)} still going at the end of the log"
     return STILL_DEAD_TITLE if finding.worst_case else rule_title(finding.rule)
 
 
@@ -79,6 +92,8 @@ def finding_message(finding: Finding) -> str:
         return _session_end_message(subject, finding.rule)
     if isinstance(subject, DeadFound):
         return _dead_message(subject)
+    if isinstance(subject, OutageFound):
+        return outage_line(subject.outage)
     return _too_many_message(subject)
 
 

@@ -10,6 +10,7 @@ from omlx_logscan.analysis.model import Analysis
 from omlx_logscan.output.blocks import ReportBlock
 from omlx_logscan.output.chart import gantt_chart
 from omlx_logscan.output.markup import code_block, code_span, fit_code, md_cell, md_text
+from omlx_logscan.output.outages import outages_markdown
 from omlx_logscan.output.phrases import (
     call_site_label,
     count_text,
@@ -96,6 +97,7 @@ def timeline_markdown(
                 f"{md_cell(window_end_phrase(w))}; {dead_for(w)} | {w.repeats} | "
                 f"{count_text(w.requests_completed)} |"
             )
+    out += ["", *outages_markdown(analysis.outages)]  # every kind of outage: output/outages.py
     if analysis.signatures:
         out += ["", "### Stack signatures", ""]
         for sig in analysis.signatures:

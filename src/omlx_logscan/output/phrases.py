@@ -7,7 +7,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from omlx_logscan.analysis.model import Analysis, DeadWindow, Incident, Signature, shows_penalty_box
+from omlx_logscan.analysis.outage_model import LEVEL_EVIDENCE_RECORDS
 from omlx_logscan.analysis.signatures import cache_clear_call
+from omlx_logscan.output.outages import outages_sentence
 from omlx_logscan.parsing.catalog import FATAL_LOGGER, PENALTY_BOX_CODE
 from omlx_logscan.parsing.kinds import CRASH_KINDS
 from omlx_logscan.stream.model import EventStream, header
@@ -263,13 +265,11 @@ def summary(analysis: Analysis) -> str:
     crashes = Counter(row["what"] for row in crash_rows(analysis))
     if crashes:
         text += " Crash evidence: " + ", ".join(f"{n} × {what}" for what, n in crashes.items()) + "."
+    text += outages_sentence(analysis.outages)  # every other kind of outage: output/outages.py
     note = LEVEL_NOTES.get(analysis.stream.lowest_level or "")
     if note and _shows_its_level(analysis.stream):
         text += f" The log was {note}."
     return text
-
-
-LEVEL_EVIDENCE_RECORDS = 200  # fewer records (a pasted excerpt) say nothing of the server's log level
 
 
 def _shows_its_level(stream: EventStream) -> bool:

@@ -26,6 +26,7 @@ from omlx_logscan.inputs.sources import Source, read_chunks
 from omlx_logscan.output.blocks import MIN_KEPT_ROWS, Part, ReportBlock
 from omlx_logscan.output.chart import gantt_chart
 from omlx_logscan.output.markup import code_block, code_span, fence_for, fit_code, md_cell, md_text
+from omlx_logscan.output.outages import outages_report
 from omlx_logscan.output.phrases import (
     call_site_label,
     count_text,
@@ -87,6 +88,7 @@ def build_report(
         *_signatures(analysis),
         *_escalation(analysis, os_versions),
         *_dead_windows(analysis),
+        *outages_report(analysis.outages),
         *_why(analysis, why or explain(analysis)),
         *_bounds(bounds_markdown),
         *gantt_chart(analysis, os_versions or {}),

@@ -10,6 +10,7 @@ from typing import IO, TYPE_CHECKING
 
 from omlx_logscan.analysis.attribution import WhyFaulted
 from omlx_logscan.analysis.model import Analysis
+from omlx_logscan.output.outages import outage_lines
 from omlx_logscan.output.phrases import (
     accounting_lines,
     call_site_label,
@@ -311,6 +312,9 @@ def timeline_text(
                 f"{plural(window.repeats, 'repeat')}, {count_text(window.requests_completed, 'requests completed')}"
             )
             say(con, line, "red", hang=4)
+    _section(con, "Outages")  # every kind of outage: output/outages.py
+    for line in outage_lines(analysis.outages):
+        say(con, printable(f"  {line}"), hang=4)
     if analysis.signatures:
         _section(con, "Stack signatures")
         total = len(analysis.faults)

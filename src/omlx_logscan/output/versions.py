@@ -36,6 +36,11 @@ def time_bounds_phrase(bounds: TimeBounds) -> str:
     return "?"
 
 
+def outage_hours_cell(hours: dict[str, float]) -> str:
+    """``wedge 17.9 h, fatal exit 0.01 h``: the hours of each kind of outage, or ``0``."""
+    return ", ".join(f"{kind.replace('_', ' ')} {covered_hours(h)}" for kind, h in hours.items()) or "0"
+
+
 def bounds_measures(row: BoundsRow) -> list[tuple[str, str]]:
     """What the table shows of one row, measure by measure."""
     engine_starts = "— (INFO hidden)" if row.engine_starts is None else f"{row.engine_starts:,}"
@@ -49,6 +54,7 @@ def bounds_measures(row: BoundsRow) -> list[tuple[str, str]]:
         ("faults", ", ".join(f"{kind} {count}" for kind, count in row.faults.items()) or "0"),
         ("penalty-box entries", str(row.penalty_box_entries)),
         ("generation-dead", covered_hours(row.dead_hours) if row.dead_hours else "0"),
+        ("outages", outage_hours_cell(row.outage_hours)),
         ("first fault", human_time(row.first_fault) if row.first_fault else "—"),
         ("  after the first start", time_bounds_phrase(row.after_first_start) if row.first_fault else "—"),
         ("  after the OS install", human_duration(after_install) if after_install is not None else "—"),

@@ -19,11 +19,14 @@ from pathlib import Path
 from typing import Protocol
 
 from omlx_logscan.analysis.live import Change, FaultClosed, LiveState, WindowOpened
+from omlx_logscan.analysis.live_wedge import LiveWedge, WedgeSeen
 from omlx_logscan.analysis.model import DeadWindow, Incident
+from omlx_logscan.analysis.outage_model import WEDGE_AFTER_S
 from omlx_logscan.errors import EXIT_DEAD, LogscanError
 from omlx_logscan.inputs.follow import Follower
 from omlx_logscan.inputs.lines import KeptLine
 from omlx_logscan.output.notices import counts_phrase, hook_start_failure_message, replayed_line, summary_line
+from omlx_logscan.output.outages import wedge_alert_message
 from omlx_logscan.parsing.event import Event
 from omlx_logscan.stream.live import LiveStream
 from omlx_logscan.watch.hooks import HookRun, hook_environment
@@ -61,6 +64,7 @@ class WatchOptions:
     command_timeout: float = 300.0
     kinds: frozenset[str] = frozenset()  # empty: every kind but routine records
     exit_at_end: bool = False  # replay the file from its start as a finished log, then stop (implies from_start)
+    wedge_after: float = WEDGE_AFTER_S  # a live wedge: nothing settled for this long while requests arrive
 
 
 class Watcher:
@@ -72,6 +76,7 @@ class Watcher:
         self.follower = Follower(options.path, from_start=options.from_start or options.exit_at_end)
         self.stream = LiveStream(str(options.path))
         self.state = LiveState()
+        self.wedge = LiveWedge(options.wedge_after)  # the live wedge alert (issue 20)
         self.lines = 0
         self.events = 0
         self.hook_runs: dict[str, int] = {}
@@ -166,8 +171,16 @@ class Watcher:
                 self.events += 1
                 self.sink.event(event)
             self._apply(self.state.feed(event, now if seen is None else seen), now)
+            self._watch_wedge(event, now)
         for line in unparsed:
             self.sink.unparsed(line)
+
+    def _watch_wedge(self, event: Event, now: float) -> None:
+        """The live wedge (issue 20): tell the state whether one is on, and alert when one shows."""
+        shown = self.wedge.feed(event)
+        self.state.note_wedged(self.wedge.current is not None)
+        if shown is not None and not self._catching_up:
+            self._wedge_alert(now)
 
     def _apply(self, changes: list[Change], now: float) -> None:
         if self._catching_up:
@@ -206,11 +219,26 @@ class Watcher:
         self.sink.info(replayed_line(self.lines, self._counts(), at_end=self.options.exit_at_end))
         if state.window is not None and state.window_entry is not None:
             self._alert(state.window, state.window_entry, now)
+        elif self.wedge.current is not None:
+            self._wedge_alert(now)
 
     def _alert(self, window: DeadWindow, entry: Incident, now: float) -> None:
         self.sink.notice(dead_notice(window, entry, self.options.path))
         if self.options.on_dead:
             self._hook("on-dead", self.options.on_dead, window.session, window.start, entry.penalty_record, now)
+        if self.options.exit_on_dead:
+            self._exit = EXIT_DEAD
+
+    def _wedge_alert(self, now: float) -> None:
+        """A live wedge: alert and run --on-dead once (the process is alive; a dead window already alerted)."""
+        seen: WedgeSeen | None = self.wedge.current
+        if seen is None or self.state.window is not None:
+            return
+        session = self.state.sessions[-1].index if self.state.sessions else 1
+        data = {"session": session, "since": seen.since, "unfinished": seen.unfinished, "event": seen.event.as_dict()}
+        self.sink.notice(Notice("wedge", wedge_alert_message(seen.since, seen.unfinished, session), data))
+        if self.options.on_dead:
+            self._hook("on-dead", self.options.on_dead, session, seen.since, seen.event, now)
         if self.options.exit_on_dead:
             self._exit = EXIT_DEAD
 

@@ -16,6 +16,9 @@ if TYPE_CHECKING:
 _NOTICE_STYLE = {"dead_end": "bold green", "fault": "red", "command": "cyan"}
 
 
+_ALERTS = frozenset({"dead", "wedge"})  # the lines that must not be missed in a scrolling log
+
+
 class TableSink:
     """One row per event (the rows of ``events``), alerts and hook results between them."""
 
@@ -38,7 +41,7 @@ class TableSink:
         self._out.flush()
 
     def notice(self, notice: Notice) -> None:
-        if notice.kind == "dead":  # the one line that must not be missed in a scrolling log
+        if notice.kind in _ALERTS:
             self._render.alert_line(self._con, notice.message, bell=self._bell)
         else:
             style = _NOTICE_STYLE.get(notice.kind, "")

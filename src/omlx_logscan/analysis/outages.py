@@ -1,0 +1,316 @@
+"""Every way the server went dark, as one list: penalty boxes, wedges, fatal exits, crashes,
+reboots and retry loops, each bounded only as far as the log proves.
+
+Data only: ``output/outages.py`` says it in words.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterable
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
+
+import polars as pl
+
+from omlx_logscan.analysis.model import Analysis, Session, shows_penalty_box
+from omlx_logscan.analysis.outage_model import (
+    ARRIVALS_SHOWN,
+    COMPLETIONS_SHOWN,
+    LEVEL_EVIDENCE_RECORDS,
+    TRAFFIC_HIDDEN,
+    WEDGE_AFTER_S,
+    Outage,
+    Outages,
+)
+from omlx_logscan.parsing.catalog_outages import ENGINE_LOOP_ERROR, fatal_reason
+from omlx_logscan.parsing.kinds import CRASH_KINDS
+from omlx_logscan.timeutil import seconds, stamp_of
+
+if TYPE_CHECKING:
+    from omlx_logscan.parsing.event import Event
+
+WEDGE_MIN_UNFINISHED = 3  # the oldest request that never finished, and at least two later ones
+RETRY_LOOP_MIN = 5  # the same engine-loop error this many times ...
+RETRY_LOOP_GAP_S = 600.0  # ... each within this long of the one before
+TRAFFIC_BEFORE_S = 6 * 3600.0  # a possible wedge is measured against the completions of these hours
+TRAFFIC_MIN_COMPLETIONS = 5  # ... which must be steady traffic: at least this many
+EXCERPT_SPAN_S = 3600.0  # an input of few records spanning less than this is a pasted excerpt
+SILENCE_FACTOR = 2.0  # ... and the silence longer than this many times their longest gap
+
+# Events in which a request finishes, aborts or fails, or the engine fails: a wedge has none.
+_SETTLING_KINDS = frozenset({"request_abort", "request_error", "gpu_error"})
+
+
+def find_outages(analysis: Analysis, arrivals: pl.DataFrame, wedge_after_s: float | None = None) -> Outages:
+    """The outages of an analysed log; ``arrivals`` are its request-arrival rows (source, line, time,
+    form); ``wedge_after_s`` defaults to WEDGE_AFTER_S. Marks the lifetimes that ended inside a wedge
+    as restarted."""
+    if wedge_after_s is None:
+        wedge_after_s = WEDGE_AFTER_S
+    stream = analysis.stream
+    traffic = ARRIVALS_SHOWN if stream.shows("DEBUG") else COMPLETIONS_SHOWN if stream.shows("INFO") else TRAFFIC_HIDDEN
+    crash_events = [ev for ev in stream.events if ev.kind in CRASH_KINDS]
+    arrivals = arrivals.drop_nulls("time")
+    if not arrivals["time"].is_sorted():  # several sources, or a clock that went back: one sort, then slices
+        arrivals = arrivals.sort("time")
+    items: list[Outage] = [*_penalty_boxes(analysis)]
+    for position, session in enumerate(analysis.sessions):
+        following = analysis.sessions[position + 1] if position + 1 < len(analysis.sessions) else None
+        items += _fatal_exits(analysis, session, following, crash_events)
+        items += _retry_loops(session)
+        wedge = None
+        if traffic == ARRIVALS_SHOWN:
+            wedge = _wedge(analysis, session, following, arrivals, wedge_after_s)
+        elif traffic == COMPLETIONS_SHOWN:
+            wedge = _possible_wedge(analysis, session, following, wedge_after_s)
+        if wedge is not None:
+            items.append(wedge)
+            _restarted_inside(session, wedge.certain and following is not None)
+        else:
+            items += _crash_or_reboot(analysis, session, following, crash_events)
+    items.sort(key=lambda o: (o.start or "", o.session))
+    # A paste: no time at all, or a few records of less than an hour say nothing of the server's level.
+    span = seconds(analysis.log_start, analysis.log_end)
+    excerpt = span is None or (stream.accounting.records < LEVEL_EVIDENCE_RECORDS and span < EXCERPT_SPAN_S)
+    return Outages(items, traffic, wedge_after_s=wedge_after_s, excerpt=excerpt)
+
+
+def _restarted_inside(session: Session, restarted: bool) -> None:
+    """A lifetime that ended inside a wedge, replaced with no crash evidence, was killed and
+    restarted: it did not crash (a penalty box's lifetime is named so by its dead window's end)."""
+    if restarted and session.end_reason == "crash" and not _crash_evidence(session):
+        session.end_reason = "restart"
+
+
+def _crash_evidence(session: Session) -> list[Event]:
+    return [ev for ev in session.events if ev.kind in CRASH_KINDS]
+
+
+def _next_start(following: Session | None) -> tuple[str | None, bool, str | None]:
+    """Where the next lifetime starts: (time, exact, after) — the end of an outage that lasts to it."""
+    if following is None:
+        return None, False, None
+    return following.start, following.start_exact, following.start_after
+
+
+def _ending_at_next_start(
+    kind: str, session: Session, following: Session | None, start: str | None, start_exact: bool, open_until: str | None
+) -> Outage:
+    """An outage from ``start`` to the next start (its bounds), or, with no next start, open and
+    proven to last until ``open_until`` (the end of the log for a wedge; nothing more for an exit)."""
+    end, end_exact, end_after = _next_start(following)
+    if following is None:
+        end_after = max((t for t in (open_until, start) if t), default=None)
+    elif not end_exact:
+        end_after = end_after or start
+    return Outage(kind, session.index, start, start_exact, end, end_exact, end_after)
+
+
+def _where(event: Event) -> tuple[str, int, str | None]:
+    return event.source, event.line, event.time
+
+
+def _penalty_boxes(analysis: Analysis) -> Iterable[Outage]:
+    """The dead-engine windows, as outages (their own JSON stays as it was)."""
+    for index, window in enumerate(analysis.dead_windows):
+        fault = next(i for i, f in enumerate(analysis.faults) if f.dead_window == index)
+        outage = Outage(
+            "penalty_box",
+            window.session,
+            window.start,
+            True,
+            window.end,
+            window.end_exact,
+            window.proven_end,
+            evidence=[_where(analysis.faults[fault].penalty_record)],
+            fault=fault,
+            dead_window=index,
+        )
+        if not window.end_exact:
+            outage.hidden.append("end_time")
+        yield outage
+
+
+def _fatal_exits(
+    analysis: Analysis, session: Session, following: Session | None, crash_events: list[Event]
+) -> Iterable[Outage]:
+    """A fatal exit ends its lifetime: the outage is the restart gap, from the exit to the next start."""
+    for event in session.events:
+        if event.kind != "process_exit" or event.fields.get("reason") != "fatal_exit":
+            continue
+        outage = _ending_at_next_start(
+            "fatal_exit", session, following, event.time or event.prev_time, event.time is not None, None
+        )
+        outage.reason = fatal_reason(event.fields.get("reason_text"))
+        outage.evidence.append(_where(event))
+        outage.crash = crash_events.index(event)
+        outage.fault = next(
+            (
+                i
+                for i, f in enumerate(analysis.faults)
+                if f.session == session.index and f.outcome == "fatal_exit" and f.records[-1].line <= event.line
+            ),
+            None,
+        )
+        outage.hidden.append("wired_memory")
+        if not outage.end_exact:
+            outage.hidden.append("restart_time")
+        yield outage
+
+
+def _crash_or_reboot(
+    analysis: Analysis, session: Session, following: Session | None, crash_events: list[Event]
+) -> Iterable[Outage]:
+    """A lifetime that crashed: a reboot when a kernel panic report is in it, else a crash (a fatal
+    exit is its own outage)."""
+    if session.end_reason != "crash":
+        return
+    evidence = _crash_evidence(session)
+    panic = next((ev for ev in evidence if ev.kind == "kernel_panic"), None)
+    shown = panic or next((ev for ev in reversed(evidence)), None)
+    exact = shown is not None and shown.time is not None
+    start = shown.time if shown is not None and exact else session.end  # else: it died after its last record
+    outage = _ending_at_next_start("reboot" if panic else "crash", session, following, start, exact, None)
+    if shown is not None:
+        outage.evidence.append(_where(shown))
+        outage.crash = crash_events.index(shown)
+    elif following is not None and following.source is not None and following.line is not None:
+        outage.evidence.append((following.source, following.line, following.start))
+    if not exact:
+        outage.hidden.append("panic_time" if panic else "crash_time")
+    yield outage
+
+
+def _retry_loops(session: Session) -> Iterable[Outage]:
+    """The same engine-loop error text again and again, each soon after the one before, with no
+    SubmissionsIgnored among or between them (a penalty box repeats too, but is its own outage; at
+    WARNING level lifetimes merge, so one seen later in the "lifetime" says nothing of the loop)."""
+    ignored = [ev.time for ev in session.events if ev.kind == "gpu_error" and ev.time and shows_penalty_box(ev)]
+    runs: dict[str, list[Event]] = {}
+    found: list[list[Event]] = []
+    for event in session.events:
+        if event.time is None or event.kind not in ("gpu_error", "error"):
+            continue
+        if not event.message.startswith(ENGINE_LOOP_ERROR):
+            continue
+        text = event.message.splitlines()[0][len(ENGINE_LOOP_ERROR) :].strip()
+        run = runs.get(text)
+        gap = seconds(run[-1].time, event.time) if run else None
+        if run is not None and gap is not None and gap <= RETRY_LOOP_GAP_S:
+            run.append(event)
+            continue
+        if run is not None and len(run) >= RETRY_LOOP_MIN:
+            found.append(run)
+        runs[text] = [event]
+    found += [run for run in runs.values() if len(run) >= RETRY_LOOP_MIN]
+    for run in found:
+        if any(str(run[0].time) <= moment <= str(run[-1].time) for moment in ignored):
+            continue
+        outage = Outage("retry_loop", session.index, run[0].time, True, run[-1].time, True, run[-1].time)
+        outage.reason = run[0].message.splitlines()[0][len(ENGINE_LOOP_ERROR) :].strip()
+        outage.repeats = len(run)
+        outage.evidence = [_where(run[0]), _where(run[-1])]
+        outage.hidden.append("loop_cause")
+        yield outage
+
+
+def _last_settled(analysis: Analysis, session: Session, until: str | None) -> str | None:
+    """When a request last finished, aborted or failed in ``session`` (before ``until``)."""
+    begins = session.start_after or session.start
+    finished = analysis.requests.last_between(begins, until)
+    settled = [ev.time for ev in session.events if ev.kind in _SETTLING_KINDS and ev.time]
+    return max((t for t in (finished, *settled) if t), default=None)
+
+
+def _window_end(analysis: Analysis, following: Session | None) -> str | None:
+    if following is not None:
+        return following.start_after or following.start
+    return analysis.log_end
+
+
+def _wedge(
+    analysis: Analysis, session: Session, following: Session | None, arrivals: pl.DataFrame, wedge_after_s: float
+) -> Outage | None:
+    """At DEBUG or TRACE: requests keep arriving and none finishes, aborts or fails for longer than
+    ``wedge_after_s``, from the last finished request to the next start (or the end of the log)."""
+    if any(w.session == session.index for w in analysis.dead_windows) or session.end_reason == "fatal_exit":
+        return None
+    until = _window_end(analysis, following)
+    begins = session.start_after or session.start
+    if until is None or begins is None:
+        return None
+    last = _last_settled(analysis, session, until) or begins
+    silence = seconds(last, until)
+    if silence is None or silence <= wedge_after_s:
+        return None
+    rows = _arrivals_between(arrivals, begins, until)
+    form = _request_form(rows)
+    if form is None:
+        return None
+    rows = rows.filter(pl.col("form") == form)
+    after = rows.filter(pl.col("time") > datetime.fromisoformat(last))
+    accepted = rows.height - (session.requests_completed or 0)
+    unfinished = max(after.height, accepted)
+    if after.height < WEDGE_MIN_UNFINISHED - 1 or unfinished < WEDGE_MIN_UNFINISHED:
+        return None
+    outage = _ending_at_next_start("wedge", session, following, last, True, analysis.log_end)
+    outage.unfinished_requests = unfinished
+    first, final = after.row(0, named=True), after.row(-1, named=True)
+    names = [s.name for s in analysis.stream.sources]
+    outage.evidence = [
+        (names[first["source"]], first["line"], stamp_of(first["time"])),
+        (names[final["source"]], final["line"], stamp_of(final["time"])),
+    ]
+    outage.hidden.append("why_stalled")
+    return outage
+
+
+def _arrivals_between(arrivals: pl.DataFrame, begins: str, until: str) -> pl.DataFrame:
+    """The arrivals (in time order) at or after ``begins`` and before ``until``: a slice, not a scan."""
+    times = arrivals["time"]
+    lo = int(times.search_sorted(datetime.fromisoformat(begins), side="left"))
+    hi = int(times.search_sorted(datetime.fromisoformat(until), side="left"))
+    return arrivals.slice(lo, max(0, hi - lo)).with_columns(pl.col("form").cast(pl.String))
+
+
+def _request_form(rows: pl.DataFrame) -> str | None:
+    """The arrival line that counts requests: the scheduler's (every generation request, once), else
+    the chat endpoint's, else the TRACE body line."""
+    forms = set(rows["form"].unique().to_list()) if rows.height else set()
+    return next((f for f in ("scheduler_added", "chat_received", "incoming") if f in forms), None)
+
+
+def _possible_wedge(
+    analysis: Analysis, session: Session, following: Session | None, wedge_after_s: float
+) -> Outage | None:
+    """At INFO: a lifetime whose steady traffic stops, then nothing finishes until it is replaced
+    with no orderly stop. The log level cannot tell this from an idle server, so it is only possible;
+    a silence that traffic, an orderly stop or the log's end closes is a quiet night, not a wedge."""
+    if following is None or session.end_reason not in ("crash", "restart") or _crash_evidence(session):
+        return None
+    if any(w.session == session.index for w in analysis.dead_windows):
+        return None
+    until = _window_end(analysis, following)
+    last = _last_settled(analysis, session, until)
+    silence = seconds(last, until)
+    if last is None or silence is None or silence <= wedge_after_s:
+        return None
+    moment = datetime.fromisoformat(last)
+    earliest = max(moment - timedelta(seconds=TRAFFIC_BEFORE_S), datetime.fromisoformat(session.start or last))
+    times = [row[2] for row in analysis.requests.between(earliest, moment)]
+    if len(times) < TRAFFIC_MIN_COMPLETIONS:
+        return None
+    longest = max((b - a).total_seconds() for a, b in itertools.pairwise(times))
+    if silence <= SILENCE_FACTOR * longest:
+        return None
+    outage = _ending_at_next_start("wedge", session, following, last, True, analysis.log_end)
+    outage.certain = False
+    outage.longest_gap_s = longest
+    outage.completions_before = len(times)
+    outage.hidden.append("arrivals_hidden")
+    if session.source is not None:
+        final = analysis.requests.between(moment, moment)
+        if final:
+            outage.evidence.append((analysis.requests.names[final[-1][0]], final[-1][1], last))
+    return outage

@@ -1,0 +1,85 @@
+"""The live wedge: a growing DEBUG log whose requests keep arriving and never finish."""
+
+from __future__ import annotations
+
+import time
+from datetime import datetime, timedelta
+from pathlib import Path
+
+from test_watch import Watch, _following, _line, append, watches  # noqa: F401 - watches is a fixture
+
+from omlx_logscan.analysis.live_wedge import LiveWedge
+from omlx_logscan.parsing.event import Event
+
+WEDGE_AFTER_S = 2.0
+
+
+def _arrival(at: datetime, number: int) -> str:
+    return _line(
+        at, "omlx.server", "DEBUG", "Chat completion request received: model=m, messages=2, stream=True, max_tokens=8"
+    ) + _line(at, "omlx.scheduler", "DEBUG", f"Added request r{number:04d} with 812 prompt tokens")
+
+
+def _completion(at: datetime) -> str:
+    return _line(at, "omlx.server", "INFO", "Chat completion: model=m, 12 tokens in 0.40s (30.0 tok/s), prompt: 812")
+
+
+def _start(at: datetime) -> str:
+    return _line(at, "omlx.server", "INFO", "Server initialized with 1 models")
+
+
+def test_a_wedge_alerts_once_and_runs_on_dead_once(tmp_path: Path, watches: list[Watch]) -> None:  # noqa: F811
+    log = tmp_path / "server.log"
+    now = datetime.now()
+    log.write_text(_start(now) + _arrival(now, 0) + _completion(now))
+    runs = tmp_path / "runs.txt"
+    on_dead = f'printf "%s|%s\\n" "$LOGSCAN_SESSION" "$LOGSCAN_HOOK" >> {runs}'
+    watch = Watch(str(log), "--interval", "0.05", "-f", "ndjson", "--wedge-after", "2s", "--on-dead", on_dead)
+    watches.append(watch)
+    _following(watch)
+    append(log, _completion(datetime.now()))  # the last request that finishes
+    quiet_from = time.monotonic()
+    alerted_at = None
+    for number in range(1, 60):  # arrivals go on, nothing finishes
+        append(log, _arrival(datetime.now(), number))
+        time.sleep(0.1)
+        if alerted_at is None and any(r.get("watch") == "wedge" for r in watch.rows()):
+            alerted_at = time.monotonic()
+        if alerted_at is not None and time.monotonic() - alerted_at > 1.5:
+            break
+    assert alerted_at is not None, watch.out[-10:]
+    assert WEDGE_AFTER_S <= alerted_at - quiet_from <= WEDGE_AFTER_S + 3.0  # within a few seconds of the threshold
+    watch.row(lambda r: r.get("watch") == "command" and r["hook"] == "on-dead")
+    time.sleep(0.5)
+    alerts = [r for r in watch.rows() if r.get("watch") == "wedge"]
+    assert len(alerts) == 1 and alerts[0]["session"] == 1 and alerts[0]["unfinished"] >= 3
+    assert "ALERT engine wedged" in alerts[0]["message"]
+    assert runs.read_text().splitlines() == ["1|on-dead"]  # once, however many arrivals followed
+
+
+def _event(kind: str, at: datetime, **fields: str) -> Event:
+    return Event(kind, at.isoformat(timespec="milliseconds"), "server.log", 1, "DEBUG", "omlx.server", "", fields)
+
+
+def test_a_start_rearms_and_a_fatal_exit_disarms() -> None:
+    wedge = LiveWedge(60.0)
+    t0 = datetime(2026, 9, 15, 20, 0)
+
+    def arrivals(first: datetime, count: int) -> list[bool]:
+        return [
+            wedge.feed(_event("request_arrival", first + timedelta(seconds=40 * i), form="scheduler_added")) is not None
+            for i in range(count)
+        ]
+
+    wedge.feed(_event("process_start", t0))
+    assert arrivals(t0, 4) == [False, False, True, False]  # the third waiting request, 80 s on; then no more
+    wedge.feed(_event("process_start", t0 + timedelta(hours=1)))
+    assert arrivals(t0 + timedelta(hours=1), 3) == [False, False, True]  # the next lifetime is watched again
+    later = t0 + timedelta(hours=2)
+    wedge.feed(_event("process_start", later))
+    wedge.feed(_event("process_exit", later, reason="fatal_exit"))
+    assert arrivals(later, 5) == [False] * 5  # the supervisor restarts an exited process: nothing is wedged
+    wedge.feed(_event("process_start", later + timedelta(hours=1)))
+    assert arrivals(later + timedelta(hours=1), 2) == [False, False]
+    wedge.feed(_event("request_complete", later + timedelta(hours=1, seconds=70)))
+    assert arrivals(later + timedelta(hours=1, seconds=80), 3) == [False, False, True]  # counted from the finish
