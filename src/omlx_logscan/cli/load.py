@@ -37,6 +37,20 @@ def _warn_empty_window(whole: EventStream) -> None:
     sys.stderr.write(f"logscan: warning: no records in the --since/--until window; the log covers {covers}\n")
 
 
+def _warn_skipped_times(stream: EventStream) -> None:
+    """Name the local times that a spring-forward skipped: they are kept, with the offset before the gap."""
+    from omlx_logscan.output.zoned import clock_for
+
+    clock = clock_for(stream.zone, stream.events)
+    for skipped in clock.nonexistent[:3]:
+        sys.stderr.write(
+            f"logscan: warning: {skipped['source']}:{skipped['line']}: {skipped['local']} does not exist in "
+            f"{clock.name} (the clock skipped it); it keeps the offset before the change\n"
+        )
+    if len(clock.nonexistent) > 3:
+        sys.stderr.write(f"logscan: warning: {len(clock.nonexistent) - 3} more such times (time_notes in the JSON)\n")
+
+
 def load_stream(options: CommonOptions, *, keep_all: bool = False, keep_request_text: bool = False) -> EventStream:
     """Sources → event stream, with the time window applied and the accounting reported."""
     from omlx_logscan.cli.progress import progress_for
@@ -48,11 +62,14 @@ def load_stream(options: CommonOptions, *, keep_all: bool = False, keep_request_
     sources = resolve(options.paths)
     with progress_for(sources, quiet=options.quiet) as tick:
         whole = read_events(sources, keep_all=keep_all, keep_request_text=keep_request_text, progress=tick)
+    whole.zone = options.tz
     stream = within(whole, options.since, options.until)
     print_accounting(stream, quiet=options.quiet)
     windowed = options.since is not None or options.until is not None
     if windowed and not options.quiet and not any(s.first for s in stream.sources):
         _warn_empty_window(whole)
+    if not options.quiet:
+        _warn_skipped_times(stream)
     if options.strict and stream.accounting.unparsed:
         raise LogscanError(
             f"{stream.accounting.unparsed} line(s) could not be parsed (--strict); "

@@ -111,7 +111,11 @@ Until = Annotated[
 
 Tz = Annotated[
     str | None,
-    typer.Option("--tz", metavar="ZONE", help="IANA zone of the log's local times (default: this machine's)."),
+    typer.Option(
+        "--tz",
+        metavar="ZONE",
+        help="Zone of the log's local times: an IANA name, UTC or +02:00 (default: this machine's).",
+    ),
 ]
 
 
@@ -141,7 +145,7 @@ EventFormatOption = Annotated[
         EventFormat,
         {
             **_TERMINAL_DEFAULTS,
-            "json": "one document with the line accounting, schema omlx-logscan/events/1",
+            "json": "one document with the line accounting, schema omlx-logscan/events/2",
             "parquet": "needs -o",
         },
     ),
@@ -157,7 +161,7 @@ ReportFormatOption = Annotated[ReportFormat, _format_option(ReportFormat, {})]
 CheckFormatOption = Annotated[
     CheckFormat,
     _format_option(
-        CheckFormat, {"json": "schema omlx-logscan/check/1", "github": "workflow annotations + step summary"}
+        CheckFormat, {"json": "schema omlx-logscan/check/2", "github": "workflow annotations + step summary"}
     ),
 ]
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
+from datetime import tzinfo
 from typing import Any
 
 import polars as pl
@@ -110,6 +111,8 @@ class EventStream:
     # Dated oMLX records of every kind, event or not (RECORDS_SCHEMA, in time order): not every line,
     # but the first and last of each stretch, so when a process last wrote anything is known.
     records: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=RECORDS_SCHEMA))
+    zone: tzinfo | None = None  # the zone its local times were written in (None: this machine's)
+    host: str | None = None  # the machine it came from, when one is named
 
     @property
     def has_omlx_records(self) -> bool:
