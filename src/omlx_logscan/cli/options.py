@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, tzinfo
 from enum import StrEnum
 from pathlib import Path
@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from omlx_logscan.cli.app import guarded
+from omlx_logscan.cli.hostopts import HOST_OPTIONS, host_labels
+from omlx_logscan.inputs.hosts import HostLabels
 from omlx_logscan.output.formats import CheckFormat, EventFormat, ListFormat, ReportFormat, WatchFormat
 from omlx_logscan.parsing.kinds import KINDS
 
@@ -44,6 +46,7 @@ class CommonOptions:
     os_installs: list[OsInstall]
     overlay: list[OverlaySpec]
     overlay_gap: float  # seconds
+    hosts: HostLabels = field(default_factory=HostLabels)  # which machine each input came from
 
     @classmethod
     def from_params(cls, params: Mapping[str, Any]) -> CommonOptions:
@@ -66,6 +69,7 @@ class CommonOptions:
             os_installs=[parse_os_flag(text, tz) for text in params.get("os_installs") or []],
             overlay=overlay_specs(params.get("overlay") or []),
             overlay_gap=parse_gap(params.get("overlay_gap")),
+            hosts=host_labels(dict(params)),
         )
 
     @property
@@ -230,6 +234,7 @@ _SHARED: tuple[tuple[str, Any, Any], ...] = (
     ("quiet", Quiet, False),
     ("strict", Strict, False),
     ("debug", Debug, False),
+    *HOST_OPTIONS,
 )
 _HISTORY: tuple[tuple[str, Any, Any], ...] = (("os_history", OsHistoryFiles, None), ("os_installs", OsInstalls, None))
 _OVERLAYS: tuple[tuple[str, Any, Any], ...] = (("overlay", Overlays, None), ("overlay_gap", OverlayGap, None))

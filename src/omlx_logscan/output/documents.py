@@ -13,7 +13,7 @@ from omlx_logscan.analysis.overlays import OverlayCorrelation
 from omlx_logscan.output.overlays import RATE_RATIO_TEST
 from omlx_logscan.output.phrases import call_site_label, crash_rows, escalation_rows, summary
 from omlx_logscan.output.why import evidence_what, hidden_phrases, load_label, load_note
-from omlx_logscan.output.zoned import clock_for, zone_document
+from omlx_logscan.output.zoned import event_rows, zone_document
 from omlx_logscan.parsing.event import Event
 from omlx_logscan.stream.model import EventStream, header
 
@@ -91,14 +91,13 @@ def finding_dict(finding: Finding) -> dict[str, Any]:
 
 def events_document(stream: EventStream, events: Iterable[Event]) -> dict[str, Any]:
     """The ``events --format json`` document: the line accounting, then the events."""
-    clock = clock_for(stream.zone, stream.events)
     document = {
         "schema": EVENTS_SCHEMA,
         "generator": f"omlx-logscan {__version__}",
         "header": header(stream),
-        "events": [clock.row(event) for event in events],
+        "events": list(event_rows(stream, events)),
     }
-    return zone_document(document, stream, clock)
+    return zone_document(document, stream)
 
 
 def sessions_document(analysis: Analysis) -> dict[str, Any]:

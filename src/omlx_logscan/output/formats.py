@@ -93,20 +93,18 @@ def write_events(fmt: EventFormat, events: Iterable[Event], stream: EventStream,
                 events_table(events, console(out))
             case EventFormat.csv:
                 from omlx_logscan.output.rows import write_csv
-                from omlx_logscan.output.zoned import clock_for
+                from omlx_logscan.output.zoned import event_rows
 
-                clock = clock_for(stream.zone, stream.events)
-                write_csv((clock.row(ev) for ev in events), out)
+                write_csv(event_rows(stream, events), out)
             case EventFormat.json:
                 from omlx_logscan.output.documents import events_document, write_json
 
                 write_json(events_document(stream, events), out)
             case EventFormat.ndjson:
                 from omlx_logscan.output.rows import write_ndjson
-                from omlx_logscan.output.zoned import clock_for
+                from omlx_logscan.output.zoned import event_rows
 
-                clock = clock_for(stream.zone, stream.events)
-                write_ndjson((clock.row(ev) for ev in events), out)
+                write_ndjson(event_rows(stream, events), out)
             case _:
                 assert_never(fmt)
 

@@ -9,7 +9,7 @@ spring-forward names none: it keeps the offset before the gap and is reported, n
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta, tzinfo
 from typing import TYPE_CHECKING, Any
@@ -140,15 +140,33 @@ def clock_for(zone: tzinfo | None, events: Iterable[Event] = ()) -> ZoneClock:
     return clock
 
 
-def zone_document(document: dict[str, Any], stream: EventStream, clock: ZoneClock | None = None) -> dict[str, Any]:
-    """A document with every time zoned, the zone it was read in (``tz``) and its notes (``time_notes``)."""
-    clock = clock or clock_for(stream.zone, stream.events)
+# The rows of a document that each belong to one host's server.
+HOST_ROWS = ("sessions", "faults", "dead_windows", "events")
+
+
+def event_rows(stream: EventStream, events: Iterable[Event]) -> Iterator[dict[str, Any]]:
+    """Each event's row with its times zoned, labelled with the stream's host when it has one."""
+    clock = clock_for(stream.zone, stream.events)
+    for event in events:
+        row = clock.row(event)
+        if stream.host is not None:
+            row["host"] = stream.host
+        yield row
+
+
+def zone_document(document: dict[str, Any], stream: EventStream) -> dict[str, Any]:
+    """A document with every time zoned, the zone it was read in (``tz``) and its notes (``time_notes``)
+    after its ``generator``; with a host, ``host`` there too and on every row of its server."""
+    clock = clock_for(stream.zone, stream.events)
+    labels: dict[str, Any] = {"tz": clock.name, "time_notes": clock.notes()}
+    if stream.host is not None:
+        labels = {"host": stream.host, **labels}
+        for key in HOST_ROWS:
+            for row in document.get(key) or []:
+                row.setdefault("host", stream.host)
     zoned: dict[str, Any] = {}
     for key, value in clock.convert(document).items():
         zoned[key] = value
         if key == "generator":
-            zoned["tz"] = clock.name
-            zoned["time_notes"] = clock.notes()
-    zoned.setdefault("tz", clock.name)
-    zoned.setdefault("time_notes", clock.notes())
+            zoned |= labels
     return zoned

@@ -54,17 +54,19 @@ class NdjsonSink:
     """Events as ``Event.as_dict()`` rows; alerts and hook results as rows with a ``watch`` key."""
 
     def __init__(self, out: IO[str], quiet: bool) -> None:
+        from omlx_logscan.inputs.hosts import this_host
         from omlx_logscan.output.zoned import clock_for
 
         self._out = out
         self._quiet = quiet
-        self._clock = clock_for(None)  # a live log is written in this machine's zone
+        self._clock = clock_for(None)  # a live log is this machine's: its zone, its host name
+        self._host = this_host()
 
     def event(self, event: Event) -> None:
         from omlx_logscan.output.rows import write_ndjson
 
         self._clock.observe(event)
-        write_ndjson([self._clock.row(event)], self._out)
+        write_ndjson([self._clock.row(event) | {"host": self._host}], self._out)
         self._out.flush()
 
     def notice(self, notice: Notice) -> None:
