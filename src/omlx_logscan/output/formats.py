@@ -83,7 +83,7 @@ def write_events(fmt: EventFormat, events: Iterable[Event], stream: EventStream,
     check_destination(fmt, output)
     if fmt is EventFormat.parquet:
         assert output is not None  # check_destination refused parquet without one
-        _write_parquet(events, output)
+        _write_parquet(events, stream, output)
         return
     with open_output(output) as out:
         match fmt:
@@ -109,13 +109,15 @@ def write_events(fmt: EventFormat, events: Iterable[Event], stream: EventStream,
                 assert_never(fmt)
 
 
-def _write_parquet(events: Iterable[Event], output: Path) -> None:
-    from omlx_logscan.output.rows import events_frame
+def _write_parquet(events: Iterable[Event], stream: EventStream, output: Path) -> None:
+    """The export's events table, with the host and day columns its partitions give a reader."""
+    import polars as pl
 
-    try:
-        events_frame(events).write_parquet(output)
-    except OSError as exc:
-        raise LogscanError(f"{output}: cannot write ({exc.strerror or exc})") from None
+    from omlx_logscan.output.export import RowStyle, event_frame, write_parquet
+    from omlx_logscan.output.zoned import clock_for
+
+    frame = event_frame(events, RowStyle(clock_for(stream.zone, stream.events)))
+    write_parquet(frame.with_columns(host=pl.lit(stream.host, pl.String)), output, "events")
 
 
 def write_timeline(fmt: ReportFormat, found: Investigation, output: Path | None) -> None:

@@ -1,0 +1,49 @@
+"""``logscan export``: each host's analysis as Parquet tables, for `logscan fleet`, DuckDB or Spark."""
+
+from __future__ import annotations
+
+import sys
+from typing import Annotated
+
+import typer
+
+from omlx_logscan.cli.options import CommonOptions, logs_command
+from omlx_logscan.errors import LogscanError
+
+
+@logs_command(history=True)
+def export(
+    options: CommonOptions,
+    redact: Annotated[
+        bool,
+        typer.Option(
+            "--redact",
+            help="Mask host names (a stable pseudonym) and home folders, user names and the like in log text.",
+        ),
+    ] = False,
+) -> None:
+    """Write the analysis as Parquet tables under -o DIR: events, sessions, faults, dead_windows and
+    requests_per_minute, in TABLE/host=NAME/day=YYYY-MM-DD/ partitions.
+
+    Each (host, day) the export covers is replaced whole, so exporting a growing, rotating log again
+    never duplicates a row. Inputs with no host label are this machine's (its host name).
+    """
+    from omlx_logscan.analysis.lifetimes import analyze
+    from omlx_logscan.cli.load import host_history, load_host
+    from omlx_logscan.inputs.hosts import plan_hosts, this_host
+    from omlx_logscan.output.export import HostExport, export_host
+
+    if options.output is None:
+        raise LogscanError("export writes a folder of tables: give -o DIR")
+    if options.output.exists() and not options.output.is_dir():
+        raise LogscanError(f"{options.output}: not a folder")
+    hosts = plan_hosts(options.paths, options.hosts, options.tz)
+    for host in hosts:
+        analysis = analyze(load_host(options, host))
+        mine = host.name is None  # unlabelled inputs are this machine's: its name and its install history
+        history = host_history(options, host, use_system=mine)
+        name = host.name or this_host()
+        written = export_host(HostExport(name, analysis, host.chip, history, redact), options.output)
+        if not options.quiet:
+            rows = ", ".join(f"{count} {table}" for table, count in written.items())
+            sys.stderr.write(f"exported {name if not redact else 'host'}: {rows} → {options.output}\n")
