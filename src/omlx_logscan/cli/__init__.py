@@ -4,7 +4,7 @@ Each command lives in a module of its own; ``COMMANDS`` is the one list of them,
 them from it, in its order, is what sets the order ``logscan --help`` lists them in.
 """
 
-from omlx_logscan.cli import bounds, check, events, export, report, sessions, timeline, watch
+from omlx_logscan.cli import bounds, check, events, export, fleet, report, sessions, timeline, watch
 from omlx_logscan.cli.app import app, main
 
 COMMANDS = (
@@ -16,6 +16,7 @@ COMMANDS = (
     check.check,
     watch.watch,
     export.export,
+    fleet.fleet,
 )
 
 for _command in COMMANDS:

@@ -191,7 +191,7 @@ def _faults(export: HostExport) -> pl.DataFrame:
         "codes": pl.Series([f.code_names for f in faults], dtype=pl.List(pl.String)),
         "records": pl.Series([len(f.records) for f in faults], dtype=pl.Int64),
         "later_requests": pl.Series([f.later_requests for f in faults], dtype=pl.Int64),
-        "penalty_box": pl.Series([f.dead_window is not None for f in faults], dtype=pl.Boolean),
+        "penalty_box": pl.Series([f.outcome == "penalty_box" for f in faults], dtype=pl.Boolean),
         "omlx_version": pl.Series([by_index[f.session].omlx_version for f in faults], dtype=pl.String),
         "os_version": pl.Series([export.os_version(start) for start in starts], dtype=pl.String),
         "chip": pl.Series([export.chip] * len(faults), dtype=pl.String),
