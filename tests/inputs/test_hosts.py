@@ -106,3 +106,20 @@ def test_bad_hosts_files_are_one_line_errors(tmp_path: Path, text: str, message:
 def test_one_way_of_naming_hosts(tmp_path: Path) -> None:
     result = runner.invoke(app, ["sessions", str(EXAMPLE), "--host", "a", "--host-from", "folder"])
     assert result.exit_code == 2 and "give one way of naming hosts" in result.output
+
+
+def test_redact_masks_the_host_and_home_folders_in_json(tmp_path: Path) -> None:
+    log = tmp_path / "lab-mac-07" / "server.log"
+    log.parent.mkdir()
+    note = "2026-09-15 20:19:40,000 - omlx.server - WARNING - [-] - cannot read /Users/alice/.omlx/models/x\n"
+    log.write_text(EXAMPLE.read_text() + note)
+    args = ["timeline", str(log), "--host-from", "folder", "-f", "json", "-q"]
+    plain = runner.invoke(app, ["events", str(log), "--host-from", "folder", "-f", "ndjson", "-q"]).stdout
+    assert "/Users/alice" in plain and "lab-mac-07" in plain  # the log names its user and the folder its host ...
+    masked = runner.invoke(app, ["events", str(log), "--host-from", "folder", "--redact", "-f", "ndjson", "-q"]).stdout
+    assert "/Users/alice" not in masked and "lab-mac-07" not in masked  # ... and --redact masks both
+    result = runner.invoke(app, [*args, "--redact"])
+    doc = json.loads(result.stdout)
+    assert "lab-mac-07" not in result.stdout
+    assert doc["host"].startswith("host-") and {row["host"] for row in doc["faults"]} == {doc["host"]}
+    assert len(doc["faults"]) == len(json.loads(runner.invoke(app, args).stdout)["faults"])  # the same analysis

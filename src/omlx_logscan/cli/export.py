@@ -3,30 +3,19 @@
 from __future__ import annotations
 
 import sys
-from typing import Annotated
-
-import typer
 
 from omlx_logscan.cli.options import CommonOptions, logs_command
 from omlx_logscan.errors import LogscanError
 
 
 @logs_command(history=True)
-def export(
-    options: CommonOptions,
-    redact: Annotated[
-        bool,
-        typer.Option(
-            "--redact",
-            help="Mask host names (a stable pseudonym) and home folders, user names and the like in log text.",
-        ),
-    ] = False,
-) -> None:
+def export(options: CommonOptions) -> None:
     """Write the analysis as Parquet tables under -o DIR: events, sessions, faults, dead_windows and
     requests_per_minute, in TABLE/host=NAME/day=YYYY-MM-DD/ partitions.
 
     Each (host, day) the export covers is replaced whole, so exporting a growing, rotating log again
-    never duplicates a row. Inputs with no host label are this machine's (its host name).
+    never duplicates a row. Inputs with no host label are this machine's (its host name and, on macOS,
+    its install history). With --redact the host name is a stable pseudonym.
     """
     from omlx_logscan.analysis.lifetimes import analyze
     from omlx_logscan.cli.load import host_history, load_host
@@ -37,13 +26,12 @@ def export(
         raise LogscanError("export writes a folder of tables: give -o DIR")
     if options.output.exists() and not options.output.is_dir():
         raise LogscanError(f"{options.output}: not a folder")
-    hosts = plan_hosts(options.paths, options.hosts, options.tz)
-    for host in hosts:
-        analysis = analyze(load_host(options, host))
+    for host in plan_hosts(options.paths, options.hosts, options.tz):
         mine = host.name is None  # unlabelled inputs are this machine's: its name and its install history
+        host.name = host.name or this_host()
         history = host_history(options, host, use_system=mine)
-        name = host.name or this_host()
-        written = export_host(HostExport(name, analysis, host.chip, history, redact), options.output)
+        stream = load_host(options, host)  # with --redact, already masked, its host a pseudonym
+        written = export_host(HostExport(stream.host or host.name, analyze(stream), host.chip, history), options.output)
         if not options.quiet:
             rows = ", ".join(f"{count} {table}" for table, count in written.items())
-            sys.stderr.write(f"exported {name if not redact else 'host'}: {rows} → {options.output}\n")
+            sys.stderr.write(f"exported {stream.host}: {rows} → {options.output}\n")

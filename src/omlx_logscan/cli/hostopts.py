@@ -37,6 +37,19 @@ HostsFile = Annotated[
 ]
 
 
+Redact = Annotated[
+    bool,
+    typer.Option(
+        "--redact",
+        help="Mask the host name (a stable pseudonym) and home folders, user and host names, addresses, keys and "
+        "prompt text in log text, in every output.",
+    ),
+]
+
+
+REDACT_OPTION: tuple[tuple[str, Any, Any], ...] = (("redact", Redact, False),)
+
+
 HOST_OPTIONS: tuple[tuple[str, Any, Any], ...] = (
     ("host", HostName, None),
     ("host_from", HostFromOption, None),

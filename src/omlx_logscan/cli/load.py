@@ -90,6 +90,10 @@ def load_host(
     with progress_for(host.sources, quiet=options.quiet) as tick:
         whole = read_events(host.sources, keep_all=keep_all, keep_request_text=keep_request_text, progress=tick)
     whole.zone, whole.host = host.zone, host.name
+    if options.redact:
+        from omlx_logscan.output.masking import mask_stream
+
+        mask_stream(whole)
     stream = within(whole, options.since, options.until)
     print_accounting(stream, quiet=options.quiet)
     windowed = options.since is not None or options.until is not None

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from omlx_logscan.cli.app import guarded
-from omlx_logscan.cli.hostopts import HOST_OPTIONS, host_labels
+from omlx_logscan.cli.hostopts import HOST_OPTIONS, REDACT_OPTION, host_labels
 from omlx_logscan.inputs.hosts import HostLabels
 from omlx_logscan.output.formats import CheckFormat, EventFormat, ListFormat, ReportFormat, WatchFormat
 from omlx_logscan.parsing.kinds import KINDS
@@ -47,6 +47,7 @@ class CommonOptions:
     overlay: list[OverlaySpec]
     overlay_gap: float  # seconds
     hosts: HostLabels = field(default_factory=HostLabels)  # which machine each input came from
+    redact: bool = False  # mask host names and personal data in every output
 
     @classmethod
     def from_params(cls, params: Mapping[str, Any]) -> CommonOptions:
@@ -70,6 +71,7 @@ class CommonOptions:
             overlay=overlay_specs(params.get("overlay") or []),
             overlay_gap=parse_gap(params.get("overlay_gap")),
             hosts=host_labels(dict(params)),
+            redact=params.get("redact", False),
         )
 
     @property
@@ -241,13 +243,18 @@ _OVERLAYS: tuple[tuple[str, Any, Any], ...] = (("overlay", Overlays, None), ("ov
 
 
 def logs_command(
-    *, history: bool = False, overlays: bool = False
+    *, history: bool = False, overlays: bool = False, redact: bool = True
 ) -> Callable[[Callable[..., None]], Callable[..., None]]:
     """Declare a command that reads logs: ``PATH...``, then its own options, then the shared ones
     (with ``history`` the OS-history options, with ``overlays`` the overlay options). The command's
     first parameter is ``options: CommonOptions``; its other parameters are its own options. It is
     registered on the app, in ``COMMANDS`` order, by ``cli/__init__.py``."""
-    shared = (*_SHARED, *(_HISTORY if history else ()), *(_OVERLAYS if overlays else ()))
+    shared = (
+        *_SHARED,
+        *(REDACT_OPTION if redact else ()),  # report has its own --redact/--no-redact
+        *(_HISTORY if history else ()),
+        *(_OVERLAYS if overlays else ()),
+    )
     keyword = inspect.Parameter.KEYWORD_ONLY
 
     def register(command: Callable[..., None]) -> Callable[..., None]:

@@ -13,7 +13,7 @@ from omlx_logscan.cli.options import (
 )
 
 
-@logs_command(history=True, overlays=True)
+@logs_command(history=True, overlays=True, redact=False)
 def report(
     options: CommonOptions,
     redact: Annotated[

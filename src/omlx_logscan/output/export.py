@@ -9,7 +9,6 @@ row; days the new export does not cover stay as they were. ``docs/export.md`` is
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
@@ -41,18 +40,9 @@ EVENT_FIELD_COLUMNS = {"code": pl.String, "code_name": pl.String, "context": pl.
 
 @dataclass
 class RowStyle:
-    """How rows are written: the clock that zones their times, and whether personal data is masked."""
+    """How rows are written: the clock that zones their times."""
 
     clock: ZoneClock
-    redact: bool = False
-
-    def text(self, value: str | None) -> str | None:
-        """Log text as written to the tables: with ``--redact``, personal data masked."""
-        if value is None or not self.redact:
-            return value
-        from omlx_logscan.output.redact import redact
-
-        return redact(value).text
 
     def times(self, stamps: Iterable[str | None]) -> tuple[list[datetime | None], list[str | None]]:
         """UTC instants and zoned wall times of naive local stamps (null stays null)."""
@@ -68,11 +58,6 @@ class RowStyle:
         return instants, walls
 
 
-def host_label(host: str, redact: bool) -> str:
-    """A host as written to the tables: with ``--redact`` a stable pseudonym, so pooling still works."""
-    return "host-" + hashlib.sha256(host.encode()).hexdigest()[:10] if redact else host
-
-
 class HostExport(RowStyle):
     """One host's analysis and what is known of the machine, as the tables are built from it."""
 
@@ -82,14 +67,9 @@ class HostExport(RowStyle):
         analysis: Analysis,
         chip: str | None = None,
         history: OsHistory | None = None,
-        redact: bool = False,
     ) -> None:
-        super().__init__(clock_for(analysis.stream.zone, analysis.stream.events), redact)
+        super().__init__(clock_for(analysis.stream.zone, analysis.stream.events))
         self.host, self.analysis, self.chip, self.history = host, analysis, chip, history
-
-    @property
-    def label(self) -> str:
-        return host_label(self.host, self.redact)
 
     def os_version(self, stamp: str | None) -> str | None:
         install = self.history.in_force(stamp) if self.history is not None else None
@@ -126,15 +106,15 @@ def event_frame(events: Iterable[Event], export: RowStyle) -> pl.DataFrame:
             [ev.time is not None and export.clock.kind(ev.time) is LocalTime.ambiguous for ev in rows], dtype=pl.Boolean
         ),
         "time_of_day": pl.Series([ev.time_of_day for ev in rows], dtype=pl.String),
-        "source": pl.Series([export.text(ev.source) for ev in rows], dtype=pl.String),
+        "source": pl.Series([ev.source for ev in rows], dtype=pl.String),
         "line": pl.Series([ev.line for ev in rows], dtype=pl.Int64),
         "level": pl.Series([ev.level for ev in rows], dtype=pl.String),
         "logger": pl.Series([ev.logger for ev in rows], dtype=pl.String),
         "kind": pl.Series([ev.kind for ev in rows], dtype=pl.String),
-        "message": pl.Series([export.text(ev.message) for ev in rows], dtype=pl.String),
+        "message": pl.Series([ev.message for ev in rows], dtype=pl.String),
         **typed,
         "fields": pl.Series(
-            [export.text(json.dumps(f, ensure_ascii=False, default=str)) if f else None for f in fields],
+            [json.dumps(f, ensure_ascii=False, default=str) if f else None for f in fields],
             dtype=pl.String,
         ),
     }
@@ -163,7 +143,7 @@ def _sessions(export: HostExport) -> pl.DataFrame:
         "engine_starts": pl.Series([s.engine_starts for s in sessions], dtype=pl.Int64),
         "requests_completed": pl.Series([s.requests_completed for s in sessions], dtype=pl.Int64),
         "faults": pl.Series([s.faults for s in sessions], dtype=pl.Int64),
-        "source": pl.Series([export.text(s.source) for s in sessions], dtype=pl.String),
+        "source": pl.Series([s.source for s in sessions], dtype=pl.String),
         "line": pl.Series([s.line for s in sessions], dtype=pl.Int64),
     }
     days = [_day(start, s.end) for start, s in zip(starts, sessions, strict=True)]
@@ -195,9 +175,9 @@ def _faults(export: HostExport) -> pl.DataFrame:
         "omlx_version": pl.Series([by_index[f.session].omlx_version for f in faults], dtype=pl.String),
         "os_version": pl.Series([export.os_version(start) for start in starts], dtype=pl.String),
         "chip": pl.Series([export.chip] * len(faults), dtype=pl.String),
-        "source": pl.Series([export.text(f.first.source) for f in faults], dtype=pl.String),
+        "source": pl.Series([f.first.source for f in faults], dtype=pl.String),
         "line": pl.Series([f.first.line for f in faults], dtype=pl.Int64),
-        "message": pl.Series([export.text(f.first.message) for f in faults], dtype=pl.String),
+        "message": pl.Series([f.first.message for f in faults], dtype=pl.String),
     }
     days = [_day(f.time) for f in faults]
     return _timed(export, {"time": [f.time for f in faults], "session_start": starts}, frame, days)
@@ -261,7 +241,7 @@ def export_host(export: HostExport, out_dir: Path) -> dict[str, int]:
     where that table has no rows on it now, so nothing of an earlier export of those days stays."""
     frames = {table: build(export) for table, build in TABLES.items()}
     days = sorted({day for frame in frames.values() for day in frame["day"].unique().to_list()})
-    host_part = out_dir / "{table}" / ("host=" + quote(export.label, safe="-_."))
+    host_part = out_dir / "{table}" / ("host=" + quote(export.host, safe="-_."))
     for table, frame in frames.items():
         parts = {day: part.drop("day") for (day,), part in frame.group_by("day", maintain_order=True)}
         for day in days:
