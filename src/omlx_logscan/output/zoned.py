@@ -56,15 +56,22 @@ class ZoneClock:
             return local_time_kind(datetime.fromisoformat(stamp), self.zone)
         return known
 
+    def hard(self, stamp: str | None) -> bool:
+        """Whether a time is one a zone change makes hard: in a repeated or a skipped hour (cached per minute)."""
+        if stamp is None:
+            return False
+        known = self._kinds.get(stamp[:16])
+        if known is LocalTime.single:
+            return False
+        return LOCAL_STAMP.fullmatch(stamp) is not None and self.kind(stamp) is not LocalTime.single
+
     def observe(self, event: Event) -> None:
         """Take one event, in its source's file order: how its time is read can depend on the times before it."""
         stamp = event.time
-        if stamp is None or not LOCAL_STAMP.fullmatch(stamp):
+        if stamp is None or not self.hard(stamp):
             return
-        kind = self.kind(stamp)
-        if kind is LocalTime.nonexistent:
+        if self.kind(stamp) is LocalTime.nonexistent:
             self.nonexistent.append({"local": stamp, "source": event.source, "line": event.line})
-        if kind is not LocalTime.ambiguous:
             return
         day = stamp[:10]
         self.ambiguous[day] = self.ambiguous.get(day, 0) + 1
@@ -108,12 +115,13 @@ class ZoneClock:
         return value
 
     def row(self, event: Event) -> dict[str, Any]:
-        """One event's row with its times zoned, and a mark when its time was ambiguous or skipped."""
-        row: dict[str, Any] = self.convert(event.as_dict())
-        if event.time is not None and LOCAL_STAMP.fullmatch(event.time):
-            kind = self.kind(event.time)
-            if kind is not LocalTime.single:
-                row[f"time_{kind.value}"] = True
+        """One event's row with its time zoned (an event's one time), and a mark when it was ambiguous or skipped."""
+        row = event.as_dict()
+        stamp = event.time
+        if stamp is not None and LOCAL_STAMP.fullmatch(stamp):
+            row["time"] = self.zoned(stamp)
+            if self.hard(stamp):
+                row[f"time_{self.kind(stamp).value}"] = True
         return row
 
     def notes(self) -> dict[str, Any]:
@@ -135,7 +143,8 @@ class ZoneClock:
 def clock_for(zone: tzinfo | None, events: Iterable[Event] = ()) -> ZoneClock:
     """A clock for ``zone`` (None: this machine's) that has seen ``events`` in each source's file order."""
     clock = ZoneClock(zone or local_zone())
-    for event in sorted(events, key=lambda ev: (ev.source_index, ev.line)):
+    # Only times in a repeated or skipped hour need the file's order; most logs have none.
+    for event in sorted((ev for ev in events if clock.hard(ev.time)), key=lambda ev: (ev.source_index, ev.line)):
         clock.observe(event)
     return clock
 
