@@ -1,4 +1,4 @@
-"""The fleet's inputs as DuckDB views named like the export's tables (``sessions``, ``faults``, …).
+"""The fleet's inputs as DuckDB tables named like the export's (``sessions``, ``faults``, ``dead_windows``).
 
 A source is an export folder (local, a glob of them, or an ``s3://``/``https://`` prefix), or a
 ``timeline -f json`` document (a file, a glob, a folder of them, or a URL). Documents are turned
@@ -51,16 +51,21 @@ VIEWS: dict[str, dict[str, str]] = {
     "dead_windows": {"host": "VARCHAR", "session": "BIGINT", "dead_at_least_s": "DOUBLE"},
 }
 REMOTE = ("s3://", "https://", "http://")
+MEMORY_LIMIT = "256MB"  # past it DuckDB spills to the scratch folder; small-file metadata would grow it by gigabytes
 HTTPFS_PACKAGE = "duckdb-extension-httpfs"
 
 
 def connect() -> Any:
-    """An in-memory DuckDB that never downloads an extension (autoload would try the network)."""
+    """An in-memory DuckDB that never downloads an extension (autoload would try the network), with a
+    memory limit: reading tens of thousands of small files otherwise grows it by gigabytes."""
     try:
         import duckdb
     except ImportError:
         raise LogscanError("logscan fleet needs DuckDB: pip install duckdb") from None
-    return duckdb.connect(config={"autoinstall_known_extensions": False, "autoload_known_extensions": False})
+    con = duckdb.connect(config={"autoinstall_known_extensions": False, "autoload_known_extensions": False})
+    con.execute(f"SET memory_limit = '{MEMORY_LIMIT}'")
+    con.execute("SET preserve_insertion_order = false")  # the SQL orders what it returns
+    return con
 
 
 def load_httpfs(con: Any, source: str) -> None:
@@ -112,11 +117,12 @@ def _quoted(text: str) -> str:
 
 @contextmanager
 def fleet_views(sources: list[str]) -> Iterator[Any]:
-    """A DuckDB connection whose views ``sessions``, ``faults``, ``dead_windows`` hold every source."""
+    """A DuckDB connection whose tables ``sessions``, ``faults``, ``dead_windows`` hold every source."""
     if not sources:
         raise InputError("no source: give export folders, globs, URLs or timeline JSON documents")
     con = connect()
     with TemporaryDirectory(prefix="logscan-fleet-") as scratch:
+        con.execute(f"SET temp_directory = '{_quoted(scratch)}'")
         roots: list[str] = []
         documents: list[tuple[str, dict[str, Any]]] = []
         remote = False
@@ -192,22 +198,31 @@ def _parsed(text: str, name: str) -> dict[str, Any]:
 
 
 def _create_view(con: Any, view: str, columns: dict[str, str], roots: list[str]) -> None:
-    """The view over every root's files of this table, or an empty one of its columns when none has any."""
+    """The table of every root's files of this view, read once with only the columns the SQL needs;
+    empty, with those columns, when no root has any."""
     import duckdb
 
-    globs = ", ".join(f"'{_quoted(root)}/{view}/*/*/*.parquet'" for root in roots)
-    try:
-        con.execute(
-            f"CREATE VIEW {view} AS SELECT * FROM read_parquet([{globs}], hive_partitioning = true, "
-            "union_by_name = true, hive_types = {'host': 'VARCHAR', 'day': 'VARCHAR'})"
+    wanted = ", ".join(columns)
+    parts = []
+    for root in roots:
+        read = (
+            f"SELECT {wanted} FROM read_parquet('{_quoted(root)}/{view}/*/*/*.parquet', hive_partitioning = true, "
+            "hive_types = {'host': 'VARCHAR', 'day': 'VARCHAR'})"
         )
-        con.execute(f"SELECT * FROM {view} LIMIT 0")
-    except duckdb.IOException as exc:
-        if "No files found" not in str(exc):
-            raise InputError(f"cannot read the {view} tables ({str(exc).splitlines()[0]})") from None
-        con.execute(f"DROP VIEW IF EXISTS {view}")
-        empty = ", ".join(f"CAST(NULL AS {kind}) AS {name}" for name, kind in columns.items())
-        con.execute(f"CREATE VIEW {view} AS SELECT {empty} WHERE false")
+        try:
+            con.execute(f"{read} LIMIT 0")
+        except duckdb.IOException as exc:
+            if "No files found" in str(exc):
+                continue
+            raise InputError(f"{root}: cannot read the {view} table ({str(exc).splitlines()[0]})") from None
+        except duckdb.BinderException as exc:
+            raise InputError(f"{root}: its {view} table is not the export's ({str(exc).splitlines()[0]})") from None
+        parts.append(read)
+    if not parts:
+        parts = [
+            "SELECT " + ", ".join(f"CAST(NULL AS {kind}) AS {name}" for name, kind in columns.items()) + " WHERE false"
+        ]
+    con.execute(f"CREATE TABLE {view} AS " + " UNION ALL ".join(parts))
 
 
 def query_text(name: str) -> str:
