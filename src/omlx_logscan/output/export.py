@@ -98,7 +98,7 @@ def event_frame(events: Iterable[Event], export: RowStyle) -> pl.DataFrame:
     rows = list(events)
     fields = [dict(ev.fields) for ev in rows]
     typed = {
-        name: pl.Series(name, [str(f.pop(name)) if f.get(name) is not None else None for f in fields], dtype=dtype)
+        name: pl.Series(name, [_text(f.pop(name, None)) for f in fields], dtype=dtype)
         for name, dtype in EVENT_FIELD_COLUMNS.items()
     }
     frame = {
@@ -120,6 +120,10 @@ def event_frame(events: Iterable[Event], export: RowStyle) -> pl.DataFrame:
     }
     days = [_day(ev.time, ev.prev_time, ev.next_time) for ev in rows]
     return _timed(export, {"time": [ev.time for ev in rows]}, frame, days)
+
+
+def _text(value: Any) -> str | None:
+    return None if value is None else str(value)
 
 
 def _events(export: HostExport) -> pl.DataFrame:
