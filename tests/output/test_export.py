@@ -170,3 +170,16 @@ def test_redact_masks_host_names_and_home_folders(tmp_path: Path) -> None:
 def test_export_needs_a_folder() -> None:
     result = runner.invoke(app, ["export", str(EXAMPLE)])
     assert result.exit_code == 2 and "give -o DIR" in result.output
+
+
+def test_a_lifetime_across_the_fall_back_lasts_its_real_hours(tmp_path: Path) -> None:
+    # 01:00 CEST to 04:00 CET on 2026-10-25 in Berlin: the wall clock says 3 hours, the instants 4.
+    log = tmp_path / "server.log"
+    log.write_text(
+        "2026-10-25 01:00:00,000 - omlx.server - INFO - [-] - Server initialized with 1 models\n"
+        "2026-10-25 04:00:00,000 - omlx.server - WARNING - [-] - POST /v1/chat/completions → 400: bad\n"
+    )
+    out = tmp_path / "tables"
+    export(str(log), "--host", "berlin", "--tz", "Europe/Berlin", "-o", str(out))
+    hours, start = duckdb.sql(f"select hours, start_local from {table(out, 'sessions')}").fetchone()
+    assert (hours, start) == (4.0, "2026-10-25T01:00:00.000+02:00")

@@ -45,6 +45,13 @@ def test_tz_takes_utc_and_fixed_offsets(tmp_path: Path, name: str, offset: str) 
     assert [row["time"] for row in rows] == [f"2026-09-15T20:19:38.663{offset}"]
 
 
+def test_csv_rows_carry_zoned_times(tmp_path: Path) -> None:
+    log = tmp_path / "server.log"
+    log.write_text(warnings_at("2026-09-15T20:19:38.663"))
+    result = runner.invoke(app, ["events", str(log), "-f", "csv", "-q", "--tz", "Europe/Berlin"])
+    assert result.stdout.splitlines()[1].startswith("2026-09-15T20:19:38.663+02:00,")
+
+
 def test_a_bad_zone_is_a_usage_error() -> None:
     with pytest.raises(LogscanError, match="not a time zone"):
         zone("+25:00")

@@ -139,7 +139,7 @@ def _sessions(export: HostExport) -> pl.DataFrame:
         "start_exact": pl.Series([s.start_exact for s in sessions], dtype=pl.Boolean),
         "start_in_log": pl.Series([s.start_in_log for s in sessions], dtype=pl.Boolean),
         "end_reason": pl.Series([s.end_reason for s in sessions], dtype=pl.String),
-        "hours": pl.Series([_hours(s.start or s.start_after, s.end) for s in sessions], dtype=pl.Float64),
+        "hours": pl.Series([_hours(export, s.start or s.start_after, s.end) for s in sessions], dtype=pl.Float64),
         "omlx_version": pl.Series([s.omlx_version for s in sessions], dtype=pl.String),
         "os_version": pl.Series([export.os_version(start) for start in starts], dtype=pl.String),
         "chip": pl.Series([export.chip] * len(sessions), dtype=pl.String),
@@ -154,11 +154,11 @@ def _sessions(export: HostExport) -> pl.DataFrame:
     return _timed(export, {"start": starts, "end": [s.end for s in sessions]}, frame, days)
 
 
-def _hours(start: str | None, end: str | None) -> float | None:
-    from omlx_logscan.timeutil import seconds
-
-    span = seconds(start, end)
-    return span / 3600 if span is not None else None
+def _hours(export: RowStyle, start: str | None, end: str | None) -> float | None:
+    """Hours from start to end as instants: a lifetime across a DST change is not an hour off."""
+    if not start or not end or not (LOCAL_STAMP.fullmatch(start) and LOCAL_STAMP.fullmatch(end)):
+        return None
+    return (export.clock.instant(end) - export.clock.instant(start)).total_seconds() / 3600
 
 
 def _faults(export: HostExport) -> pl.DataFrame:
