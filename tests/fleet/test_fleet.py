@@ -64,6 +64,7 @@ def test_timeline_documents_give_the_same_answer_as_exports(fleet: Fleet) -> Non
     assert documented["upgrades"] == exported["upgrades"]
     globbed = fleet_json(str(fleet.root / "reports" / "*.json"))
     assert globbed["hosts"] == exported["hosts"]
+    assert fleet_json(str(fleet.root / "tab*"))["hosts"] == exported["hosts"]  # a glob of export folders
 
 
 def test_versions_pool_the_hosts_with_bounds_by_hand(fleet: Fleet) -> None:

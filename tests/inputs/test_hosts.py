@@ -123,3 +123,12 @@ def test_redact_masks_the_host_and_home_folders_in_json(tmp_path: Path) -> None:
     assert "lab-mac-07" not in result.stdout
     assert doc["host"].startswith("host-") and {row["host"] for row in doc["faults"]} == {doc["host"]}
     assert len(doc["faults"]) == len(json.loads(runner.invoke(app, args).stdout)["faults"])  # the same analysis
+
+
+def test_report_never_names_the_host(tmp_path: Path) -> None:
+    log = tmp_path / "lab-mac-07" / "server.log"
+    log.parent.mkdir()
+    log.write_bytes(EXAMPLE.read_bytes())
+    result = runner.invoke(app, ["report", str(log), "--host-from", "folder", "-q"])
+    assert result.exit_code == 0, result.output
+    assert "Escalation" in result.stdout and "lab-mac-07" not in result.stdout

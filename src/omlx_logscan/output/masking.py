@@ -9,12 +9,20 @@ the host's own name is replaced wherever it appears (a folder named after the Ma
 from __future__ import annotations
 
 import hashlib
+import re
 from typing import TYPE_CHECKING, Any
 
-from omlx_logscan.output.redact import redact
+from omlx_logscan.output.redact import PLACEHOLDERS, redact
 
 if TYPE_CHECKING:
     from omlx_logscan.stream.model import EventStream
+
+
+def mask_host_name(text: str, host: str | None) -> str:
+    """``text`` with the host's name, as a word of its own (a folder named after the Mac, say), as ``[host]``."""
+    if not host:
+        return text
+    return re.sub(rf"(?<![\w-]){re.escape(host)}(?![\w-])", PLACEHOLDERS["host"], text)
 
 
 def host_pseudonym(host: str) -> str:
