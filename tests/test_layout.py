@@ -14,7 +14,7 @@ import pytest
 from conftest import EXAMPLE, ROOT
 
 PACKAGE = ROOT / "src" / "omlx_logscan"
-FLOW = ("inputs", "parsing", "stream", "analysis", "output", "watch", "cli")
+FLOW = ("inputs", "parsing", "stream", "analysis", "output", "fleet", "watch", "cli")
 MAX_MODULE_LINES = 500
 
 

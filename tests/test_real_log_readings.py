@@ -9,6 +9,7 @@ text a UI showed) may stay unparsed; each test says which.
 from __future__ import annotations
 
 import functools
+from datetime import UTC
 from pathlib import Path
 from typing import Any
 
@@ -28,9 +29,15 @@ Expected = list[tuple[int, str, dict[str, Any]]]
 def reading(name: str) -> Doc:
     """The ``timeline -f json`` document of one real log, with its events as ``events -f ndjson`` gives them."""
     stream = read_events(resolve([str(REAL / name)]), keep_request_text=True)
+    stream.zone = UTC  # the expected times are the log's own: read in UTC, each carries "+00:00"
     doc = timeline_document(analyze(stream))
     doc["events"] = [event.as_dict() for event in all_events(stream)]
     return doc
+
+
+def as_written(value: Any) -> Any:
+    """A document's time as the log wrote it: without the offset of UTC it was read in."""
+    return value.removesuffix("+00:00") if isinstance(value, str) else value
 
 
 def show(doc: Doc) -> str:
@@ -68,7 +75,8 @@ def expect_sessions(name: str, expected: list[dict[str, Any]]) -> list[dict[str,
     assert len(sessions) == len(expected), f"{name}: {len(sessions)} lifetimes, want {len(expected)}: {summary}"
     for session, want in zip(sessions, expected, strict=True):
         for key, value in want.items():
-            assert session[key] == value, f"{name} lifetime {session['index']}: {key}={session[key]!r}, want {value!r}"
+            got = as_written(session[key])
+            assert got == value, f"{name} lifetime {session['index']}: {key}={got!r}, want {value!r}"
         assert session["line"] is not None, f"{name} lifetime {session['index']} has no line"
     return sessions
 

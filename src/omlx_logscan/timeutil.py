@@ -1,8 +1,14 @@
-"""Small helpers for the ISO local times the event stream carries."""
+"""Small helpers for the ISO local times the event stream carries, and for the zones they were written in."""
 
 from __future__ import annotations
 
-from datetime import datetime, tzinfo
+import contextlib
+import os
+import re
+from datetime import UTC, datetime, timedelta, timezone, tzinfo
+from enum import Enum
+from pathlib import Path
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 
 def parse(stamp: str) -> datetime:
@@ -66,3 +72,76 @@ def human_duration(total: float | None) -> str:
         return f"{hours} h {minutes:02d} min"
     days, hours = divmod(hours, 24)
     return f"{days} d {hours} h"
+
+
+# A naive ISO local time as the stream carries it (``2026-09-15T20:19:38.663``); only these are zoned.
+LOCAL_STAMP = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d(?::\d\d(?:\.\d{1,6})?)?")
+_FIXED_OFFSET = re.compile(r"(?P<sign>[+-])(?P<hours>\d\d):?(?P<minutes>\d\d)")
+
+
+def named_zone(name: str) -> tzinfo | None:
+    """``UTC``/``utc``/``Z``, a fixed offset (``+02:00``, ``-0530``) or an IANA name; None when it is none."""
+    if name.strip().upper() in ("UTC", "Z"):
+        return UTC
+    fixed = _FIXED_OFFSET.fullmatch(name.strip())
+    if fixed:
+        offset = timedelta(hours=int(fixed["hours"]), minutes=int(fixed["minutes"]))
+        if offset > timedelta(hours=18):
+            return None
+        return timezone(-offset if fixed["sign"] == "-" else offset)
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        return None
+
+
+def local_zone() -> tzinfo:
+    """This machine's zone with its DST rules (``$TZ``, else ``/etc/localtime``), not today's fixed offset."""
+    name = os.environ.get("TZ", "").lstrip(":")
+    if name and (zone := named_zone(name)) is not None:
+        return zone
+    localtime = Path("/etc/localtime")
+    with contextlib.suppress(OSError, ValueError, ZoneInfoNotFoundError):
+        target = str(localtime.resolve())
+        if "zoneinfo/" in target:
+            return ZoneInfo(target.split("zoneinfo/", 1)[1])
+        with localtime.open("rb") as handle:
+            return ZoneInfo.from_file(handle, key="localtime")
+    return UTC
+
+
+def zone_label(zone: tzinfo) -> str:
+    """The name a document records for a zone: its IANA key, ``UTC``, or a fixed offset ``+02:00``."""
+    key = getattr(zone, "key", None)
+    if isinstance(key, str):
+        return key
+    if zone is UTC:
+        return "UTC"
+    return offset_text(zone.utcoffset(None) or timedelta(0))
+
+
+def offset_text(offset: timedelta) -> str:
+    """``+02:00`` for an offset (ISO 8601, minutes always shown)."""
+    minutes = int(offset.total_seconds() // 60)
+    sign = "-" if minutes < 0 else "+"
+    hours, minutes = divmod(abs(minutes), 60)
+    return f"{sign}{hours:02d}:{minutes:02d}"
+
+
+class LocalTime(Enum):
+    """What a zone says of a wall-clock time: one instant, two (DST fall-back), or none (spring forward)."""
+
+    single = "single"
+    ambiguous = "ambiguous"
+    nonexistent = "nonexistent"
+
+
+def local_time_kind(moment: datetime, zone: tzinfo) -> LocalTime:
+    """Whether a naive wall time in ``zone`` is one instant, falls in a repeated hour, or in a skipped one."""
+    early, late = moment.replace(tzinfo=zone, fold=0), moment.replace(tzinfo=zone, fold=1)
+    if early.utcoffset() == late.utcoffset():
+        return LocalTime.single
+    # In a gap the two folds straddle it; a round trip through UTC does not land on the same wall time.
+    if early.astimezone(UTC).astimezone(zone).replace(tzinfo=None) != moment:
+        return LocalTime.nonexistent
+    return LocalTime.ambiguous

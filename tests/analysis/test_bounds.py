@@ -187,8 +187,8 @@ def test_system_history_is_read_on_macos_only(monkeypatch: pytest.MonkeyPatch) -
 EXPECTED_ROWS = [
     {
         "os_version": "26.4",
-        "first": "2026-05-11T09:00:00.000",
-        "last": "2026-05-12T09:55:00.000",
+        "first": "2026-05-11T09:00:00.000+02:00",
+        "last": "2026-05-12T09:55:00.000+02:00",
         "hours": 24.917,
         "process_starts": 2,
         "engine_starts": 2,
@@ -200,8 +200,8 @@ EXPECTED_ROWS = [
     },
     {
         "os_version": "26.5.1",
-        "first": "2026-05-12T11:00:00.000",
-        "last": "2026-05-14T20:00:00.000",
+        "first": "2026-05-12T11:00:00.000+02:00",
+        "last": "2026-05-14T20:00:00.000+02:00",
         "hours": 57.0,
         "process_starts": 2,
         "engine_starts": 3,
@@ -213,8 +213,8 @@ EXPECTED_ROWS = [
     },
     {
         "os_version": "27.0",
-        "first": "2026-09-16T09:00:00.000",
-        "last": "2026-09-16T13:00:00.000",
+        "first": "2026-09-16T09:00:00.000+02:00",
+        "last": "2026-09-16T13:00:00.000+02:00",
         "hours": 4.0,
         "process_starts": 2,
         "engine_starts": 2,
@@ -239,7 +239,7 @@ EXPECTED_ROWS = [
 )
 def test_rows_per_os_version(history_args: list[str]) -> None:
     doc = bounds_json(str(UPGRADE_LOG), *history_args, "--tz", "Europe/Berlin")
-    assert doc["schema"] == "omlx-logscan/bounds/1" and doc["by"] == "os"
+    assert doc["schema"] == "omlx-logscan/bounds/2" and doc["by"] == "os"
     rows = doc["rows"]
     assert [{key: row[key] for key in EXPECTED_ROWS[0]} for row in rows] == EXPECTED_ROWS
     assert [row["omlx_version"] for row in rows] == ["unknown", "unknown", None]  # 0.5.8 and unknown on 27.0
@@ -334,11 +334,11 @@ def test_example_reproduces_the_reports_version_bounds(example_analysis: Analysi
 
 def test_example_on_the_command_line() -> None:
     history = str(ROOT / "examples" / "os-history.txt")
-    doc = bounds_json(str(EXAMPLE), "--os-history", history)
+    doc = bounds_json(str(EXAMPLE), "--os-history", history, "--tz", "UTC")
     new = doc["rows"][1]
     assert new["first_fault_after_first_start_s"] is None
     assert new["first_fault_after_first_start_max_s"] == pytest.approx(9518.663)
-    assert new["os_installed"] == "2026-09-15T17:41:00" and new["engine_starts"] is None
+    assert new["os_installed"] == "2026-09-15T17:41:00+00:00" and new["engine_starts"] is None
     assert [i["version"] for i in doc["os_history"]["installs"]] == ["26.5.1", "27.0"]
     documented = json.loads((ROOT / "docs" / "bounds.md").read_text().split("```json\n")[1].split("```")[0])
     assert (documented["rows"], documented["sentence"]) == (doc["rows"], doc["sentence"])

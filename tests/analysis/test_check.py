@@ -133,9 +133,9 @@ def test_each_rule_on_the_example(rule: str, count: int) -> None:
 def test_json_document() -> None:
     code, doc = findings_of(str(EXAMPLE))
     assert code == 1
-    assert doc["schema"] == "omlx-logscan/check/1"
+    assert doc["schema"] == "omlx-logscan/check/2"
     assert doc["status"] == "findings" and doc["exit_code"] == 1
-    assert set(doc) == {"schema", "generator", "status", "exit_code", "input", "rules", "findings"}
+    assert set(doc) == {"schema", "generator", "tz", "time_notes", "status", "exit_code", "input", "rules", "findings"}
     findings = doc["findings"]
     assert isinstance(findings, list)
     assert set(findings[0]) == {"rule", "title", "message", "time", "source", "line", "session", "worst_case"}

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import bz2
 import gzip
+import inspect
 import json
 import lzma
 import os
@@ -79,7 +80,7 @@ def test_watch_refuses_to_write_the_file_it_follows(tmp_path: Path) -> None:
 
 def test_an_output_that_is_no_regular_file_is_written_to_itself() -> None:
     result = run(["sessions", str(EXAMPLE), "-q", "-f", "json", "-o", "/dev/stdout"])
-    assert result.returncode == 0 and json.loads(result.stdout)["schema"] == "omlx-logscan/sessions/1"
+    assert result.returncode == 0 and json.loads(result.stdout)["schema"] == "omlx-logscan/sessions/2"
     assert Path("/dev/null").is_char_device()
     assert run(["events", str(EXAMPLE), "-q", "-o", "/dev/null"]).returncode == 0
     assert Path("/dev/null").is_char_device()  # written to, not renamed over
@@ -160,7 +161,7 @@ def test_watch_appends_to_its_output(tmp_path: Path) -> None:
 
 def test_dash_output_is_stdout_and_the_extension_picks_the_format(tmp_path: Path) -> None:
     result = runner.invoke(app, ["sessions", str(EXAMPLE), "-q", "-o", "-", "-f", "json"])
-    assert json.loads(result.stdout)["schema"] == "omlx-logscan/sessions/1" and not Path("-").exists()
+    assert json.loads(result.stdout)["schema"] == "omlx-logscan/sessions/2" and not Path("-").exists()
     for name, check in (
         ("ev.csv", lambda text: text.startswith("time,source,line")),
         ("ev.jsonl", lambda text: all(json.loads(line) for line in text.splitlines())),
@@ -418,7 +419,7 @@ def test_configuration_from_pyproject_upward(tmp_path: Path) -> None:
     assert run(["check", str(EXAMPLE), "-q", "--fail-on", "penalty_box"], cwd=inner).returncode == 1  # the flag wins
     (inner / ".logscan.toml").write_text('tz = "Mars/Base"\n')  # the nearest file wins, and is checked
     wrong_zone = run(["sessions", str(EXAMPLE), "-q"], cwd=inner)
-    assert wrong_zone.returncode == 2 and "not an IANA time zone" in wrong_zone.stderr
+    assert wrong_zone.returncode == 2 and "not a time zone" in wrong_zone.stderr
     (inner / ".logscan.toml").write_text("bogus = 1\n")
     bad = run(["check", str(EXAMPLE), "-q"], cwd=inner)
     assert bad.returncode == 2 and "'bogus' is no option" in bad.stderr and len(bad.stderr.splitlines()) == 1
@@ -426,12 +427,20 @@ def test_configuration_from_pyproject_upward(tmp_path: Path) -> None:
 
 def test_watch_takes_tz() -> None:
     result = runner.invoke(app, ["watch", str(EXAMPLE), "--tz", "Mars/Base", "--exit-at-end"])
-    assert result.exit_code == 2 and "not an IANA time zone" in result.stderr
+    assert result.exit_code == 2 and "not a time zone" in result.stderr
     ok = runner.invoke(app, ["watch", str(EXAMPLE), "--tz", "UTC", "--exit-at-end", "-f", "ndjson"])
     assert ok.exit_code == 0, ok.stderr
 
 
 # The README's Common options table, row by row: every command it names takes every flag it names.
+
+
+def _reads_logs(command: object) -> bool:
+    """Whether a command reads logs (takes PATHs): "all" in the table means those, not ``fleet``."""
+    return "paths" in inspect.signature(command).parameters  # type: ignore[arg-type]
+
+
+LOG_READERS = [c.__name__ for c in COMMANDS if _reads_logs(c)]
 
 
 def _common_options_rows() -> list[tuple[list[str], list[str]]]:
@@ -442,7 +451,7 @@ def _common_options_rows() -> list[tuple[list[str], list[str]]]:
         cells = [cell.strip() for cell in line.strip("|").split("|")]
         flags = [flag for flag in re.findall(r"`(-[-\w]+)", cells[0])]
         names = [name.strip() for name in cells[1].split(",")]
-        rows.append((flags, [c.__name__ for c in COMMANDS] if names == ["all"] else names))
+        rows.append((flags, LOG_READERS if names == ["all"] else names))
     return rows
 
 

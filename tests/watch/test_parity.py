@@ -10,6 +10,7 @@ from __future__ import annotations
 import gzip
 import itertools
 import json
+import os
 import subprocess
 import sys
 from collections import Counter
@@ -345,6 +346,7 @@ def test_watch_exit_at_end_prints_what_timeline_reads(case: str, tmp_path: Path)
         capture_output=True,
         text=True,
         timeout=60,
+        env=os.environ | {"TZ": "UTC"},  # a live log is read in this machine's zone: its rows carry +00:00
     )
     timeline = subprocess.run(
         [*command, "timeline", str(path), "-f", "json"], capture_output=True, text=True, timeout=60, check=True
@@ -354,7 +356,7 @@ def test_watch_exit_at_end_prints_what_timeline_reads(case: str, tmp_path: Path)
     rows = [json.loads(line) for line in watch.stdout.splitlines()]
     batch = batch_state(path)
     assert [(r["kind"], r["line"], r["time"]) for r in rows if "kind" in r] == [
-        (k[0], k[1], k[2]) for k in batch["events"] if k[0] == "gpu_error"
+        (k[0], k[1], k[2] and k[2] + "+00:00") for k in batch["events"] if k[0] == "gpu_error"
     ]
     header = document["header"]
     summary = watch.stderr.strip().splitlines()[-1]

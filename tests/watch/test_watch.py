@@ -525,7 +525,7 @@ class Watch:
     """A ``logscan watch`` subprocess whose output the test waits on, line by line, with deadlines."""
 
     def __init__(self, *args: str) -> None:
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("OMLX_", "LOGSCAN_"))}
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("OMLX_", "LOGSCAN_"))} | {"TZ": "UTC"}
         self.process = subprocess.Popen(
             [*WATCH, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
         )
@@ -607,7 +607,7 @@ def test_live_alert_single_on_dead_rotation_restart_and_rearm(tmp_path: Path, wa
     append(log, escalation(T0) + warning(T0 + timedelta(minutes=1)))
     alert = watch.row(lambda r: r.get("watch") == "dead")
     window = alert["window"]
-    assert window["start"] == "2026-09-15T22:20:21.140" and window["session"] == 1 and window["repeats"] == 0
+    assert window["start"] == "2026-09-15T22:20:21.140+00:00" and window["session"] == 1 and window["repeats"] == 0
     assert "engine generation-dead since 2026-09-15 22:20:21 (session 1, server.log:12); 0 repeats" in alert["message"]
     done = watch.row(lambda r: r.get("watch") == "command" and r["hook"] == "on-dead")
     assert done["exit_code"] == 0 and done["output"] == "restarted\n"
@@ -624,7 +624,8 @@ def test_live_alert_single_on_dead_rotation_restart_and_rearm(tmp_path: Path, wa
     later = datetime(2026, 9, 16, 0, 0, 5)
     log.write_text(startup(later))
     ended = watch.row(lambda r: r.get("watch") == "dead_end")["window"]
-    assert ended["end_reason"] == "restart" and ended["repeats"] == 1 and ended["end"] == "2026-09-16T00:00:05.000"
+    assert ended["end_reason"] == "restart" and ended["repeats"] == 1
+    assert ended["end"] == "2026-09-16T00:00:05.000+00:00"
     watch.wait_for(watch.err, lambda line: "was rotated" in line)
     kinds = [(r["kind"], r["line"]) for r in watch.rows() if "watch" not in r]
     assert kinds.index(("request_error", 23)) < kinds.index(("process_start", 1))  # the old file was read to its end
@@ -632,7 +633,7 @@ def test_live_alert_single_on_dead_rotation_restart_and_rearm(tmp_path: Path, wa
     # The new process enters the penalty box too: the alert was re-armed.
     append(log, escalation(later + timedelta(hours=1)) + warning(later + timedelta(hours=2)))
     second = watch.row(lambda r: r.get("watch") == "dead" and r["window"]["session"] == 2)
-    assert second["window"]["start"] == "2026-09-16T01:00:05.000"
+    assert second["window"]["start"] == "2026-09-16T01:00:05.000+00:00"
     watch.row(lambda r: r.get("watch") == "command" and r["hook"] == "on-dead" and r["session"] == 2)
     assert runs.read_text().splitlines() == [
         f"2026-09-15T22:20:21.140|1|{log}",

@@ -18,7 +18,7 @@ from omlx_logscan.analysis.outage_model import Outage
 from omlx_logscan.errors import EXIT_FINDINGS, EXIT_OK
 from omlx_logscan.parsing.catalog import OUT_OF_MEMORY_CODE, PENALTY_BOX_CODE, TIMEOUT_CODE
 from omlx_logscan.parsing.kinds import CRASH_KINDS
-from omlx_logscan.stream.model import header
+from omlx_logscan.stream.model import EventStream, header
 
 _CODE_RULES = {"timeout": TIMEOUT_CODE, "submissions_ignored": PENALTY_BOX_CODE, "out_of_memory": OUT_OF_MEMORY_CODE}
 
@@ -114,6 +114,7 @@ class CheckResult:
     rules: Rules
     findings: list[Finding]
     input: dict[str, Any]
+    stream: EventStream | None = None  # what it ran on, for the zone of its times
 
     @property
     def exit_code(self) -> int:
@@ -142,7 +143,7 @@ def run_check(analysis: Analysis, rules: Rules) -> CheckResult:
         "dead_windows": len(analysis.dead_windows),
         "sessions": len(analysis.sessions),
     }
-    return CheckResult(rules, findings, summary_input)
+    return CheckResult(rules, findings, summary_input, analysis.stream)
 
 
 def _findings(analysis: Analysis, rule: str, rules: Rules) -> Iterable[Finding]:

@@ -142,6 +142,12 @@ class RequestIndex:
     def __len__(self) -> int:
         return sum(len(part) for part in self._parts)
 
+    def rows(self) -> pl.DataFrame:
+        """Every timed finished request: source, line, time (naive local) and tokens, in no set order."""
+        if not self._parts:
+            return pl.DataFrame(schema=REQUEST_SCHEMA)
+        return pl.concat([part.table for part in self._parts])
+
     def count(
         self, start: str | None, end: str | None, *, include_start: bool = False, after: Event | None = None
     ) -> int:

@@ -12,7 +12,7 @@ import inspect
 import os
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, tzinfo
 from enum import StrEnum
 from pathlib import Path
@@ -21,6 +21,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from omlx_logscan.cli.app import guarded
+from omlx_logscan.cli.hostopts import HOST_OPTIONS, REDACT_OPTION, host_labels
+from omlx_logscan.inputs.hosts import HostLabels
 from omlx_logscan.output.formats import CheckFormat, EventFormat, ListFormat, ReportFormat, WatchFormat
 from omlx_logscan.parsing.catalog import BASE_PATH_VARIABLE, DEFAULT_BASE_PATH
 from omlx_logscan.parsing.kinds import KINDS
@@ -50,6 +52,8 @@ class CommonOptions:
     os_installs: list[OsInstall]
     overlay: list[OverlaySpec]
     overlay_gap: float  # seconds
+    hosts: HostLabels = field(default_factory=HostLabels)  # which machine each input came from
+    redact: bool = False  # mask host names and personal data in every output
 
     @classmethod
     def from_params(cls, params: Mapping[str, Any]) -> CommonOptions:
@@ -75,6 +79,8 @@ class CommonOptions:
             os_installs=[parse_os_flag(text, tz) for text in params.get("os_installs") or []],
             overlay=overlay_specs(params.get("overlay") or []),
             overlay_gap=parse_gap(params.get("overlay_gap")),
+            hosts=host_labels(dict(params)),
+            redact=params.get("redact", False),
         )
 
     @property
@@ -158,7 +164,11 @@ Until = Annotated[
 
 Tz = Annotated[
     str | None,
-    typer.Option("--tz", metavar="ZONE", help="IANA zone of the log's local times (default: this machine's)."),
+    typer.Option(
+        "--tz",
+        metavar="ZONE",
+        help="Zone of the log's local times: an IANA name, UTC or +02:00 (default: this machine's).",
+    ),
 ]
 
 
@@ -211,7 +221,7 @@ EventFormatOption = Annotated[
     _format_option(
         EventFormat,
         {
-            "json": "one document with the line accounting, schema omlx-logscan/events/1",
+            "json": "one document with the line accounting, schema omlx-logscan/events/2",
             "parquet": "needs -o",
         },
         "table on a terminal, ndjson otherwise",
@@ -229,7 +239,7 @@ CheckFormatOption = Annotated[
     CheckFormat | None,
     _format_option(
         CheckFormat,
-        {"json": "schema omlx-logscan/check/1", "github": "workflow annotations + step summary"},
+        {"json": "schema omlx-logscan/check/2", "github": "workflow annotations + step summary"},
         "text",
     ),
 ]
@@ -317,7 +327,8 @@ OsInstalls = Annotated[
 
 
 # The options every log-reading command takes, in the order --help lists them, with their defaults;
-# each becomes a keyword parameter. The window and --strict belong to a finished log: not watch's.
+# each becomes a keyword parameter. The window, --strict and the host labels belong to finished logs
+# read by a batch command: not watch's, which follows this machine's own log.
 # A new shared option is one row here and one field of CommonOptions.
 _SHARED: tuple[tuple[str, Any, Any, bool], ...] = (  # name, annotation, default, batch commands only
     ("since", Since, None, True),
@@ -330,6 +341,7 @@ _SHARED: tuple[tuple[str, Any, Any, bool], ...] = (  # name, annotation, default
     ("force", Force, False, False),
     ("color", ColorOption, Color.auto, False),
     ("debug", Debug, False, False),
+    *((name, kind, default, True) for name, kind, default in HOST_OPTIONS),
 )
 _HISTORY: tuple[tuple[str, Any, Any], ...] = (("os_history", OsHistoryFiles, None), ("os_installs", OsInstalls, None))
 _OVERLAYS: tuple[tuple[str, Any, Any], ...] = (("overlay", Overlays, None), ("overlay_gap", OverlayGap, None))
@@ -338,7 +350,7 @@ _FOLLOW_OWN = {"output": WatchOutput, "quiet": WatchQuiet}
 
 
 def logs_command(
-    *, history: bool = False, overlays: bool = False, follow: bool = False
+    *, history: bool = False, overlays: bool = False, follow: bool = False, redact: bool = True
 ) -> Callable[[Callable[..., None]], Callable[..., None]]:
     """Declare a command that reads logs: ``[PATH]...`` (with ``follow`` one ``[PATH]``), then its
     own options, then the shared ones (with ``history`` the OS-history options, with ``overlays``
@@ -352,6 +364,7 @@ def logs_command(
             for name, kind, default, batch in _SHARED
             if not follow or not batch
         ),
+        *(REDACT_OPTION if redact and not follow else ()),  # report has its own --redact/--no-redact
         *(_HISTORY if history else ()),
         *(_OVERLAYS if overlays else ()),
     )

@@ -14,7 +14,7 @@ from omlx_logscan.cli.options import (
 )
 
 
-@logs_command(history=True, overlays=True)
+@logs_command(history=True, overlays=True, redact=False)
 def report(
     options: CommonOptions,
     redact: Annotated[
@@ -45,5 +45,9 @@ def report(
         os_versions=found.os_versions,
         why=found.why,
     )
+    if redact:  # the host's own label is personal too; the log's text alone would not show it is one
+        from omlx_logscan.output.masking import mask_host_name
+
+        text = mask_host_name(text, found.analysis.stream.host)
     with open_output(options.output) as out:
         out.write(text)

@@ -17,7 +17,6 @@ from datetime import datetime, timedelta, tzinfo
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from omlx_logscan.analysis.rules import CHOOSABLE_RULES
 from omlx_logscan.errors import LogscanError
@@ -34,13 +33,15 @@ _CALENDAR_AGO = re.compile(r"^(?P<n>\d+)\s*(?P<unit>months?|mo|years?|y)(?:\s+ag
 
 
 def zone(name: str | None) -> tzinfo | None:
-    """The IANA zone named by ``--tz``; None means this machine's zone."""
+    """The zone named by ``--tz`` (IANA, ``UTC`` or a fixed offset); None means this machine's zone."""
     if not name:
         return None
-    try:
-        return ZoneInfo(name)
-    except (ZoneInfoNotFoundError, ValueError):
-        raise LogscanError(f"--tz {name!r}: not an IANA time zone (e.g. Europe/Berlin, America/New_York)") from None
+    from omlx_logscan.timeutil import named_zone
+
+    found = named_zone(name)
+    if found is None:
+        raise LogscanError(f"--tz {name!r}: not a time zone (an IANA name such as Europe/Berlin, UTC, or +02:00)")
+    return found
 
 
 def now_in(tz: tzinfo | None) -> datetime:

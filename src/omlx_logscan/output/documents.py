@@ -14,6 +14,7 @@ from omlx_logscan.output.outages import outage_dict, outage_notes
 from omlx_logscan.output.overlays import RATE_RATIO_TEST
 from omlx_logscan.output.phrases import call_site_label, crash_rows, escalation_rows, summary
 from omlx_logscan.output.why import evidence_what, hidden_phrases, load_label, load_note
+from omlx_logscan.output.zoned import event_rows, zone_document
 from omlx_logscan.parsing.event import Event
 from omlx_logscan.stream.model import EventStream, header
 
@@ -23,11 +24,11 @@ if TYPE_CHECKING:
 
 
 # Each document names its schema; a change a reader must know about is a new number.
-BOUNDS_SCHEMA = "omlx-logscan/bounds/1"
-CHECK_SCHEMA = "omlx-logscan/check/1"
-EVENTS_SCHEMA = "omlx-logscan/events/1"
-SESSIONS_SCHEMA = "omlx-logscan/sessions/1"
-TIMELINE_SCHEMA = "omlx-logscan/timeline/1"
+BOUNDS_SCHEMA = "omlx-logscan/bounds/2"
+CHECK_SCHEMA = "omlx-logscan/check/2"
+EVENTS_SCHEMA = "omlx-logscan/events/2"
+SESSIONS_SCHEMA = "omlx-logscan/sessions/2"
+TIMELINE_SCHEMA = "omlx-logscan/timeline/2"
 
 
 def bounds_document(bounds: Bounds, analysis: Analysis) -> dict[str, Any]:
@@ -35,7 +36,7 @@ def bounds_document(bounds: Bounds, analysis: Analysis) -> dict[str, Any]:
     from omlx_logscan.analysis.bounds import CONFIDENCE
     from omlx_logscan.output.versions import bounds_sentence
 
-    return {
+    document = {
         "schema": BOUNDS_SCHEMA,
         "generator": f"omlx-logscan {__version__}",
         "header": header(analysis.stream),
@@ -45,13 +46,14 @@ def bounds_document(bounds: Bounds, analysis: Analysis) -> dict[str, Any]:
         "rows": [row.as_dict() for row in bounds.rows],
         "sentence": bounds_sentence(bounds),
     }
+    return zone_document(document, analysis.stream)
 
 
 def check_document(result: CheckResult) -> dict[str, Any]:
-    """The ``check --format json`` document (schema omlx-logscan/check/1)."""
+    """The ``check --format json`` document (schema omlx-logscan/check/2)."""
     from omlx_logscan.output.findings import rule_finds, rule_threshold, rule_title
 
-    return {
+    document = {
         "schema": CHECK_SCHEMA,
         "generator": f"omlx-logscan {__version__}",
         "status": "findings" if result.findings else "clean",
@@ -69,6 +71,7 @@ def check_document(result: CheckResult) -> dict[str, Any]:
         ],
         "findings": [finding_dict(f) for f in result.findings],
     }
+    return zone_document(document, result.stream) if result.stream is not None else document
 
 
 def finding_dict(finding: Finding) -> dict[str, Any]:
@@ -89,17 +92,23 @@ def finding_dict(finding: Finding) -> dict[str, Any]:
 
 def events_document(stream: EventStream, events: Iterable[Event]) -> dict[str, Any]:
     """The ``events --format json`` document: the line accounting, then the events."""
-    return {
+    document = {
         "schema": EVENTS_SCHEMA,
         "generator": f"omlx-logscan {__version__}",
         "header": header(stream),
-        "events": [event.as_dict() for event in events],
+        "events": list(event_rows(stream, events)),
     }
+    return zone_document(document, stream)
 
 
 def sessions_document(analysis: Analysis) -> dict[str, Any]:
     """The ``sessions --format json`` document: the process lifetimes."""
-    return {"schema": SESSIONS_SCHEMA, "sessions": [s.as_dict() for s in analysis.sessions]}
+    document = {
+        "schema": SESSIONS_SCHEMA,
+        "generator": f"omlx-logscan {__version__}",
+        "sessions": [s.as_dict() for s in analysis.sessions],
+    }
+    return zone_document(document, analysis.stream)
 
 
 def timeline_document(
@@ -121,7 +130,7 @@ def timeline_document(
         "summary": summary(analysis),
     }
     add_why(document, why or explain(analysis))
-    return document
+    return zone_document(document, analysis.stream)
 
 
 def signature_dict(signature: Signature) -> dict[str, Any]:

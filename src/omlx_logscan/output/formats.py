@@ -82,7 +82,7 @@ def write_events(fmt: EventFormat, events: Iterable[Event], stream: EventStream,
     check_destination(fmt, output)
     if fmt is EventFormat.parquet:
         assert output is not None  # check_destination refused parquet without one
-        _write_parquet(events, output)
+        _write_parquet(events, stream, output)
         return
     with open_output(output) as out:
         match fmt:
@@ -92,26 +92,31 @@ def write_events(fmt: EventFormat, events: Iterable[Event], stream: EventStream,
                 events_table(events, console(out))
             case EventFormat.csv:
                 from omlx_logscan.output.rows import write_csv
+                from omlx_logscan.output.zoned import event_rows
 
-                write_csv((ev.as_dict() for ev in events), out)
+                write_csv(event_rows(stream, events), out)
             case EventFormat.json:
                 from omlx_logscan.output.documents import events_document, write_json
 
                 write_json(events_document(stream, events), out)
             case EventFormat.ndjson:
                 from omlx_logscan.output.rows import write_ndjson
+                from omlx_logscan.output.zoned import event_rows
 
-                write_ndjson((ev.as_dict() for ev in events), out)
+                write_ndjson(event_rows(stream, events), out)
             case _:
                 assert_never(fmt)
 
 
-def _write_parquet(events: Iterable[Event], output: Path) -> None:
-    from omlx_logscan.output.files import replaced_whole
-    from omlx_logscan.output.rows import events_frame
+def _write_parquet(events: Iterable[Event], stream: EventStream, output: Path) -> None:
+    """The export's events table, with the host and day columns its partitions give a reader."""
+    import polars as pl
 
-    with replaced_whole(output) as temporary:
-        events_frame(events).write_parquet(temporary)
+    from omlx_logscan.output.export import RowStyle, event_frame, write_parquet
+    from omlx_logscan.output.zoned import clock_for
+
+    frame = event_frame(events, RowStyle(clock_for(stream.zone, stream.events)))
+    write_parquet(frame.with_columns(host=pl.lit(stream.host, pl.String)), output, "events")
 
 
 def write_timeline(fmt: ReportFormat, found: Investigation, output: Path | None) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
+from datetime import tzinfo
 from typing import Any
 
 import polars as pl
@@ -118,6 +119,8 @@ class EventStream:
     arrivals: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=ARRIVAL_SCHEMA))
     # The arrivals the grammar read (rows of ``arrivals`` too), as events, for ``all_events``.
     arrival_events: list[Event] = field(default_factory=list)
+    zone: tzinfo | None = None  # the zone its local times were written in (None: this machine's)
+    host: str | None = None  # the machine it came from, when one is named
 
     @property
     def has_omlx_records(self) -> bool:

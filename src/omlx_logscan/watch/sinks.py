@@ -65,19 +65,26 @@ class NdjsonSink:
     """Events as ``Event.as_dict()`` rows; alerts and hook results as rows with a ``watch`` key."""
 
     def __init__(self, out: IO[str], quiet: bool) -> None:
+        from omlx_logscan.inputs.hosts import this_host
+        from omlx_logscan.output.zoned import clock_for
+
         self._out = out
         self._quiet = quiet
+        self._clock = clock_for(None)  # a live log is this machine's: its zone, its host name
+        self._host = this_host()
 
     def event(self, event: Event) -> None:
         from omlx_logscan.output.rows import write_ndjson
 
-        write_ndjson([event.as_dict()], self._out)
+        self._clock.observe(event)
+        write_ndjson([self._clock.row(event) | {"host": self._host}], self._out)
         self._out.flush()
 
     def notice(self, notice: Notice) -> None:
         from omlx_logscan.output.rows import write_ndjson
 
-        write_ndjson([{"watch": notice.kind, "message": notice.message, **notice.data}], self._out)
+        row = {"watch": notice.kind, "message": notice.message, **notice.data}
+        write_ndjson([self._clock.convert(row)], self._out)
         self._out.flush()
 
     def unparsed(self, line: KeptLine) -> None:

@@ -1,0 +1,61 @@
+"""``logscan fleet``: many hosts pooled, on DuckDB, from exports or timeline documents."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Annotated, assert_never
+
+import typer
+
+from omlx_logscan.cli.app import guarded
+from omlx_logscan.cli.options import Debug, Output
+
+
+class FleetFormat(StrEnum):
+    text = "text"
+    json = "json"
+    markdown = "markdown"
+
+
+@guarded
+def fleet(
+    sources: Annotated[
+        list[str],
+        typer.Argument(
+            metavar="SOURCE",
+            help="Export folders (logscan export -o), globs of them, s3:// or https:// export prefixes, or "
+            "timeline -f json documents (files, folders, globs, URLs).",
+            show_default=False,
+        ),
+    ],
+    fmt: Annotated[FleetFormat, typer.Option("--format", "-f", help="text, json or markdown.")] = FleetFormat.text,
+    output: Output = None,
+    debug: Debug = False,
+) -> None:
+    """Pool many hosts: faults, penalty-box entries and dead hours per host; hosts, process starts and hours
+    and faults per macOS × oMLX version with exact 95 % upper bounds; the first fault after each OS upgrade.
+
+    Runs on DuckDB; the SQL it runs is in the package (omlx_logscan/fleet/sql) and runs unchanged on Spark.
+    """
+    from omlx_logscan.cli.values import output_path
+    from omlx_logscan.fleet.model import read_fleet
+    from omlx_logscan.output.formats import open_output
+
+    result = read_fleet(sources)
+    with open_output(output_path(output)) as out:
+        match fmt:
+            case FleetFormat.json:
+                from omlx_logscan.fleet.document import fleet_document
+                from omlx_logscan.output.documents import write_json
+
+                write_json(fleet_document(result, sources), out)
+            case FleetFormat.markdown:
+                from omlx_logscan.fleet.markdown import fleet_markdown
+
+                out.write(fleet_markdown(result))
+            case FleetFormat.text:
+                from omlx_logscan.fleet.text import fleet_text
+
+                out.write(fleet_text(result))
+            case _:
+                assert_never(fmt)

@@ -1,0 +1,65 @@
+"""The options that say which machine each input came from, shared by every command that reads logs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from omlx_logscan.inputs.hosts import HostFrom, HostLabels
+
+HostName = Annotated[
+    str | None,
+    typer.Option("--host", metavar="NAME", help="The machine the inputs came from; labels every row."),
+]
+
+
+HostFromOption = Annotated[
+    HostFrom | None,
+    typer.Option(
+        "--host-from",
+        help="Take each file's host from the folder that holds it (fleet/mac-07/server.log is mac-07).",
+        show_default=False,
+    ),
+]
+
+
+HostsFile = Annotated[
+    Path | None,
+    typer.Option(
+        "--hosts",
+        metavar="FILE",
+        help="A TOML file of [[host]] tables (name, paths or globs, tz, chip, os-history) saying which input is "
+        "which machine's.",
+        show_default=False,
+    ),
+]
+
+
+Redact = Annotated[
+    bool,
+    typer.Option(
+        "--redact",
+        help="Mask the host name (a stable pseudonym) and home folders, user and host names, addresses, keys and "
+        "prompt text in log text, in every output.",
+    ),
+]
+
+
+REDACT_OPTION: tuple[tuple[str, Any, Any], ...] = (("redact", Redact, False),)
+
+
+HOST_OPTIONS: tuple[tuple[str, Any, Any], ...] = (
+    ("host", HostName, None),
+    ("host_from", HostFromOption, None),
+    ("hosts_file", HostsFile, None),
+)
+
+
+def host_labels(params: dict[str, Any]) -> HostLabels:
+    """The host options' values as one ``HostLabels``; an empty ``--host`` names no host."""
+    name = params.get("host")
+    return HostLabels(
+        name=name.strip() or None if name else None, from_=params.get("host_from"), file=params.get("hosts_file")
+    )

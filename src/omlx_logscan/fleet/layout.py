@@ -1,0 +1,82 @@
+"""What the fleet's text and Markdown show: the same columns and cells, laid out by each format."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from omlx_logscan.fleet.model import Fleet
+
+HOST_COLUMNS = ("host", "starts", "process h", "faults", "by kind", "penalty box", "dead h", "last fault")
+VERSION_COLUMNS = (
+    "macOS",
+    "oMLX",
+    "chip",
+    "hosts",
+    "starts",
+    "process h",
+    "faults",
+    "per start (95 % ≤)",
+    "per hour (95 % ≤)",
+)
+UPGRADE_COLUMNS = ("host", "upgrade", "first start", "first fault", "after")
+
+
+def _number(value: float | None, digits: int = 3) -> str:
+    return "–" if value is None else f"{value:,.{digits}g}" if value < 1 else f"{value:,.{min(digits, 1)}f}"
+
+
+def _rate(row: dict[str, Any], per: str) -> str:
+    return f"{_number(row[f'faults_per_{per}'])} (≤ {_number(row[f'upper95_faults_per_{per}'])})"
+
+
+def host_cells(fleet: Fleet) -> list[list[str]]:
+    return [
+        [
+            row["host"],
+            str(row["process_starts"]),
+            f"{row['process_hours']:,.1f}",
+            str(row["faults"]),
+            ", ".join(f"{kind} {count}" for kind, count in row["faults_by_kind"].items()) or "–",
+            str(row["penalty_box_entries"]),
+            f"{row['dead_hours']:,.2f}",
+            (row["last_fault"] or "–")[:19].replace("T", " ") + (row["last_fault"] or "")[23:],
+        ]
+        for row in fleet.hosts
+    ]
+
+
+def version_cells(fleet: Fleet) -> list[list[str]]:
+    return [
+        [
+            row["os_version"],
+            row["omlx_version"],
+            row["chip"] or "–",
+            str(row["hosts"]),
+            str(row["process_starts"]),
+            f"{row['process_hours']:,.1f}",
+            str(row["faults"]),
+            _rate(row, "start"),
+            _rate(row, "hour"),
+        ]
+        for row in fleet.versions
+    ]
+
+
+def upgrade_cells(fleet: Fleet) -> list[list[str]]:
+    return [
+        [
+            row["host"],
+            f"{row['from_version']} → {row['to_version']}",
+            (row["first_start"] or "–")[:19].replace("T", " "),
+            (row["first_fault"] or "none yet")[:19].replace("T", " "),
+            "–" if row["hours_to_first_fault"] is None else f"{row['hours_to_first_fault']:,.1f} h",
+        ]
+        for row in fleet.upgrades
+    ]
+
+
+SECTIONS = (
+    ("Hosts", HOST_COLUMNS, host_cells),
+    ("Versions (pooled; exact one-sided 95 % upper bounds)", VERSION_COLUMNS, version_cells),
+    ("First fault after each macOS upgrade", UPGRADE_COLUMNS, upgrade_cells),
+)

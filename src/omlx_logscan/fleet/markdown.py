@@ -1,0 +1,16 @@
+"""The fleet as Markdown, ready to paste into an issue."""
+
+from __future__ import annotations
+
+from omlx_logscan.fleet.layout import SECTIONS
+from omlx_logscan.fleet.model import Fleet
+
+
+def fleet_markdown(fleet: Fleet) -> str:
+    """GitHub-flavoured tables, cells escaped."""
+    out: list[str] = ["# Fleet", ""]
+    for title, columns, cells in SECTIONS:
+        out += [f"## {title}", "", "| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+        out += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in cells(fleet)]
+        out.append("")
+    return "\n".join(out)
