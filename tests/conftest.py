@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
+import sys
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import pytest
@@ -26,6 +29,16 @@ TIMEOUT_LINE = (
     "2026-09-15 20:19:38,663 - omlx.engine_core - ERROR - [-] - Engine loop error: [METAL] Command buffer execution "
     "failed: Caused GPU Timeout Error (00000002:kIOGPUCommandBufferCallbackErrorTimeout)\n"
 )
+
+
+def bench_module(name: str) -> ModuleType:
+    """A script of ``bench/`` (the log generators) as a module: the tests write their logs with them."""
+    spec = importlib.util.spec_from_file_location(name, ROOT / "bench" / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault(name, module)
+    spec.loader.exec_module(module)
+    return module
 
 
 def stream_of(*paths: str | Path) -> EventStream:

@@ -2,25 +2,12 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
-from conftest import ROOT
+from conftest import bench_module
 
-
-def _generator() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("make_outages", ROOT / "bench" / "make_outages.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("make_outages", module)
-    spec.loader.exec_module(module)
-    return module
-
-
-make_outages = _generator()
+make_outages = bench_module("make_outages")
 
 
 def outage_log(

@@ -2,30 +2,19 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from collections import Counter
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
 
+from conftest import bench_module
 from omlx_logscan import analyze, read_events, resolve
 
 BENCH = Path(__file__).resolve().parents[1] / "bench"
 
 
-def _generator() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("make_log", BENCH / "make_log.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("make_log", module)
-    spec.loader.exec_module(module)
-    return module
-
-
-make_log = _generator()
+make_log = bench_module("make_log")
 
 
 @pytest.fixture(scope="module", params=["debug", "info"])

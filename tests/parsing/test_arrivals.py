@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
-from types import ModuleType
 
 import polars as pl
 import pytest
 
-from conftest import ROOT, stream_of
+from conftest import bench_module, stream_of
 from omlx_logscan.inputs import blocks
 from omlx_logscan.inputs.sources import resolve
 from omlx_logscan.parsing.catalog_arrivals import ARRIVALS
@@ -29,15 +27,6 @@ ARRIVAL_LINES = {
     "stream=False, max_tokens=30, temp=0.3",
     "scheduler_added": f"{STAMP} - omlx.scheduler - DEBUG - Added request 5f3a with 4168 prompt tokens",
 }
-
-
-def _make_log_module() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("make_log", ROOT / "bench" / "make_log.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("make_log", module)
-    spec.loader.exec_module(module)
-    return module
 
 
 def counted_arrivals(path: Path) -> Counter[str]:
@@ -73,7 +62,7 @@ def _check(path: Path) -> None:
 @pytest.mark.parametrize("level", ["debug", "info"])
 def test_every_arrival_of_the_benchmark_log_is_a_row(tmp_path: Path, level: str) -> None:
     path = tmp_path / "server.log"
-    _make_log_module().write_log(path, 0.5, 2, seed=11, level=level)
+    bench_module("make_log").write_log(path, 0.5, 2, seed=11, level=level)
     if level == "info":
         assert stream_of(path).arrivals.height == 0 == sum(counted_arrivals(path).values())
     else:
@@ -91,7 +80,7 @@ def test_every_arrival_of_the_shared_generators_debug_log_is_a_row(tmp_path: Pat
 
 def test_where_blocks_fall_changes_no_arrival(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = tmp_path / "server.log"
-    _make_log_module().write_log(path, 0.3, 1, seed=5)
+    bench_module("make_log").write_log(path, 0.3, 1, seed=5)
     whole = stream_of(path).arrivals
     monkeypatch.setattr(blocks, "BLOCK_BYTES", 4096)
     assert stream_of(path).arrivals.equals(whole)
@@ -143,7 +132,7 @@ def test_the_events_command_prints_arrivals(tmp_path: Path) -> None:
 
 def test_an_arrival_two_sources_share_is_one_row(tmp_path: Path) -> None:
     first, second = tmp_path / "server.log", tmp_path / "copy.log"
-    _make_log_module().write_log(first, 0.2, 1, seed=5)
+    bench_module("make_log").write_log(first, 0.2, 1, seed=5)
     second.write_bytes(first.read_bytes())
     alone, both = stream_of(first), stream_of(first, second)
     assert both.arrivals.select(*ARRIVAL_SCHEMA).equals(alone.arrivals) and alone.arrivals.height > 0

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import copy
 import gzip
-import importlib.util
 import os
 import random
 import subprocess
@@ -24,7 +23,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from conftest import EXAMPLE, GENERATED, REAL, ROOT
+from conftest import EXAMPLE, GENERATED, REAL, bench_module
 from omlx_logscan.analysis.lifetimes import analyze
 from omlx_logscan.cli import app
 from omlx_logscan.inputs import blocks
@@ -107,20 +106,11 @@ def test_every_generated_fixture(fixture: Path, tmp_path: Path) -> None:
     assert_same(plain, 65_536)
 
 
-def _make_log() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("make_log", ROOT / "bench" / "make_log.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("make_log", module)
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.fixture(scope="module")
 def bench_lines(tmp_path_factory: pytest.TempPathFactory) -> list[bytes]:
     """Lines of the benchmark's DEBUG log and of the example, for the mutations."""
     path = tmp_path_factory.mktemp("native") / "bench.log"
-    _make_log().write_log(path, 0.25, 1, seed=3)
+    bench_module("make_log").write_log(path, 0.25, 1, seed=3)
     return path.read_bytes().splitlines()[:1500] + EXAMPLE.read_bytes().splitlines()
 
 
@@ -378,7 +368,7 @@ def test_the_utf8_check_is_pythons_on_any_bytes(data: bytes) -> None:
 def test_blocks_with_thousands_of_dense_rows(tmp_path: Path) -> None:
     """Columns of more than ``_FEW_ROWS`` rows reach polars as numpy views, fewer as lists: both exact."""
     path = tmp_path / "busy.log"
-    _make_log().write_log(path, 3, 1, seed=8)
+    bench_module("make_log").write_log(path, 3, 1, seed=8)
     assert read_events(resolve([str(path)])).arrivals.height > 2 * native._FEW_ROWS
     assert_same(path)
     assert_same(path, 100_000)
