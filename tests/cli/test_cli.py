@@ -95,7 +95,7 @@ def test_events_csv_and_parquet(tmp_path: Path) -> None:
     result = runner.invoke(app, ["events", str(REAL / "omlx-issue-3683.log"), "-f", "csv", "-q"])
     assert result.exit_code == 0
     header, *rows = result.stdout.splitlines()
-    assert header == "time,source,line,level,logger,kind,message,fields"
+    assert header == "time,source,line,level,logger,kind,message,host,fields"
     assert len(rows) == 3
     target = tmp_path / "e.parquet"
     result = runner.invoke(app, ["events", str(EXAMPLE), "-f", "parquet", "-o", str(target), "-q"])

@@ -491,7 +491,7 @@ def test_exit_on_dead_after_replaying_a_dead_backlog(tmp_path: Path) -> None:
     on_dead = f'printf "%s|%s\\n" "$LOGSCAN_DEAD_SINCE" "$LOGSCAN_SESSION" >> {runs}'
     args = ["watch", str(log), "--from-start", "--interval", "0.05", "--exit-on-dead", "--on-dead", on_dead]
     started = time.monotonic()
-    result = runner.invoke(app, [*args, "-q"])
+    result = runner.invoke(app, [*args, "-q", "--tz", "Europe/Berlin"])
     assert result.exit_code == EXIT_DEAD, result.output
     assert time.monotonic() - started < WITHIN_S
     rows = [json.loads(line) for line in result.stdout.splitlines()]
@@ -501,7 +501,7 @@ def test_exit_on_dead_after_replaying_a_dead_backlog(tmp_path: Path) -> None:
         "engine generation-dead since 2026-09-15 22:31:21 (session 2, server.log:22); 2 repeats" in alerts[0]["message"]
     )
     assert [r["exit_code"] for r in rows if r.get("watch") == "command"] == [0]
-    assert runs.read_text().splitlines() == ["2026-09-15T22:31:21.140|2"]
+    assert runs.read_text().splitlines() == ["2026-09-15T22:31:21.140+02:00|2"]  # the offset of --tz, as everywhere
     assert sum(1 for r in rows if r.get("kind") == "gpu_error") == 6  # the replay printed the history
     assert "logscan watch: stopped" in result.stderr and "2 dead windows" in result.stderr
 
@@ -611,10 +611,11 @@ def test_live_alert_single_on_dead_rotation_restart_and_rearm(tmp_path: Path, wa
     assert "engine generation-dead since 2026-09-15 22:20:21 (session 1, server.log:12); 0 repeats" in alert["message"]
     done = watch.row(lambda r: r.get("watch") == "command" and r["hook"] == "on-dead")
     assert done["exit_code"] == 0 and done["output"] == "restarted\n"
-    assert runs.read_text().splitlines() == [f"2026-09-15T22:20:21.140|1|{log}"]
+    assert runs.read_text().splitlines() == [f"2026-09-15T22:20:21.140+00:00|1|{log}"]
     watch.row(lambda r: r.get("watch") == "command" and r["hook"] == "on-fault" and r["session"] == 1)
     event = json.loads((tmp_path / "event-1.json").read_text())
     assert event["kind"] == "gpu_error" and event["code_name"] == "SubmissionsIgnored" and event["line"] == 12
+    assert event["time"] == "2026-09-15T22:20:21.226+00:00" and event["host"]  # its NDJSON row: zoned, with a host
     assert all(r["line"] > 3 for r in watch.rows() if "watch" not in r)  # watching began at the end
 
     # A repeat inside the window, then the midnight rotation and a new process.
@@ -636,11 +637,11 @@ def test_live_alert_single_on_dead_rotation_restart_and_rearm(tmp_path: Path, wa
     assert second["window"]["start"] == "2026-09-16T01:00:05.000+00:00"
     watch.row(lambda r: r.get("watch") == "command" and r["hook"] == "on-dead" and r["session"] == 2)
     assert runs.read_text().splitlines() == [
-        f"2026-09-15T22:20:21.140|1|{log}",
-        f"2026-09-16T01:00:05.000|2|{log}",
+        f"2026-09-15T22:20:21.140+00:00|1|{log}",
+        f"2026-09-16T01:00:05.000+00:00|2|{log}",
     ]
     watch.row(lambda r: r.get("watch") == "command" and r["hook"] == "on-fault" and r["session"] == 2)
-    assert faults.read_text().splitlines() == ["1 2026-09-15T22:20:21.140", "2 2026-09-16T01:00:05.000"]
+    assert faults.read_text().splitlines() == ["1 2026-09-15T22:20:21.140+00:00", "2 2026-09-16T01:00:05.000+00:00"]
 
     watch.process.send_signal(signal.SIGINT)  # Ctrl-C
     assert watch.finish() == 0

@@ -30,6 +30,7 @@ from omlx_logscan.parsing.classify import cellar_version
 from omlx_logscan.parsing.event import Event
 from omlx_logscan.parsing.kinds import ACTIVE_ENGINE_KINDS, CRASH_KINDS, SERVING_KINDS, leaves_no_process
 from omlx_logscan.stream.model import EventStream
+from omlx_logscan.stream.reports import date_panic_reports
 from omlx_logscan.timeutil import clock_seconds, seconds
 
 CRASH_WINDOW_S = 60.0  # a session ending this soon after a fault, without an orderly stop, crashed
@@ -194,6 +195,7 @@ def _restart_evidence(session: Session) -> int | None:
 
 def analyze(stream: EventStream, *, wedge_after_s: float | None = None) -> Analysis:
     """Sessions, faults, dead windows, signatures and outages (wedges after ``wedge_after_s``, default 10 min)."""
+    date_panic_reports(stream)  # done already where the CLI read it; the API's streams come here first
     builder = _Builder(stream)
     log_start = min((s.first for s in stream.sources if s.first), default=None)
     log_end = max((s.last for s in stream.sources if s.last), default=None)

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from omlx_logscan.cli.load import load_stream
+from omlx_logscan.cli.load import host_history, load_host, one_host
 from omlx_logscan.cli.options import (
     CommonOptions,
     ReportFormatOption,
@@ -32,16 +32,16 @@ def bounds(
     from omlx_logscan.analysis.bounds import Grouping, build_bounds
     from omlx_logscan.analysis.lifetimes import analyze
     from omlx_logscan.cli.values import output_format, parse_grouping, wedge_after_seconds
-    from omlx_logscan.inputs.oshistory import load_history
     from omlx_logscan.output.formats import write_bounds
 
     grouping = parse_grouping(by)
     chosen = output_format(fmt, options.output, ReportFormat.text)
-    history = load_history(options.os_history, options.os_installs, options.tz, use_system=True)
+    host = one_host(options)
+    history = host_history(options, host, use_system=True)
     if history is None and grouping is not Grouping.omlx:
         raise LogscanError(
-            f"--by {by} needs the OS history: give --os-history FILE or --os VERSION@DATETIME "
-            "(on macOS the system's InstallHistory.plist is read by default)"
+            f"--by {by} needs the OS history: give --os-history FILE, --os VERSION@DATETIME or the host's "
+            "os-history in --hosts FILE (on macOS the system's InstallHistory.plist is read by default)"
         )
     if history is not None and history.from_system and not options.quiet:
         from rich.text import Text
@@ -51,5 +51,5 @@ def bounds(
         console(sys.stderr).print(
             Text(f"OS history: {history.sources[0]} (no --os-history or --os given)", style="dim")
         )
-    analysis = analyze(load_stream(options), wedge_after_s=wedge_after_seconds(wedge_after))
+    analysis = analyze(load_host(options, host), wedge_after_s=wedge_after_seconds(wedge_after))
     write_bounds(chosen, build_bounds(analysis, history, grouping), analysis, options.output)

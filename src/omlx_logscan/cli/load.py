@@ -158,6 +158,7 @@ def load_host(
     from omlx_logscan.cli.progress import progress_for
     from omlx_logscan.output.text import print_accounting
     from omlx_logscan.stream.read import read_events
+    from omlx_logscan.stream.reports import date_panic_reports
     from omlx_logscan.stream.window import is_empty, within
 
     if output_file:
@@ -167,6 +168,7 @@ def load_host(
     if not options.force:
         _refuse_unrecognised(whole)
     whole.zone, whole.host = host.zone, host.name
+    date_panic_reports(whole)
     if options.redact:
         from omlx_logscan.output.masking import mask_stream
 

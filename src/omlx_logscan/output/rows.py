@@ -14,7 +14,8 @@ def write_ndjson(rows: Iterable[dict[str, Any]], out: IO[str]) -> None:
         out.write("\n")
 
 
-EVENT_COLUMNS = ("time", "source", "line", "level", "logger", "kind", "message", "fields")
+# Every row has these columns; ``host`` is empty when no host is named, ``fields`` holds the rest as JSON.
+EVENT_COLUMNS = ("time", "source", "line", "level", "logger", "kind", "message", "host", "fields")
 
 
 def write_csv(rows: Iterable[dict[str, Any]], out: IO[str]) -> None:

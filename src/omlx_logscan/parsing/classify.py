@@ -22,8 +22,9 @@ from omlx_logscan.parsing.catalog import (
     candidates,
 )
 from omlx_logscan.parsing.event import Event
-from omlx_logscan.parsing.grammar import FAULTHANDLER_OPENING, PANIC
+from omlx_logscan.parsing.grammar import FAULTHANDLER_OPENING
 from omlx_logscan.parsing.kinds import TAG_FIELDS
+from omlx_logscan.parsing.panics import panic_fields
 from omlx_logscan.parsing.records import Record
 
 _FRAME = re.compile(r'^\s*File "(?P<path>[^"]+)", line (?P<line>\d+), in (?P<func>\S+)')
@@ -140,9 +141,9 @@ def classify(record: Record, source: str, index: int) -> list[Event]:
             record.time_of_day,
         )
 
-    if head.form == "panic":
-        match = PANIC.match(head.message)
-        return [make("kernel_panic", {"panic": match["panic"] if match else head.message}, "CRITICAL")]
+    if head.form in ("panic", "panic_header"):
+        fields = panic_fields(record)
+        return [make("kernel_panic", fields, "CRITICAL")] if fields is not None else [make("record", {})]
     if head.form == "crash_report":
         exc = next((m["type"] for m in map(_EXCEPTION_TYPE.match, record.extra) if m), None)
         return [make("crash_report", {"exception_type": exc}, "CRITICAL")]

@@ -21,6 +21,7 @@ from omlx_logscan.parsing.catalog import (
     GPU_RESOURCE_LIMIT,
     bare_openings,
 )
+from omlx_logscan.parsing.catalog_panics import HEADER_OPENING, PANIC_STRING
 
 LEVELS = ("TRACE", "DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 
@@ -85,6 +86,7 @@ _FORMS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ("abort", rf"^(?P<msg>{ABORT_OPENING}.*)$"),
         ("faulthandler", rf"^(?P<msg>{re.escape(FAULTHANDLER_OPENING)}.*)$"),
         ("panic", rf"^(?P<msg>{_PANIC_OPENING}.*)$"),
+        ("panic_header", rf"^(?P<msg>{HEADER_OPENING}.*)$"),
         ("crash_report", r"^(?P<msg>(?:-+\s*)?Translated Report \(Full Report Below\).*)$"),
         ("banner", rf"^(?P<msg>(?:{_opening('banner')}).*)$"),
         ("capture", rf"^(?P<msg>(?:{_opening('capture')}).*)$"),
@@ -135,7 +137,12 @@ _SHORT_LOG = re.compile(r"^(?P<logger>[a-z_][\w.]*) {2,}- (?P<msg>\S.*)$")
 CHAIN = re.compile(r"^(?:During handling of the above exception|The above exception was the direct cause)")
 
 
-BLOCK_FORMS = frozenset({"faulthandler", "thread_dump", "panic", "crash_report"})
+BLOCK_FORMS = frozenset({"faulthandler", "thread_dump", "panic", "panic_header", "crash_report"})
+
+
+def opens_panic(text: str) -> bool:
+    """Whether a line of a panic report is its panic line: plain text, or inside an ``.ips`` body's JSON."""
+    return PANIC.match(text) is not None or PANIC_STRING.search(text) is not None
 
 
 # Forms of lines that carry no head of their own and still open a record where nothing is open.

@@ -15,6 +15,7 @@ from datetime import date, timedelta
 
 from omlx_logscan.inputs.lines import KeptLine
 from omlx_logscan.parsing.catalog import candidates
+from omlx_logscan.parsing.catalog_panics import DATE_TIME_OPENING
 from omlx_logscan.parsing.grammar import (
     BLOCK_FORMS,
     CHAIN,
@@ -23,6 +24,7 @@ from omlx_logscan.parsing.grammar import (
     Line,
     clean,
     is_garbage,
+    opens_panic,
     parse_line,
 )
 from omlx_logscan.timeutil import clock_seconds
@@ -44,6 +46,25 @@ _BLOCK_ENDERS = frozenset(
         *BLOCK_FORMS,
     }
 )
+
+
+def _opens_panic_report(parsed: Line, current: Record) -> bool:
+    """Inside a block, whether a panic report's line opens a report: an ``.ips`` header always does
+    (it is a report's first line); a ``Date/Time:`` line belongs to the crash or panic report it is in,
+    unless that one has its own already; a panic line belongs to a header that has had none."""
+    block = current.head.form
+    lines = [current.head.message, *current.extra]
+    if parsed.form == "panic_header":
+        if not parsed.message.startswith(DATE_TIME_OPENING):
+            return True
+        if block == "crash_report":
+            return False
+        return block not in ("panic", "panic_header") or any(
+            line.lstrip().startswith(DATE_TIME_OPENING) for line in lines
+        )
+    if parsed.form == "panic":
+        return any(opens_panic(line) for line in lines)
+    return parsed.form in _BLOCK_ENDERS
 
 
 # The blocks a faulthandler thread stack continues rather than opens.
@@ -220,6 +241,8 @@ class Assembler:
             return False
         if form == block == "crash_report":
             return False  # the second half of one crash report
+        if current is not None and block is not None and (form == "panic_header" or block == "panic_header"):
+            return _opens_panic_report(parsed, current)
         return block is None or form in _BLOCK_ENDERS
 
     def _open(self, line: int, parsed: Line) -> Record:

@@ -11,7 +11,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
+from omlx_logscan.inputs.hosts import this_host
 from omlx_logscan.output.notices import hook_result_message
+from omlx_logscan.output.zoned import clock_for
 from omlx_logscan.parsing.event import Event
 from omlx_logscan.watch.notices import Notice
 
@@ -55,11 +57,14 @@ class HookRun:
 
 
 def hook_environment(hook: str, log: Path, session: int, dead_since: str | None, event: Event) -> dict[str, str]:
-    """What a hook command learns from its environment (docs/watch.md lists these)."""
+    """What a hook command learns from its environment (docs/watch.md lists these): times with the
+    offset of the log's zone (this machine's, or ``--tz``, which the watch sets as ``TZ``), as in
+    every other output, and the event as its NDJSON row, host included."""
+    clock = clock_for(None)
     return {
         "LOGSCAN_HOOK": hook,
         "LOGSCAN_LOG": str(log),
         "LOGSCAN_SESSION": str(session),
-        "LOGSCAN_DEAD_SINCE": dead_since or "",
-        "LOGSCAN_EVENT": json.dumps(event.as_dict(), ensure_ascii=False, default=str),
+        "LOGSCAN_DEAD_SINCE": clock.convert(dead_since) if dead_since else "",
+        "LOGSCAN_EVENT": json.dumps(clock.row(event) | {"host": this_host()}, ensure_ascii=False, default=str),
     }
