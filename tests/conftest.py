@@ -85,32 +85,33 @@ def schema_errors(document: Any) -> list[str]:
     name = name_of(claimed)
     if name is None:
         return [f"{claimed}: no schema ships for it"]
-    # What is checked is the JSON written (``write_json``'s ``default=str`` included); many tests write
-    # the same document (the example's timeline), so each distinct one is validated once.
-    text = json.dumps(document, sort_keys=True, default=str)
-    digest = hashlib.sha1(text.encode()).digest()
-    if digest in _VALID_DOCUMENTS:
+    return _written_errors(name, document, claimed)
+
+
+_VALID_WRITTEN: set[tuple[str, bytes]] = set()
+
+
+def _written_errors(name: str, value: Any, what: str) -> list[str]:
+    """What is wrong with the JSON ``value`` is written as (``default=str`` included) by schema ``name``.
+    Many tests write the same document or row (the example's), so each distinct one is validated once."""
+    text = json.dumps(value, sort_keys=True, default=str)
+    key = (name, hashlib.sha1(text.encode()).digest())
+    if key in _VALID_WRITTEN:
         return []
     errors = [
-        f"{claimed} at {'/'.join(map(str, e.absolute_path))}: {e.message}"
+        f"{what} at {'/'.join(map(str, e.absolute_path))}: {e.message}"
         for e in schema_validator(name).iter_errors(json.loads(text))
     ]
     if not errors:
-        _VALID_DOCUMENTS.add(digest)
+        _VALID_WRITTEN.add(key)
     return errors
-
-
-_VALID_DOCUMENTS: set[bytes] = set()
 
 
 def event_row_errors(row: dict[str, Any]) -> list[str]:
     """What is wrong with one NDJSON row of an event (a watch notice, with its ``watch`` key, is no event)."""
     if "watch" in row:
         return []
-    return [
-        f"event row {row.get('source')}:{row.get('line')} at {'/'.join(map(str, e.absolute_path))}: {e.message}"
-        for e in schema_validator("event").iter_errors(row)
-    ]
+    return _written_errors("event", row, f"event row {row.get('source')}:{row.get('line')}")
 
 
 @pytest.fixture(autouse=True)
