@@ -68,3 +68,85 @@ from hypothesis import settings as _hypothesis_settings  # noqa: E402
 _hypothesis_settings.register_profile("ci", max_examples=1500)
 _hypothesis_settings.register_profile("dev", max_examples=150)
 _hypothesis_settings.load_profile("ci" if os.environ.get("CI") else "dev")
+
+
+# -- every JSON document a test makes is checked against the schema the package ships --------------
+
+import hashlib  # noqa: E402
+from functools import cache as _cache  # noqa: E402
+
+from jsonschema import Draft202012Validator  # noqa: E402
+
+from omlx_logscan.output import documents as _documents  # noqa: E402
+from omlx_logscan.output import rows as _rows  # noqa: E402
+from omlx_logscan.output.jsonschemas import bundled, name_of  # noqa: E402
+
+
+@_cache
+def schema_validator(name: str) -> Draft202012Validator:
+    schema = bundled(name)
+    Draft202012Validator.check_schema(schema)
+    return Draft202012Validator(schema)
+
+
+def schema_errors(document: Any) -> list[str]:
+    """What is wrong with a document by the schema its ``schema`` field names (an omlx-logscan
+    document naming no shipped schema is wrong too); nothing for other JSON."""
+    claimed = document.get("schema") if isinstance(document, dict) else None
+    if not isinstance(claimed, str) or not claimed.startswith("omlx-logscan/"):
+        return []
+    name = name_of(claimed)
+    if name is None:
+        return [f"{claimed}: no schema ships for it"]
+    return _written_errors(name, document, claimed)
+
+
+_VALID_WRITTEN: set[tuple[str, bytes]] = set()
+
+
+def _written_errors(name: str, value: Any, what: str) -> list[str]:
+    """What is wrong with the JSON ``value`` is written as (``default=str`` included) by schema ``name``.
+    Many tests write the same document or row (the example's), so each distinct one is validated once."""
+    text = json.dumps(value, sort_keys=True, default=str)
+    key = (name, hashlib.sha1(text.encode()).digest())
+    if key in _VALID_WRITTEN:
+        return []
+    errors = [
+        f"{what} at {'/'.join(map(str, e.absolute_path))}: {e.message}"
+        for e in schema_validator(name).iter_errors(json.loads(text))
+    ]
+    if not errors:
+        _VALID_WRITTEN.add(key)
+    return errors
+
+
+def event_row_errors(row: dict[str, Any]) -> list[str]:
+    """What is wrong with one NDJSON row of an event (a watch notice, with its ``watch`` key, is no event)."""
+    if "watch" in row:
+        return []
+    return _written_errors("event", row, f"event row {row.get('source')}:{row.get('line')}")
+
+
+@pytest.fixture(autouse=True)
+def json_schema_violations(monkeypatch: pytest.MonkeyPatch) -> Any:
+    """Every document written through ``write_json`` and every event row through ``write_ndjson``, in
+    any in-process run of any test, validated as it is written; the test fails on a violation."""
+    violations: list[str] = []
+    write_json, write_ndjson = _documents.write_json, _rows.write_ndjson
+
+    def checked_json(document: Any, out: Any) -> None:
+        violations.extend(schema_errors(document))
+        write_json(document, out)
+
+    def checked_rows(rows: Any, out: Any) -> None:
+        def each() -> Any:
+            for row in rows:
+                violations.extend(event_row_errors(row))
+                yield row
+
+        write_ndjson(each(), out)
+
+    monkeypatch.setattr(_documents, "write_json", checked_json)
+    monkeypatch.setattr(_rows, "write_ndjson", checked_rows)
+    yield violations
+    assert not violations, "JSON output that breaks its shipped schema:\n" + "\n".join(violations[:20])

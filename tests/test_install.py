@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -49,3 +50,8 @@ def test_an_install_without_a_compiler_falls_back_and_says_so(tmp_path: Path) ->
     assert run.stdout.splitlines()[1] == "scanner: polars (the native scanner is not built)"
     timeline = [str(python), "-m", "omlx_logscan", "timeline", str(EXAMPLE), "-f", "json", "-q"]
     assert subprocess.run(timeline, env=env, capture_output=True, cwd=tmp_path).returncode == 0
+    # The JSON Schemas are package data: the installed package has them.
+    schema = subprocess.run(
+        [str(python), "-m", "omlx_logscan", "schema", "timeline"], env=env, capture_output=True, text=True, cwd=tmp_path
+    )
+    assert json.loads(schema.stdout)["title"] == "omlx-logscan/timeline/2"

@@ -4,7 +4,7 @@ Each command lives in a module of its own; ``COMMANDS`` is the one list of them,
 them from it, in its order, is what sets the order ``logscan --help`` lists them in.
 """
 
-from omlx_logscan.cli import bounds, check, events, export, fleet, report, sessions, timeline, watch
+from omlx_logscan.cli import bounds, check, events, export, fleet, report, schema, sessions, timeline, watch
 from omlx_logscan.cli.app import app, main
 
 COMMANDS = (
@@ -17,6 +17,7 @@ COMMANDS = (
     watch.watch,
     export.export,
     fleet.fleet,
+    schema.schema,
 )
 
 for _command in COMMANDS:

@@ -1,6 +1,7 @@
 """JUnit XML of ``check``, valid against Jenkins' ``junit-10.xsd`` (the schema CI test reporters follow).
 
-One test suite per input file (``file=`` names it), with a failed test case per finding in that
+One test suite per input file (``file=`` names it; the suite and its cases are ``host/file`` when the
+host is known, so two Macs' runs of the same file are told apart), with a failed test case per finding in that
 file and a passing one per rule that found nothing there, so a test history tracks each rule of
 each file. Findings that point at no file get a suite of their own. A check that could not run
 is one suite with one errored case that says why, so a reporter shows a failure, not nothing.
@@ -71,10 +72,13 @@ def _totals(root: ET.Element) -> None:
 def write_junit(result: CheckResult, out: IO[str]) -> None:
     """The check as JUnit XML: a failed case per finding, a passing case per rule and file without one."""
     root = ET.Element("testsuites", {"name": SUITE, "time": "0"})
+    host = result.stream.host if result.stream is not None else None
     for file, found in _places(result):
-        classname = file or SUITE  # the file is the class: test ids differ from file to file
+        # The host and file are the class: test ids differ from file to file and from Mac to Mac.
+        place = file or f"{SUITE} (no file)"
+        classname = f"{host}/{place}" if host else file or SUITE
         quiet = [rule for rule in result.rules.names if file and not any(f.rule == rule for f in found)]
-        suite = _suite(root, file or f"{SUITE} (no file)", file, len(found) + len(quiet), len(found), 0)
+        suite = _suite(root, f"{host}/{place}" if host else place, file, len(found) + len(quiet), len(found), 0)
         for finding in found:
             message = finding_message(finding)
             failure = ET.SubElement(

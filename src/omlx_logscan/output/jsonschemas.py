@@ -1,0 +1,65 @@
+"""The JSON Schemas (draft 2020-12) of every JSON document the tool writes, shipped in the package
+(``output/schemas/NAME.json``).
+
+Each file is one schema; the parts documents share live in ``common.json`` and are referred to by
+their ``$id`` (``urn:omlx-logscan:common``). ``bundled`` gives one schema with every schema it
+refers to embedded under ``$defs`` (a compound schema, as draft 2020-12 defines it), so a
+validator needs nothing but the one file ``logscan schema NAME`` prints.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from importlib.resources import files
+from typing import Any
+
+# The schemas a reader may ask for: the documents (their ``schema`` field is ``omlx-logscan/NAME/2``)
+# and ``event``, one row of ``events -f ndjson``.
+DOCUMENTS = ("timeline", "events", "sessions", "bounds", "check", "fleet")
+NAMES = (*DOCUMENTS, "event")
+
+_PARTS = ("common",)  # files that hold shared definitions, not a schema a reader asks for
+
+
+@cache
+def raw(name: str) -> dict[str, Any]:
+    """One schema file as written, its references to the others unresolved."""
+    text = files("omlx_logscan.output").joinpath("schemas", f"{name}.json").read_text(encoding="utf-8")
+    return json.loads(text)  # type: ignore[no-any-return]
+
+
+@cache
+def _by_id() -> dict[str, str]:
+    return {raw(name)["$id"]: name for name in (*NAMES, *_PARTS)}
+
+
+def _refers_to(schema: Any) -> set[str]:
+    """The ids of the other schemas a schema's ``$ref`` values point into."""
+    if isinstance(schema, dict):
+        found = {value.split("#", 1)[0] for key, value in schema.items() if key == "$ref" and isinstance(value, str)}
+        return {ref for ref in found if ref} | {ref for value in schema.values() for ref in _refers_to(value)}
+    if isinstance(schema, list):
+        return {ref for value in schema for ref in _refers_to(value)}
+    return set()
+
+
+def bundled(name: str) -> dict[str, Any]:
+    """The schema ``name`` with every schema it refers to, directly or not, embedded in its ``$defs``."""
+    if name not in NAMES:
+        raise KeyError(name)
+    root = raw(name)
+    wanted, embedded = _refers_to(root) - {root["$id"]}, {}
+    while wanted:
+        uri = wanted.pop()
+        embedded[uri] = raw(_by_id()[uri])
+        wanted |= _refers_to(embedded[uri]) - {root["$id"], *embedded}
+    defs = {**root.get("$defs", {}), **dict(sorted(embedded.items()))}
+    return {**root, "$defs": defs} if defs else dict(root)
+
+
+def name_of(document_schema: str) -> str | None:
+    """The schema name of a document's ``schema`` field (``omlx-logscan/timeline/2`` → ``timeline``)."""
+    prefix, _, rest = document_schema.partition("/")
+    name, _, version = rest.partition("/")
+    return name if prefix == "omlx-logscan" and version == "2" and name in DOCUMENTS else None
