@@ -76,7 +76,9 @@ def test_marks_cannot_be_forged_by_log_text() -> None:
     "token",
     ["a." * 100_000, "1." * 100_000, "a-" * 100_000, "a+" * 100_000, "a." * 100_000 + "@b", "a-" * 100_000 + ".local"],
 )
-def test_one_long_token_redacts_in_linear_time(token: str) -> None:
+def test_one_long_token_redacts_without_catastrophic_backtracking(token: str) -> None:
+    # Not a speed goal (those are in bench/): the linear patterns take milliseconds here, while one
+    # that backtracks over a 200 KB token takes hours, so a bound this loose fails only for that.
     started = time.perf_counter()
     redact(token)
-    assert time.perf_counter() - started < 1.0
+    assert time.perf_counter() - started < 30.0
