@@ -139,7 +139,8 @@ class LiveState:
     the batch rule ``SessionEnding.reason`` on what is known so far; ``finish`` makes it final.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, sessions_before: int = 0) -> None:
+        self.sessions_before = sessions_before  # lifetimes in what a watch from the end skipped
         self.sessions: list[Session] = []
         self.faults: list[Incident] = []
         self.windows: list[DeadWindow] = []
@@ -347,6 +348,10 @@ class LiveState:
 
     def _add_session(self, session: Session, facts: _SessionFacts) -> None:
         session.end = session.start  # until an event of it says more, as in batch
+        if self.sessions:
+            session.index = self.sessions[-1].index + 1
+        else:  # the one running when the watch began (the skipped part's last), or a start after it
+            session.index = self.sessions_before + 1 if session.start_in_log else max(self.sessions_before, 1)
         self.sessions.append(session)
         self._endings.append(facts.ending)
 
@@ -358,20 +363,16 @@ class LiveState:
     def _open_session(self, event: Event, *, inferred: bool) -> list[Change]:
         """A new process begins with ``event``: the last one's waiting outcomes and dead window end."""
         previous = self.sessions[-1] if self.sessions else None
+        version = previous.omlx_version if inferred and previous else None
         started = session_started_by(
-            len(self.sessions) + 1,
-            event,
-            inferred=inferred,
-            after=self._facts.last,
-            version=previous.omlx_version if inferred and previous else None,
-        )
+            0, event, inferred=inferred, after=self._facts.last, version=version
+        )  # numbered when added
         if self._session_of_records and process_before_first_start(started, self.log_start) is None:
             self.sessions, self._endings, previous = [], [], None  # batch sees no process before this start
         self._session_of_records = False
         earlier = process_before_first_start(started, self.log_start) if previous is None else None
         if earlier is not None:
             self._add_session(earlier, _SessionFacts())
-            started.index = 2
         self._decide_outcomes(started)
         if self._exited is not None:
             end_window_at_start(self._exited, started)
@@ -439,7 +440,7 @@ class LiveState:
         signature = signature_of(incident)  # the id the batch analysis gives it
         incident.signature = signature.id if signature is not None else None
         self.faults.append(incident)
-        self.sessions[incident.session - 1].faults += 1
+        self.sessions[incident.session - self.sessions[0].index].faults += 1
         changes: list[Change] = [FaultClosed(incident)]
         if incident.outcome == "penalty_box":
             opened = DeadWindow(

@@ -35,6 +35,7 @@ class Follower:
     def __init__(self, path: Path, *, from_start: bool) -> None:
         self.path = path
         self.caught_up = False  # what the file held when watching began has been read
+        self.skipped = 0  # bytes of whole lines it held then, skipped (watching from its end)
         self._from_start = from_start
         self._started = False
         self._handle: IO[bytes] | None = None
@@ -129,6 +130,7 @@ class Follower:
             position += len(data)
         self._handle.seek(last_break)
         self._offset, self._line = last_break, lines
+        self.skipped = last_break
 
     def _rewind(self) -> None:
         assert self._handle is not None

@@ -29,6 +29,7 @@ from omlx_logscan.output.notices import counts_phrase, hook_start_failure_messag
 from omlx_logscan.output.outages import wedge_alert_message
 from omlx_logscan.parsing.event import Event
 from omlx_logscan.stream.live import LiveStream
+from omlx_logscan.watch.head import sessions_in_head
 from omlx_logscan.watch.hooks import HookRun, hook_environment
 from omlx_logscan.watch.notices import Notice, dead_end_notice, dead_notice, fault_notice
 
@@ -131,7 +132,10 @@ class Watcher:
 
     def step(self, now: float) -> bool:
         """One poll of the file and everything that follows from it; True when lines arrived."""
+        opened = self.follower.skipped
         items = self.follower.poll()
+        if self.follower.skipped != opened:  # the file was opened at its end: number on from its lifetimes
+            self.state.sessions_before = sessions_in_head(self.options.path, self.follower.skipped)
         arrived = sum(1 for item in items if isinstance(item, KeptLine))
         batch: list[KeptLine] = []
         for item in items:
@@ -234,7 +238,7 @@ class Watcher:
         seen: WedgeSeen | None = self.wedge.current
         if seen is None or self.state.window is not None:
             return
-        session = self.state.sessions[-1].index if self.state.sessions else 1
+        session = self.state.sessions[-1].index if self.state.sessions else max(self.state.sessions_before, 1)
         data = {"session": session, "since": seen.since, "unfinished": seen.unfinished, "event": seen.event.as_dict()}
         self.sink.notice(Notice("wedge", wedge_alert_message(seen.since, seen.unfinished, session), data))
         if self.options.on_dead:
