@@ -12,6 +12,7 @@ import os
 import pty
 import re
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -42,8 +43,8 @@ def run(args: list[str], stdin: object = subprocess.DEVNULL, **kwargs: object) -
 
 
 def _sessions(document: str) -> list[dict[str, object]]:
-    """The sessions of a ``sessions -f json`` document, without the name their input had."""
-    return [{k: v for k, v in s.items() if k != "source"} for s in json.loads(document)["sessions"]]
+    """The sessions of a ``sessions -f json`` document, without the name and host their input had."""
+    return [{k: v for k, v in s.items() if k not in ("source", "host")} for s in json.loads(document)["sessions"]]
 
 
 # 1. Safety
@@ -346,6 +347,9 @@ def test_stdin_is_read_when_it_is_a_pipe_or_a_file_else_the_default_folder(tmp_p
             timeout=120,
         )
         assert result.returncode == 0 and _sessions(result.stdout) == _sessions(expected), result.stderr
+        hosts = {session.get("host") for session in json.loads(result.stdout)["sessions"]}
+        assert hosts == {socket.gethostname().split(".")[0]}  # oMLX's own folder here is this machine's
+    assert "host" not in json.loads(expected)["sessions"][0]  # a file given by name has no host label
     nowhere = {**ENV, "OMLX_BASE_PATH": str(tmp_path / "nowhere")}
     terminal, other_end = pty.openpty()
     try:

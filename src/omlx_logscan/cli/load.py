@@ -44,9 +44,12 @@ def host_history(options: CommonOptions, host: Host, *, use_system: bool) -> OsH
 def one_host(options: CommonOptions) -> Host:
     """The one host the inputs come from; inputs of several hosts are never read as one server."""
     from omlx_logscan.cli.values import input_paths
-    from omlx_logscan.inputs.hosts import plan_hosts
+    from omlx_logscan.inputs.hosts import plan_hosts, this_host
 
-    hosts = plan_hosts(input_paths(options.paths, options.base_path), options.hosts, options.tz)
+    paths = input_paths(options.paths, options.base_path)
+    hosts = plan_hosts(paths, options.hosts, options.tz)
+    if not options.paths and paths != ["-"] and hosts[0].name is None:
+        hosts[0].name = this_host()  # oMLX's own folder on this machine: its logs are this machine's
     if len(hosts) > 1:
         names = ", ".join(str(host.name) for host in hosts[:3]) + (", …" if len(hosts) > 3 else "")
         raise LogscanError(
