@@ -203,6 +203,8 @@ def test_input_that_is_no_omlx_log_is_refused_by_every_command(command: str) -> 
         ("omlx-issue-725.log", True),  # the menubar app's own records (omlx_app)
         ("omlx-issue-862.log", True),  # a kernel panic
         ("omlx-issue-410.log", True),  # a macOS crash report
+        ("omlx-issue-1566.log", True),  # routine INFO records of oMLX's cache only, counted by the scan
+        ("omlx-issue-342.log", True),  # routine DEBUG records only
         ("omlx-issue-2232.log", False),  # a user's own quotes of bare messages
         ("omlx-issue-3711.log", False),  # a client's error, not the server's
     ],
@@ -211,6 +213,15 @@ def test_real_pastes_are_recognised_by_what_they_hold(name: str, recognised: boo
     result = runner.invoke(app, ["sessions", str(REAL / name), "-q"])
     assert result.exit_code == (0 if recognised else 2), result.stderr
     assert runner.invoke(app, ["sessions", str(REAL / name), "-q", "--force"]).exit_code == 0
+
+
+@pytest.mark.parametrize(("logger", "code"), [("omlx.cache.prefix_cache", 0), ("uvicorn.access", 2)])
+def test_routine_records_count_only_when_they_are_omlx_records(tmp_path: Path, logger: str, code: int) -> None:
+    log = tmp_path / "server.log"  # records of no kind: the scan counts them without handing them over
+    log.write_text(
+        "".join(f"2026-05-31 19:15:{n:02d},612 - {logger} - INFO - [-] - cache block {n}\n" for n in range(40))
+    )
+    assert runner.invoke(app, ["timeline", str(log), "-q"]).exit_code == code
 
 
 def test_watch_refuses_a_file_that_is_no_omlx_log_unless_forced(tmp_path: Path) -> None:

@@ -128,6 +128,7 @@ class EventStream:
         return (
             self.requests.height > 0
             or self.arrivals.height > 0
+            or self.records.height > 0  # routine records only counted by the scan: timed omlx.* records
             or any((ev.logger or "").startswith(LOGGER_PREFIX) or ev.kind in OMLX_ONLY_KINDS for ev in self.events)
         )
 
