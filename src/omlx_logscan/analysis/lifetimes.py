@@ -17,7 +17,7 @@ from omlx_logscan.analysis.model import (
     DeadWindow,
     Incident,
     Session,
-    failures_stopped,
+    repeats_stopped,
     shows_penalty_box,
 )
 from omlx_logscan.analysis.numbering import number_as_in
@@ -199,9 +199,9 @@ def analyze(stream: EventStream, *, wedge_after_s: float | None = None) -> Analy
     builder = _Builder(stream)
     log_start = min((s.first for s in stream.sources if s.first), default=None)
     log_end = max((s.last for s in stream.sources if s.last), default=None)
-    sessions = _split_after_dead(_with_process_before_first_start(builder.sessions(), log_start))
+    sessions = lifetimes_of(stream, builder)
     if stream.cut_from is not None:  # a time window: numbered as in the whole input
-        number_as_in(sessions, analyze(stream.cut_from).sessions)
+        number_as_in(sessions, lifetimes_of(stream.cut_from))
     if sessions and sessions[0].start is None:
         sessions[0].start = log_start
     if sessions and not sessions[0].start_in_log and log_start is not None:
@@ -233,6 +233,15 @@ def analyze(stream: EventStream, *, wedge_after_s: float | None = None) -> Analy
     analysis = Analysis(stream, sessions, faults, repeats, windows, signatures, log_start, log_end, builder.requests)
     analysis.outages = find_outages(analysis, stream.arrivals, wedge_after_s)
     return analysis
+
+
+def lifetimes_of(stream: EventStream, builder: _Builder | None = None) -> list[Session]:
+    """The stream's lifetimes, numbered, before their faults and outages: all that numbering needs."""
+    if builder is None:  # a stream of its own (a window's whole input, a watch's skipped head)
+        date_panic_reports(stream)
+        builder = _Builder(stream)
+    log_start = min((s.first for s in stream.sources if s.first), default=None)
+    return _split_after_dead(_with_process_before_first_start(builder.sessions(), log_start))
 
 
 def _place_at_first_record(session: Session, records: RecordIndex) -> None:
@@ -412,7 +421,7 @@ def _dead_window(
         reason = "fatal_exit"
     elif ends:
         reason = "crash"
-    elif following is not None or _repeats_stopped(session, intervals, failure_times):
+    elif following is not None or repeats_stopped(session, intervals, failure_times):
         reason = "restart"
     else:
         reason = "eof"
@@ -487,14 +496,3 @@ class SessionEnding:
         if not followed:
             return "eof"
         return "crash" if info_shown and not (self.penalty_boxed or self.wedged) else "restart"
-
-
-def _repeats_stopped(session: Session, intervals: list[float], failure_times: list[str]) -> bool:
-    """The failures stopped repeating while the log went on: the process was restarted unseen.
-
-    A penalty-boxed engine fails again at every step it tries (every few minutes in the
-    report). When the log goes on far longer than that with no further failure, the process
-    behind it was replaced even though the log level hid the new start.
-    """
-    latest = max((t for ev in session.events if (t := ev.time)), default=None)
-    return failures_stopped(intervals, max(failure_times, default=None), latest)

@@ -223,10 +223,21 @@ REPEATS_STOPPED_FACTOR = 4.0  # ... or this many median repeat intervals, if tha
 
 
 def failures_stopped(intervals: list[float], last_failure: str | None, latest: str | None) -> bool:
-    """``_repeats_stopped`` for a window whose failures started ``intervals`` apart, the last at
+    """``repeats_stopped`` for a window whose failures started ``intervals`` apart, the last at
     ``last_failure``, in a session whose latest event is at ``latest``."""
     if len(intervals) < 2 or last_failure is None:
         return False
     quiet = max(REPEATS_STOPPED_MIN_S, REPEATS_STOPPED_FACTOR * statistics.median(intervals))
     gap = seconds(last_failure, latest)
     return gap is not None and gap > quiet
+
+
+def repeats_stopped(session: Session, intervals: list[float], failure_times: list[str]) -> bool:
+    """The failures stopped repeating while the log went on: the process was restarted unseen.
+
+    A penalty-boxed engine fails again at every step it tries (every few minutes in the
+    report). When the log goes on far longer than that with no further failure, the process
+    behind it was replaced even though the log level hid the new start.
+    """
+    latest = max((t for ev in session.events if (t := ev.time)), default=None)
+    return failures_stopped(intervals, max(failure_times, default=None), latest)

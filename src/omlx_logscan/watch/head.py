@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from io import BufferedReader
 from pathlib import Path
 
-from omlx_logscan.analysis.lifetimes import analyze
+from omlx_logscan.analysis.lifetimes import lifetimes_of
 from omlx_logscan.errors import InputError
 from omlx_logscan.inputs.sources import Source, Stream
 from omlx_logscan.stream.read import read_events
@@ -57,6 +57,6 @@ class _HeadOf(Source):
 def sessions_in_head(path: Path, size: int) -> int:
     """How many lifetimes the batch analysis finds in the first ``size`` bytes (whole lines) of ``path``."""
     try:
-        return len(analyze(read_events([_HeadOf(str(path), None, path, size)])).sessions)
+        return len(lifetimes_of(read_events([_HeadOf(str(path), None, path, size)])))
     except (InputError, OSError):  # the follower reports a file it cannot read
         return 0
