@@ -10,17 +10,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from omlx_logscan.analysis.outages import WEDGE_MIN_UNFINISHED
+from omlx_logscan.analysis.outages import ARRIVAL_FORMS, SETTLING_KINDS, WEDGE_MIN_UNFINISHED
 from omlx_logscan.parsing.event import Event
 from omlx_logscan.parsing.kinds import ARRIVAL_KIND, CRASH_KINDS
 from omlx_logscan.timeutil import seconds
 
-# Events in which a request finishes, aborts or fails, or the engine fails: each ends a stall.
-_SETTLING = frozenset({"request_complete", "request_abort", "request_error", "gpu_error"})
-
-# The arrival line that counts requests (one per request): the scheduler's, else the chat endpoint's,
-# else the TRACE body line (as ``analysis/outages.py`` chooses).
-_FORMS = ("scheduler_added", "chat_received", "incoming")
+# Events that end a stall: the batch rule's, and finished requests, which a watch sees as events.
+_SETTLING = SETTLING_KINDS | {"request_complete"}
+_FORMS = ARRIVAL_FORMS
 
 
 @dataclass

@@ -38,8 +38,13 @@ TRAFFIC_MIN_COMPLETIONS = 5  # ... which must be steady traffic: at least this m
 EXCERPT_SPAN_S = 3600.0  # an input of few records spanning less than this is a pasted excerpt
 SILENCE_FACTOR = 2.0  # ... and the silence longer than this many times their longest gap
 
-# Events in which a request finishes, aborts or fails, or the engine fails: a wedge has none.
-_SETTLING_KINDS = frozenset({"request_abort", "request_error", "gpu_error"})
+# Events in which a request aborts or fails, or the engine fails: a wedge has none (nor finished
+# requests, which are dense rows here and events in a watch).
+SETTLING_KINDS = frozenset({"request_abort", "request_error", "gpu_error"})
+
+# The arrival line that counts requests (one per request), best first: the scheduler's (every
+# generation request, once), else the chat endpoint's, else the TRACE body line.
+ARRIVAL_FORMS = ("scheduler_added", "chat_received", "incoming")
 
 
 def find_outages(analysis: Analysis, arrivals: pl.DataFrame, wedge_after_s: float | None = None) -> Outages:
@@ -219,7 +224,7 @@ def _last_settled(analysis: Analysis, session: Session, until: str | None) -> st
     """When a request last finished, aborted or failed in ``session`` (before ``until``)."""
     begins = session.start_after or session.start
     finished = analysis.requests.last_between(begins, until)
-    settled = [ev.time for ev in session.events if ev.kind in _SETTLING_KINDS and ev.time]
+    settled = [ev.time for ev in session.events if ev.kind in SETTLING_KINDS and ev.time]
     return max((t for t in (finished, *settled) if t), default=None)
 
 
@@ -275,10 +280,9 @@ def _arrivals_between(arrivals: pl.DataFrame, begins: str, until: str) -> pl.Dat
 
 
 def _request_form(rows: pl.DataFrame) -> str | None:
-    """The arrival line that counts requests: the scheduler's (every generation request, once), else
-    the chat endpoint's, else the TRACE body line."""
+    """The best of ``ARRIVAL_FORMS`` that the rows have."""
     forms = set(rows["form"].unique().to_list()) if rows.height else set()
-    return next((f for f in ("scheduler_added", "chat_received", "incoming") if f in forms), None)
+    return next((f for f in ARRIVAL_FORMS if f in forms), None)
 
 
 def _possible_wedge(
