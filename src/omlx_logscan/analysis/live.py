@@ -115,7 +115,6 @@ class _SessionFacts:
     # a fault closing finds in it the work done while it was still open.
     latest_activity: str | None = None
     shutdown: Event | None = None  # the last orderly-stop line with no work after it
-    penalty_boxed: bool = False  # a SubmissionsIgnored record: see ``shows_unseen_restart``
     gone_since: str | None = None  # a fatal exit or kernel panic (``leaves_no_process``): later is another's
     ending: SessionEnding = field(default_factory=SessionEnding)
     requests: int = 0  # finished requests so far
@@ -281,8 +280,7 @@ class LiveState:
         if not request and (active := activity_time(event)):
             facts.latest_activity = max(facts.latest_activity or active, active)
         if event.kind == "gpu_error" and shows_penalty_box(event):
-            facts.penalty_boxed = True
-            facts.ending.penalty_boxed = True
+            facts.ending.penalty_boxed = True  # a SubmissionsIgnored record: see ``shows_unseen_restart``
         self._note_ending(event, request)
         if request:
             facts.requests += 1
@@ -401,7 +399,7 @@ class LiveState:
             incident.records.append(event)
             return []
         changes = self.close_incident()
-        if self._facts.penalty_boxed and shows_unseen_restart(event):
+        if self._facts.ending.penalty_boxed and shows_unseen_restart(event):
             changes += self._open_session(event, inferred=True)
         name = str(event.fields.get("code_name"))
         self._incident = Incident([event], self._session(event).index, INCIDENT_KINDS.get(name, "other_gpu"))

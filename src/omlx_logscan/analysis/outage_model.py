@@ -105,7 +105,7 @@ class Outages:
     items: list[Outage] = field(default_factory=list)
     traffic: str = ARRIVALS_SHOWN  # ARRIVALS_SHOWN, COMPLETIONS_SHOWN or TRAFFIC_HIDDEN
     excerpt: bool = False  # a pasted excerpt: it says nothing of what the server's log level hides
-    wedge_after_s: float = 600.0
+    wedge_after_s: float = WEDGE_AFTER_S
 
     def of_kind(self, *kinds: str) -> list[Outage]:
         return [o for o in self.items if o.kind in kinds]
