@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
 from omlx_logscan.analysis.bounds import CONFIDENCE, poisson_upper
 from omlx_logscan.fleet.tables import fleet_views, run_query
+from omlx_logscan.timeutil import seconds
 
 
 @dataclass
@@ -73,9 +73,8 @@ def summarize(con: Any) -> Fleet:
 
 
 def _hours(start: str | None, end: str | None) -> float | None:
-    if not start or not end:
-        return None
-    return round((datetime.fromisoformat(end) - datetime.fromisoformat(start)).total_seconds() / 3600, 3)
+    elapsed = seconds(start, end)
+    return None if elapsed is None else round(elapsed / 3600, 3)
 
 
 def read_fleet(sources: list[str]) -> Fleet:
