@@ -108,9 +108,10 @@ def _timed(line: bytes) -> bool:
 
 
 def _native(source: Source) -> bool:
-    """Plain files are read in blocks by positioned reads; compressed ones and streams go through Python's decoders."""
+    """Plain files are read in blocks by positioned reads; compressed ones (by their first bytes,
+    whatever their name) and streams go through Python's decoders."""
     path = source.path
-    if path is None or path.suffix in (".gz", ".bz2", ".xz") or not path.is_file():
+    if path is None or not path.is_file():
         return False
     head = file_head(path)
     plain = bool(head) and sniff_codec(head) is None and compression_of(head) is None
