@@ -33,7 +33,7 @@ def count_once(
     copies dropped move from the event lines to the duplicates in ``accounting``."""
     table = _dense_frame(tables, schema)
     if len(tables) > 1:
-        table, shared = drop_shared_requests(sparse, table, kind)
+        table, shared = drop_shared_rows(sparse, table, kind)
         dropped_ids = {id(ev) for ev in shared}
         sparse = [[ev for ev in events if id(ev) not in dropped_ids] for events in sparse]
         moved = sum(ev.lines for ev in shared)
@@ -64,22 +64,20 @@ def _log_line(event: Event) -> str:
     return f"{stamp} - {event.logger} - {event.level} - {event.message}"
 
 
-def drop_shared_requests(
-    per_source: list[list[Event]], requests: pl.DataFrame, kind: str = "request_complete"
-) -> tuple[pl.DataFrame, list[Event]]:
-    """A finished request (or an arrival: ``kind``) can be a dense row in one source and an event
+def drop_shared_rows(per_source: list[list[Event]], rows: pl.DataFrame, kind: str) -> tuple[pl.DataFrame, list[Event]]:
+    """A dense row of ``kind`` (a finished request, an arrival) can be a dense row in one source and an event
     in another (there an untimed line touched it): keep the copy of the first source, as for any
     other record.
 
     Returns the dense rows to keep and the events to drop.
     """
     sparse = [ev for events in per_source for ev in events if ev.kind == kind and ev.time]
-    if not sparse or not requests.height:
-        return requests, []
+    if not sparse or not rows.height:
+        return rows, []
     keys = pl.DataFrame({"line": [_log_line(ev) for ev in sparse]}).select(pl.col("line").hash())["line"]
     both = pl.concat(
         [
-            requests.select("source", "time", "key", row=pl.lit(-1, dtype=pl.Int64)),
+            rows.select("source", "time", "key", row=pl.lit(-1, dtype=pl.Int64)),
             pl.DataFrame(
                 {
                     "source": [ev.source_index for ev in sparse],
@@ -94,5 +92,5 @@ def drop_shared_requests(
     losers = both.filter(pl.col("source") != pl.col("owner"))
     dropped_rows = set(losers.filter(pl.col("row") >= 0)["row"].to_list())
     shared = losers.filter(pl.col("row") < 0).select("source", "time", "key").unique()
-    kept = requests.join(shared, on=["source", "time", "key"], how="anti") if shared.height else requests
+    kept = rows.join(shared, on=["source", "time", "key"], how="anti") if shared.height else rows
     return kept, [sparse[i] for i in sorted(dropped_rows)]
