@@ -494,11 +494,15 @@ def _shared_files(monkeypatch: pytest.MonkeyPatch) -> list[blocks.SharedFile]:
     return opened
 
 
-def test_a_block_is_read_only_when_it_is_loaded(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The reader finds each block's end and its edge lines; the bytes are read by ``load``, and
-    the file stays open until the reader is done and every block is loaded."""
+@pytest.mark.parametrize("reuse", [False, True])
+@pytest.mark.parametrize("probe", [64 * 1024, 40])
+def test_a_block_is_read_only_when_it_is_loaded(monkeypatch: pytest.MonkeyPatch, reuse: bool, probe: int) -> None:
+    """The reader finds each block's end and its edge lines; the bytes are read by ``load`` (into
+    the worker's reused buffer with ``reuse``), and the file stays open until the reader is done
+    and every block is loaded. A probe shorter than a line makes the edge search look further back."""
     path = info_log("spans.log", *(f"[-] - message {i}" for i in range(40)))
     monkeypatch.setattr(blocks, "BLOCK_BYTES", 300)
+    monkeypatch.setattr(blocks, "PROBE_BYTES", probe)
     opened = _shared_files(monkeypatch)
     read = list(blocks.file_blocks(path))
     assert len(read) > 5 and all(b.data == b"" and not b.cut_tail for b in read)
@@ -506,12 +510,13 @@ def test_a_block_is_read_only_when_it_is_loaded(monkeypatch: pytest.MonkeyPatch)
     lines = data.split(b"\n")[:-1]
     offset = 0
     for block in read:
-        edges = block.first_line(), block.last_line()
         assert not opened[0].closed  # a block not yet loaded holds the file
-        block.load()
-        assert block.data == data[offset : offset + block.size] and block.data.endswith(b"\n")
-        block_lines = block.data.split(b"\n")[:-1]
-        assert edges == (block_lines[0], block_lines[-1]) and set(block_lines) <= set(lines)
+        block.load(reuse=reuse)
+        loaded = bytes(block.data)
+        assert isinstance(block.data, memoryview) == (reuse and blocks.REUSES_BUFFERS)
+        assert loaded == data[offset : offset + block.size] and loaded.endswith(b"\n")
+        block_lines = loaded.split(b"\n")[:-1]
+        assert (block.first, block.last) == (block_lines[0], block_lines[-1]) and set(block_lines) <= set(lines)
         offset += block.size
     assert offset == len(data)
     assert opened[0].closed
@@ -523,7 +528,7 @@ def test_a_line_longer_than_a_block_makes_a_larger_block(monkeypatch: pytest.Mon
     monkeypatch.setattr(blocks, "PROBE_BYTES", 64)  # the end is looked for over many probes
     monkeypatch.setattr(blocks, "EDGE_BYTES", 100)
     read = list(blocks.file_blocks(path))
-    heads = [(b.first_line(), b.last_line()) for b in read]
+    heads = [(b.first, b.last) for b in read]
     for block in read:
         block.load()
     assert b"".join(b.data for b in read) == path.read_bytes()
@@ -599,8 +604,8 @@ from omlx_logscan.inputs import blocks
 path = sys.argv[1]
 blocks.BLOCK_BYTES = 4096
 real_load = blocks.ByteBlock.load
-def load(block):  # emptied in place, as copytruncate does, once the first block is read
-    real_load(block)
+def load(block, **options):  # emptied in place, as copytruncate does, once the first block is read
+    real_load(block, **options)
     os.truncate(path, 0)
 blocks.ByteBlock.load = load
 from omlx_logscan.cli import main
@@ -648,7 +653,7 @@ def test_blocks_are_the_file_cut_at_line_ends_whatever_the_sizes(
         for name, value in (("BLOCK_BYTES", block), ("PROBE_BYTES", probe), ("EDGE_BYTES", edge)):
             patch.setattr(blocks, name, value)
         read = list(blocks.file_blocks(path))
-        heads = [(b.first_line(), b.last_line()) for b in read]
+        heads = [(b.first, b.last) for b in read]
         for b in read:
             b.load()
     assert b"".join(b.data for b in read) == data

@@ -139,13 +139,13 @@ _FORMS = pl.Series(ARRIVAL_FORMS, dtype=pl.Categorical())
 def native_block(scanner: ModuleType, block: ByteBlock, source_name: str) -> BlockOutput:
     """One block by the native scanner: what ``plan.plan_block`` gives for it (without keys or text),
     its bytes mended as for the plan (lines that are not UTF-8 read as Windows-1252)."""
-    data = block.data if scanner.is_utf8(block.data) else normalise(block.data)
+    data = block.data if scanner.is_utf8(block.data) else normalise(bytes(block.data))
     out = scanner.scan_block(data, block.cut_tail, block.prev_timed, block.next_timed)
     bounds_buf, req_n, req_ms, req_tokens, arr_n, arr_ms, arr_form, kept_buf, undecided, lines, any_debug, mask = out
     bounds = memoryview(bounds_buf).cast("q")
 
     def text(i: int) -> str:
-        return data[bounds[2 * i] : bounds[2 * i + 1]].decode()
+        return str(data[bounds[2 * i] : bounds[2 * i + 1]], "utf-8")
 
     requests = pl.DataFrame({"n": _column(req_n, "=u4"), "time": _times(req_ms), "tokens": _column(req_tokens, "=i4")})
     arrivals = pl.DataFrame(
@@ -167,13 +167,15 @@ def native_block(scanner: ModuleType, block: ByteBlock, source_name: str) -> Blo
     return BlockOutput(block.size, lines, requests, kept, levels, unkept, arrivals)
 
 
-def _undecided_levels(triples: memoryview, data: bytes, known: set[str]) -> set[str]:
+def _undecided_levels(triples: memoryview, data: bytes | memoryview, known: set[str]) -> set[str]:
     """The levels the lines the scanner could not decide show, decided by the plan's own regex."""
     found: set[str] = set()
     for bit, level in enumerate(_LEVELS):
         if level in known:
             continue
-        texts = [data[triples[k + 1] : triples[k + 2]].decode() for k in range(0, len(triples), 3) if triples[k] == bit]
+        texts = [
+            str(data[triples[k + 1] : triples[k + 2]], "utf-8") for k in range(0, len(triples), 3) if triples[k] == bit
+        ]
         if texts and pl.Series(texts, dtype=pl.String).str.contains(LEVEL_RECORD[level]).any():
             found.add(level)
     return found

@@ -143,8 +143,9 @@ def _lines(block: ByteBlock) -> pl.LazyFrame:
     polars takes bytes that begin like a zlib stream ("x^", "x\\x01") for compressed data: such a
     block is handed over behind an empty line, which is numbered 0 and dropped.
     """
-    shielded = block.data[:1] == b"x"
-    data = b"\n" + block.data if shielded else block.data
+    raw = bytes(block.data)  # the same object: the plan's blocks are bytes, never views of a buffer
+    shielded = raw[:1] == b"x"
+    data = b"\n" + raw if shielded else raw
     lines = pl.scan_lines(data, name="line").with_row_index("n", offset=0 if shielded else 1)
     if block.cut_tail:
         lines = lines.filter(pl.col("n") < pl.len() - (1 if shielded else 0))

@@ -264,7 +264,7 @@ def _run(
 ) -> _BlockOutput:
     """One block's scan, on a worker thread: by the native ``scanner``, or else by the polars plan."""
     try:
-        block.load()  # a plain file's block is read here, in parallel with the others
+        block.load(reuse=scanner is not None)  # a plain file's block is read here, in parallel with the others
     except OSError as exc:
         raise InputError(f"{source_name}: read error ({exc.strerror or exc})") from None
     if scanner is not None:  # it mends bytes that are not UTF-8 itself, finding them faster
@@ -272,7 +272,7 @@ def _run(
     # polars must not fail while another plan runs (a failing plan can crash its threads), so
     # bytes that are not UTF-8 are mended first: Python reads those lines as Windows-1252. ASCII
     # blocks, nearly all, cost one quick check.
-    block.data = normalise(block.data)
+    block.data = normalise(bytes(block.data))
     return plan_block(block, source_name, keep_all, keep_key, keep_request_text)
 
 
