@@ -115,12 +115,10 @@ class FileSpan:
 
 @dataclass(slots=True)
 class ByteBlock:
-    """Bytes read at once; with ``cut_tail`` the last line is unfinished and is read again next.
-
-    A plain file's block comes as a ``span`` of the file; ``load`` reads it into ``data``."""
+    """Whole lines read at once. A plain file's block comes as a ``span`` of the file; ``load``
+    reads it into ``data``."""
 
     data: bytes | memoryview = b""  # a memoryview: of the worker's reused buffer (``load(reuse=True)``)
-    cut_tail: bool = False  # stored, not size < len(data): mending bad bytes changes the length
     size: int = 0  # bytes of whole lines as read from the source (for progress)
     first: bytes = b""  # the head of the block's first line (``EDGE_BYTES`` at most), for ``linked``
     last: bytes = b""  # the head of its last line

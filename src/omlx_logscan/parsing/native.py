@@ -140,27 +140,28 @@ def native_block(scanner: ModuleType, block: ByteBlock, source_name: str) -> Blo
     """One block by the native scanner: what ``plan.plan_block`` gives for it (without keys or text),
     its bytes mended as for the plan (lines that are not UTF-8 read as Windows-1252)."""
     data = block.data if scanner.is_utf8(block.data) else normalise(bytes(block.data))
-    out = scanner.scan_block(data, block.cut_tail, block.prev_timed, block.next_timed)
-    bounds_buf, req_n, req_ms, req_tokens, arr_n, arr_ms, arr_form, kept_buf, undecided, lines, any_debug, mask = out
-    bounds = memoryview(bounds_buf).cast("q")
+    out = scanner.scan_block(data, block.prev_timed, block.next_timed)
+    edges_buf, req_n, req_ms, req_tokens, arr_n, arr_ms, arr_form, kept_buf, undecided, lines, any_debug, mask = out
 
-    def text(i: int) -> str:
-        return str(data[bounds[2 * i] : bounds[2 * i + 1]], "utf-8")
+    def text(start: int, stop: int) -> str:
+        return str(data[start:stop], "utf-8")
 
     requests = pl.DataFrame({"n": _column(req_n, "=u4"), "time": _times(req_ms), "tokens": _column(req_tokens, "=i4")})
     arrivals = pl.DataFrame(
         {"n": _column(arr_n, "=u4"), "time": _times(arr_ms), "form": _FORMS.gather(_column(arr_form, "u1"))}
     )
-    kept_pairs = memoryview(kept_buf).cast("q")
+    spans = memoryview(kept_buf).cast("q")  # (line, start, stop, and the line before it: start, stop) each
     rows = [
-        (n, text(i), text(i - 1) if i > 0 else None) for n, i in zip(kept_pairs[0::2], kept_pairs[1::2], strict=True)
+        (spans[k], text(spans[k + 1], spans[k + 2]), text(spans[k + 3], spans[k + 4]) if spans[k + 3] >= 0 else None)
+        for k in range(0, len(spans), 5)
     ]
     levels = {level for bit, level in enumerate(_LEVELS) if mask >> bit & 1}
     levels |= _undecided_levels(memoryview(undecided).cast("q"), data, levels)
     levels |= {"DEBUG"} if any_debug else set()
     levels |= {"INFO"} if requests.height else set()
     levels |= arrival_levels({form for code, form in enumerate(ARRIVAL_FORMS) if bytes((code,)) in arr_form})
-    first, last = (text(0), text(lines - 1)) if lines else (None, None)
+    edges = memoryview(edges_buf).cast("q")  # where the first and the last line are
+    first, last = (text(edges[0], edges[1]), text(edges[2], edges[3])) if lines else (None, None)
     unkept = unkept_records(rows, first, last, lines)
     block.data = b""
     kept = [(n, line) for n, line, _ in rows]

@@ -138,7 +138,7 @@ class BlockOutput:
 
 
 def _lines(block: ByteBlock) -> pl.LazyFrame:
-    """A block's lines, numbered from 1 within the block, without the unfinished last one.
+    """A block's lines, numbered from 1 within the block.
 
     polars takes bytes that begin like a zlib stream ("x^", "x\\x01") for compressed data: such a
     block is handed over behind an empty line, which is numbered 0 and dropped.
@@ -147,8 +147,6 @@ def _lines(block: ByteBlock) -> pl.LazyFrame:
     shielded = raw[:1] == b"x"
     data = b"\n" + raw if shielded else raw
     lines = pl.scan_lines(data, name="line").with_row_index("n", offset=0 if shielded else 1)
-    if block.cut_tail:
-        lines = lines.filter(pl.col("n") < pl.len() - (1 if shielded else 0))
     return lines.filter(pl.col("n") > 0) if shielded else lines
 
 
