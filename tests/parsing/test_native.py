@@ -355,7 +355,8 @@ def _decodes(data: bytes) -> bool:
 @pytest.mark.parametrize("data", UTF8_EDGES)
 def test_the_utf8_check_is_pythons(data: bytes) -> None:
     assert SCANNER is not None
-    for padded in (data, b"x" * 7 + data, data + b"y" * 9):
+    # ASCII around it, so that it stands at every kind of place: in the 64-byte steps and the 8-byte ones
+    for padded in (data, b"x" * 7 + data, data + b"y" * 9, b"x" * 63 + data, b"x" * 64 + data + b"y" * 70):
         assert SCANNER.is_utf8(padded) == _decodes(padded), padded
 
 
