@@ -193,7 +193,7 @@ def test_line_chunks_are_whole_lines_of_the_input(
     data = b"\n".join(lines) + (b"\n" if last_newline and lines else b"")
     data = data.decode("utf-8", errors="replace").encode()  # valid UTF-8: normalise leaves it alone
     head, rest = data[:most], data[most:]
-    chunks = list(sources._line_chunks(_Trickle(rest, most), head, chunk))
+    chunks = [bytes(v) for v in sources._line_views(_Trickle(rest, most), head, chunk, sources._reusing())]
     assert b"".join(chunks) == data
     assert all(c.endswith(b"\n") for c in chunks[:-1])
     assert all(c for c in chunks)
@@ -208,8 +208,8 @@ def test_a_failing_read_hands_on_the_whole_lines_before_it(
     stream = _Trickle(data, most, fail_after)
     got: list[bytes] = []
     with pytest.raises(EOFError):
-        for piece in sources._line_chunks(stream, b"", chunk):
-            got.append(piece)
+        for piece in sources._line_views(stream, b"", chunk, sources._reusing()):
+            got.append(bytes(piece))
         raise EOFError("the input was read to its end")  # the failure was not reached: same check
     read = b"".join(got)
     if fail_after < len(data):  # every whole line before the failure, and nothing after it

@@ -81,6 +81,29 @@ def test_small_blocks_give_the_same_timeline_as_one_block(monkeypatch: pytest.Mo
     assert whole["faults"] and whole["dead_windows"]  # the case has faults and a dead engine to get right
 
 
+def test_a_gzipped_log_in_small_blocks_reuses_its_buffers(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A compressed log's chunks are read into buffers the workers give back: the timeline is the
+    one of a single block, and the buffers made stay near the blocks in flight, not one a block."""
+    path = plain_copy("s6-file-debug")
+    packed = WORKDIR / "s6-file-debug-pooled.log.gz"
+    packed.write_bytes(gzip.compress(path.read_bytes()))
+    pools: list[blocks.BufferPool] = []
+    taken: list[int] = []
+    take = blocks.BufferPool.take
+
+    def counting(pool: blocks.BufferPool, size: int) -> bytearray:
+        pools.append(pool)
+        taken.append(size)
+        return take(pool, size)
+
+    whole = document_of(packed)  # one block
+    monkeypatch.setattr(blocks.BufferPool, "take", counting)
+    assert with_block_bytes(monkeypatch, 8_192, packed) == whole
+    assert whole["faults"] and whole["dead_windows"]
+    assert len(set(pools)) == 1 and len(taken) >= 10  # a take a block, each at least the sniffed head
+    assert pools[0].made <= scan.IN_FLIGHT + 3 < len(taken)  # the rest were buffers given back
+
+
 def test_example_in_tiny_blocks(monkeypatch: pytest.MonkeyPatch) -> None:
     assert with_block_bytes(monkeypatch, 61, EXAMPLE) == document_of(EXAMPLE)
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from omlx_logscan.errors import InputError
-from omlx_logscan.inputs.sources import Source, read_chunks
+from omlx_logscan.inputs.sources import Source, read_views
 
 # A block's plan runs mostly on one core and touches its bytes several times: 8 MiB blocks stay
 # in the caches better than larger ones and cost less per block in Python than smaller ones.
@@ -105,6 +105,32 @@ class SharedFile:
                 self._file.close()
 
 
+class BufferPool:
+    """The buffers a stream's chunks are read into (a compressed file, stdin), each given back by
+    the worker that ran its block: a fresh 8 MiB buffer a chunk would cost a page fault per 4 KiB.
+    It holds no more buffers than there were blocks in flight at once."""
+
+    __slots__ = ("_free", "_lock", "made")
+
+    def __init__(self) -> None:
+        self._free: list[bytearray] = []
+        self._lock = threading.Lock()
+        self.made = 0  # buffers made, not taken again
+
+    def take(self, size: int) -> bytearray:
+        """A buffer of at least ``size`` bytes: a free one, or a new one."""
+        with self._lock:
+            for index, buffer in enumerate(self._free):
+                if len(buffer) >= size:
+                    return self._free.pop(index)
+            self.made += 1
+        return bytearray(size)
+
+    def give(self, buffer: bytearray) -> None:
+        with self._lock:
+            self._free.append(buffer)
+
+
 @dataclass(slots=True)
 class FileSpan:
     """Where a plain file's block is: the worker that runs the block reads it (``ByteBlock.load``)."""
@@ -125,6 +151,7 @@ class ByteBlock:
     prev_timed: bool = False  # whether the line just before the block is timed (``_DATED_LINE``)
     next_timed: bool = False  # whether the line just after it is
     span: FileSpan | None = None  # where the block's bytes are, until ``load``
+    pool: BufferPool | None = None  # where ``data``'s buffer goes back to once the block is done with
 
     def load(self, *, reuse: bool = False) -> None:
         """Read a plain file's block into ``data``; raises OSError if the file was cut short. With
@@ -137,6 +164,12 @@ class ByteBlock:
             finally:
                 span.file.let_go()
 
+    def free(self) -> None:
+        """Let go of the block's bytes once it has been run: a pooled buffer is read into again."""
+        data, self.data = self.data, b""
+        if self.pool is not None and isinstance(data, memoryview) and isinstance(data.obj, bytearray):
+            self.pool.give(data.obj)
+
     def release(self) -> None:
         """Let go of the file of a block that will not be run."""
         if self.span is not None:
@@ -144,12 +177,17 @@ class ByteBlock:
             span.file.let_go()
 
 
-def _edge_lines(data: bytes) -> tuple[bytes, bytes]:
-    """The heads of the first and the last line of bytes read whole."""
-    end = data.find(b"\n")
-    first = data[: end if end >= 0 else len(data)]
-    end = len(data) - 1 if data.endswith(b"\n") else len(data)
-    return first[:EDGE_BYTES], data[data.rfind(b"\n", 0, end) + 1 : end][:EDGE_BYTES]
+def _edge_lines(view: memoryview) -> tuple[bytes, bytes]:
+    """The heads of the first and the last line of a chunk read whole."""
+    size = len(view)
+    data = (
+        view.obj if isinstance(view.obj, bytes | bytearray) else bytes(view)
+    )  # read_views' chunks start their buffers
+    end = data.find(b"\n", 0, size)
+    first = bytes(view[: min(end if end >= 0 else size, EDGE_BYTES)])
+    end = size - 1 if data[size - 1 : size] == b"\n" else size
+    start = data.rfind(b"\n", 0, end) + 1
+    return first, bytes(view[start : min(end, start + EDGE_BYTES)])
 
 
 def _file_block(file: SharedFile, offset: int, size: int) -> ByteBlock:
@@ -236,6 +274,7 @@ def read_blocks(source: Source, native: bool) -> Iterator[ByteBlock]:
         except OSError as exc:
             raise InputError(f"{source.name}: read error ({exc.strerror or exc})") from None
         return
-    for data in read_chunks(source, BLOCK_BYTES):
-        first, last = _edge_lines(data)
-        yield ByteBlock(data, size=len(data), first=first, last=last)
+    pool = BufferPool()
+    for view in read_views(source, BLOCK_BYTES, pool.take):
+        first, last = _edge_lines(view)
+        yield ByteBlock(view, size=len(view), first=first, last=last, pool=pool)

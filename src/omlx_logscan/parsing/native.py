@@ -163,7 +163,7 @@ def native_block(scanner: ModuleType, block: ByteBlock, source_name: str) -> Blo
     edges = memoryview(edges_buf).cast("q")  # where the first and the last line are
     first, last = (text(edges[0], edges[1]), text(edges[2], edges[3])) if lines else (None, None)
     unkept = unkept_records(rows, first, last, lines)
-    block.data = b""
+    block.free()  # every text wanted is copied out: the buffer can be read into again
     kept = [(n, line) for n, line, _ in rows]
     return BlockOutput(block.size, lines, requests, kept, levels, unkept, arrivals)
 

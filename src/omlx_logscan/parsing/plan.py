@@ -279,7 +279,7 @@ def plan_block(block: ByteBlock, source_name: str, keep_all: bool, keep_key: boo
         )
     except (pl.exceptions.PolarsError, pl.exceptions.PanicException, OSError):
         raise InputError(f"{source_name}: unreadable text") from None
-    block.data = b""  # free the bytes now, not when the last reference to the block goes
+    block.free()  # now, not when the last reference to the block goes
     lines = summary["total"][0] or 0
     kept = others.filter("kept")
     # Request rows are INFO records (the request test fixes the level): that leaves less to look for.

@@ -272,7 +272,9 @@ def _run(
     # polars must not fail while another plan runs (a failing plan can crash its threads), so
     # bytes that are not UTF-8 are mended first: Python reads those lines as Windows-1252. ASCII
     # blocks, nearly all, cost one quick check.
-    block.data = normalise(bytes(block.data))
+    mended = normalise(bytes(block.data))
+    block.free()  # the plan reads the copy: a pooled buffer can be read into again
+    block.data = mended
     return plan_block(block, source_name, keep_all, keep_key, keep_request_text)
 
 
