@@ -15,7 +15,7 @@ import itertools
 import operator
 import threading
 from array import array
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, TypeAlias
@@ -285,7 +285,7 @@ def form_code(form: str | None) -> int:
     return ARRIVAL_FORMS.index(form) if form in ARRIVAL_FORMS else NO_FORM
 
 
-def forms_of(codes: array[int]) -> Iterator[str | None]:
+def forms_of(codes: Iterable[int]) -> Iterator[str | None]:
     return (ARRIVAL_FORMS[code] if code < len(ARRIVAL_FORMS) else None for code in codes)
 
 
@@ -294,28 +294,40 @@ def forms_of(codes: array[int]) -> Iterator[str | None]:
 _FIRST_NUMPY = threading.Lock()
 
 
-def from_polars(frame: pl.DataFrame) -> Dense:
-    """A polars plan's rows as a dense table: times as ms (nulls as NO_TIME), forms as codes."""
+def as_numbers(name: str) -> pl.Expr:
+    """A polars column as a dense table holds it: a time as its ms (nulls as NO_TIME), a form as its
+    code (its place in the catalog's ARRIVAL_FORMS), anything else as it is. The polars plan computes
+    these inside its own run, so turning its frames into arrays costs no polars call of its own."""
     import polars as pl
 
+    column = pl.col(name)
+    if name == "time":
+        return column.cast(pl.Datetime("ms")).to_physical().fill_null(NO_TIME)
+    if name == "form":
+        return column.cast(pl.String).cast(pl.Enum(ARRIVAL_FORMS)).to_physical().fill_null(NO_FORM)
+    return column
+
+
+def from_polars(frame: pl.DataFrame) -> Dense:
+    """A polars frame's rows as a dense table (``as_numbers`` applied where the frame's columns are not
+    numbers yet): on the plan's worker threads, already numbers."""
+    if any(name in ("time", "form") and not dtype.is_integer() for name, dtype in frame.schema.items()):
+        frame = frame.select(as_numbers(name) for name in frame.columns)
     out: dict[str, Column] = {}
     for name, series in zip(frame.columns, frame.get_columns(), strict=True):
-        if series.dtype == pl.String and name != "form":
+        typecode = _TYPECODES[name]
+        if not typecode:
             out[name] = series.to_list()
-            continue
-        if name == "form":  # the plan's forms are the catalog's: their codes are their places in it
-            series = series.cast(pl.Enum(ARRIVAL_FORMS)).to_physical().fill_null(NO_FORM)
-        elif name == "time":
-            series = series.to_physical()
-            series = series.fill_null(NO_TIME) if series.null_count() else series
-        typecode = {**REQUEST_SCHEMA, **ARRIVAL_SCHEMA, **EXTRA_SCHEMA, "n": "I"}[name]
-        if series.len() < FEW:
+        elif series.len() < FEW:
             out[name] = array(typecode, series.to_list())
-            continue
-        with _FIRST_NUMPY:
-            values = series.to_numpy()
-        out[name] = _array(values, typecode)
+        else:
+            with _FIRST_NUMPY:
+                values = series.to_numpy()
+            out[name] = _array(values, typecode)
     return Dense(out)
+
+
+_TYPECODES = {**REQUEST_SCHEMA, **ARRIVAL_SCHEMA, **EXTRA_SCHEMA, "n": "I"}
 
 
 def to_polars(table: Dense) -> pl.DataFrame:

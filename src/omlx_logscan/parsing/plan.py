@@ -19,8 +19,8 @@ import polars as pl
 from omlx_logscan.errors import InputError
 from omlx_logscan.inputs.blocks import ByteBlock
 from omlx_logscan.parsing.catalog import CHAT_COMPLETION, CHAT_COUNTS, NO_REQUEST_ID
-from omlx_logscan.parsing.catalog_arrivals import ARRIVALS
-from omlx_logscan.parsing.dense import from_polars
+from omlx_logscan.parsing.catalog_arrivals import ARRIVAL_FORMS, ARRIVALS
+from omlx_logscan.parsing.dense import as_numbers, from_polars
 from omlx_logscan.parsing.grammar import MAX_LINE_CHARS, PLAUSIBLE_YEARS
 from omlx_logscan.parsing.shapes import (
     DATED_LINE,
@@ -224,7 +224,7 @@ def plan_block(block: ByteBlock, source_name: str, keep_all: bool, keep_key: boo
     kept = others.filter("kept")
     # Request rows are INFO records (the request test fixes the level): that leaves less to look for.
     known = {level for level, seen in (("DEBUG", summary["any_debug"][0]), ("INFO", requests.height)) if seen}
-    known |= arrival_levels(set(arrivals["form"].unique().to_list())) if arrivals.height else set()
+    known |= arrival_levels({ARRIVAL_FORMS[code] for code in arrivals["form"].unique().to_list()})
     levels = _levels(others, known)
     rows = list(kept.select("n", "line", "prev").iter_rows())
     unkept = unkept_records(rows, summary["first"][0], summary["last"][0], lines)
@@ -241,8 +241,8 @@ def _outputs(
     extra = [pl.col("key")] if keep_key else []
     if keep_text:
         extra.append(pl.col("line").alias("text"))
-    requests = plan.filter(request).select("n", "time", "tokens", *extra)
-    arrivals = plan.filter(arrival).select("n", "time", pl.col("form").cast(pl.Categorical), *extra)
+    requests = plan.filter(request).select("n", as_numbers("time"), "tokens", *extra)
+    arrivals = plan.filter(arrival).select("n", as_numbers("time"), as_numbers("form"), *extra)
     others = plan.filter(~request & ~arrival & ~pl.col("routine")).select(
         "n", "line", "prev", kept=~pl.col("single") | pl.col("line").str.contains(_INTERESTING).fill_null(False)
     )
