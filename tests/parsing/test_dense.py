@@ -7,11 +7,15 @@ import itertools
 from array import array
 from collections.abc import Iterator
 from datetime import datetime
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from conftest import bench_module, stream_of
+from omlx_logscan.analysis.lifetimes import analyze
+from omlx_logscan.output.documents import timeline_document
 from omlx_logscan.parsing import dense
 from omlx_logscan.parsing.catalog_arrivals import ARRIVAL_FORMS
 from omlx_logscan.parsing.dense import (
@@ -27,6 +31,7 @@ from omlx_logscan.parsing.dense import (
     ms_of,
     to_polars,
 )
+from omlx_logscan.stream.window import within
 
 times_st = st.lists(st.one_of(st.integers(-5, 40), st.just(NO_TIME)), max_size=60)
 
@@ -170,3 +175,25 @@ def test_polars_round_trip(rows: int) -> None:
     assert frame["form"].to_list() == [ARRIVAL_FORMS[n % 3] for n in range(rows)]
     back = from_polars(frame)
     assert back.columns == table.columns
+
+
+def test_a_whole_timeline_is_the_same_on_both_paths(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A DEBUG log's stream, window and timeline with every column worked on in numpy and in Python."""
+    path = tmp_path / "server.log"
+    bench_module("make_log").write_log(path, 0.3, 2, seed=5)
+
+    def document() -> dict[str, object]:
+        stream = stream_of(path)
+        window = within(stream, datetime(2026, 6, 20, 12), datetime(2026, 6, 21, 12))
+        found = timeline_document(analyze(stream))
+        found["window"] = timeline_document(analyze(window))
+        found["jumps"] = stream.clock_jumps
+        return found
+
+    monkeypatch.setattr(dense, "BIG", 10**9)
+    in_python = document()
+    monkeypatch.setattr(dense, "BIG", -1)
+    assert document() == in_python
+    events = in_python["header"]["events"]  # type: ignore[index]
+    assert events["request_arrival"] > events["request_complete"] > 0  # both dense kinds are there
+    assert in_python["window"]["header"]["events"] != events  # type: ignore[index]  # and the window cut some

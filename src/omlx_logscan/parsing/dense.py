@@ -151,12 +151,10 @@ def _numpy(column: array[int]) -> np.ndarray[Any, Any]:
 
 
 def _array(values: np.ndarray[Any, Any], typecode: str) -> array[int]:
-    column = array(typecode)
     import numpy as np
 
-    contiguous = np.ascontiguousarray(values, dtype=_NUMPY_TYPES[typecode])
-    column.frombytes(contiguous.data.cast("B"))  # one copy, of the buffer
-
+    column = array(typecode)
+    column.frombytes(np.ascontiguousarray(values, dtype=_NUMPY_TYPES[typecode]).data.cast("B"))  # one copy
     return column
 
 
