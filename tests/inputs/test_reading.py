@@ -12,7 +12,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import polars as pl
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -36,8 +35,8 @@ def _events(stream: EventStream) -> list[dict[str, Any]]:
     return [{**ev.as_dict(), "source": None} for ev in stream.events]
 
 
-def _requests(stream: EventStream) -> pl.DataFrame:
-    return stream.requests.drop([c for c in ("source",) if c in stream.requests.columns])
+def _requests(stream: EventStream) -> dict[str, object]:
+    return {name: column for name, column in stream.requests.columns.items() if name != "source"}
 
 
 def test_gzip_is_opened_through_isal(tmp_path: Path) -> None:
@@ -97,7 +96,7 @@ def test_gzip_gives_the_events_of_its_plain_twin(
     assert from_gz.accounting.lines == from_plain.accounting.lines > 0
     assert from_gz.sources[0].problem is None
     assert _events(from_gz) == _events(from_plain)
-    assert _requests(from_gz).equals(_requests(from_plain))
+    assert _requests(from_gz) == _requests(from_plain)
     assert from_gz.kind_counts == from_plain.kind_counts
 
 

@@ -16,7 +16,6 @@ from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta
 from pathlib import Path
 
-import polars as pl
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -30,6 +29,8 @@ from omlx_logscan.inputs.sources import Source
 from omlx_logscan.output.documents import timeline_document
 from omlx_logscan.parsing import scan
 from omlx_logscan.parsing.catalog import CATALOG, Template, _first_character, candidates
+from omlx_logscan.parsing.dense import REQUEST_SCHEMA, Dense, from_rows, moment_of, ms_of
+from omlx_logscan.parsing.shapes import BLOCK_REQUESTS
 from omlx_logscan.parsing.unkept import Unkept, stamp_of_line
 from omlx_logscan.stream.model import EventStream
 from omlx_logscan.stream.read import CLOCK_JUMP_S, _clock_jumps, read_events
@@ -185,18 +186,14 @@ def test_clock_jumps_match_one_pass_over_all_stamps(stamps: list[tuple[int, int]
     stamps.sort()
     moments = [(line, DAY + timedelta(seconds=s)) for line, s in stamps]
     records = [(line, moment.isoformat()) for line, moment in moments[::3]]
-    rows = [(line, moment, 0) for i, (line, moment) in enumerate(moments) if i % 3]
+    rows = [(line, ms_of(moment), 0) for i, (line, moment) in enumerate(moments) if i % 3]
     edges = list(itertools.accumulate(cuts, initial=0))
     pieces = [rows[a:b] for a, b in itertools.pairwise([*(e for e in edges if e < len(rows)), len(rows)])]
     # Each block's rows count their lines from the block's start, as the scan files them.
     blocks = [
         (
             piece[0][0] - 1,
-            pl.DataFrame(
-                [(line - piece[0][0] + 1, *rest) for line, *rest in piece],
-                orient="row",
-                schema={"n": pl.UInt32, "time": pl.Datetime("ms"), "tokens": pl.Int32},
-            ),
+            from_rows([(line - piece[0][0] + 1, *rest) for line, *rest in piece], BLOCK_REQUESTS),
         )
         for piece in pieces
         if piece
@@ -207,7 +204,8 @@ def test_clock_jumps_match_one_pass_over_all_stamps(stamps: list[tuple[int, int]
         for (_, before), (line, now) in itertools.pairwise(moments)
         if (before - now).total_seconds() > CLOCK_JUMP_S
     ]
-    found = _clock_jumps(scan.SourceScan(Source("server.log", None), 0, requests=scan._numbered(0, blocks)), records)
+    requests = scan._numbered(0, blocks, REQUEST_SCHEMA)
+    found = _clock_jumps(scan.SourceScan(Source("server.log", None), 0, requests=requests), records)
     assert [(jump["line"], jump["back_s"]) for jump in found] == expected
 
 
@@ -274,8 +272,8 @@ def test_embedding_requests_count_but_their_tokens_do_not() -> None:
 def _requests_seen(stream: EventStream) -> list[tuple[str, int]]:
     """Every finished chat completion a stream holds, dense row or event, as (time, tokens)."""
     rows = [
-        (time.isoformat(timespec="milliseconds"), tokens)
-        for time, tokens in stream.requests.select("time", "tokens").iter_rows()
+        (moment_of(time).isoformat(timespec="milliseconds"), tokens)
+        for time, tokens in stream.requests.rows("time", "tokens")
     ]
     events = [
         (ev.time or "", ev.fields["tokens"])
@@ -412,7 +410,7 @@ def test_requests_in_oMLX_shape_take_the_dense_path() -> None:
         "[-] - Engine stopped",
     )
     stream = stream_of(path)
-    assert stream.requests["tokens"].to_list() == [5, 7, 11]
+    assert list(stream.requests["tokens"]) == [5, 7, 11]
     assert stream.kind_counts["request_complete"] == 3
 
 
@@ -437,7 +435,7 @@ def _fake_run(fail_at: int | None = None, bug_at: int | None = None) -> Callable
             raise InputError("server.log: unreadable text")
         if seq == bug_at:
             raise ZeroDivisionError("a bug")
-        return scan._BlockOutput(seq, 1, pl.DataFrame(), [], set(), Unkept([], None, None))
+        return scan._BlockOutput(seq, 1, Dense.empty(BLOCK_REQUESTS), [], set(), Unkept([], None, None))
 
     return run
 
@@ -489,7 +487,7 @@ def test_unkept_records_are_reported_where_they_touch_kept_lines(size: int, monk
     path = WORKDIR / "unkept.log"
     path.write_text("\n".join(lines) + "\n")
     monkeypatch.setattr(blocks, "BLOCK_BYTES", size)
-    found = scan.scan_source(Source(path.name, path), 0, on_kept=lambda _: None).records.rows()
+    found = scan.scan_source(Source(path.name, path), 0, on_kept=lambda _: None).records.rows("line", "time")
     assert 5 in {line for line, _ in found}  # the last DEBUG line before the warning (line 6)
     assert all(time == f"2026-09-15T20:00:{line - 1:02d}.000" for line, time in found)
 

@@ -1,8 +1,8 @@
 """The native block scanner (the C extension ``omlx_logscan._scanner``), when it is built.
 
 It computes for a block what the polars plan does (``parsing.plan``), in one pass over its lines
-with the GIL released, and hands the dense columns to polars as buffers, without a Python object
-per row. Every text it tests is the catalog's, handed over here: no oMLX wording is written in C.
+with the GIL released, and hands the dense columns over as buffers, copied into arrays without a
+Python object per row. Every text it tests is the catalog's, handed over here: no oMLX wording is written in C.
 A run that needs what only polars gives (every record, de-duplication keys, request text) uses
 the plan, and so does every run when the extension is not built or ``LOGSCAN_SCANNER=polars``;
 with ``LOGSCAN_REQUIRE_NATIVE=1`` a missing extension is an error instead.
@@ -11,20 +11,17 @@ with ``LOGSCAN_REQUIRE_NATIVE=1`` a missing extension is an error instead.
 from __future__ import annotations
 
 import os
-from array import array
 from functools import cache
 from types import ModuleType
-from typing import Any
-
-import polars as pl
 
 from omlx_logscan.errors import LogscanError
 from omlx_logscan.inputs.blocks import ByteBlock
 from omlx_logscan.inputs.decoding import normalise
 from omlx_logscan.parsing.catalog import CHAT_COMPLETION, CHAT_COUNTS, NO_REQUEST_ID
 from omlx_logscan.parsing.catalog_arrivals import ARRIVAL_FORMS, ARRIVALS
+from omlx_logscan.parsing.dense import Dense, numbers
 from omlx_logscan.parsing.grammar import MAX_LINE_CHARS, PLAUSIBLE_YEARS
-from omlx_logscan.parsing.plan import (
+from omlx_logscan.parsing.shapes import (
     INTERESTING_LITERALS,
     LEVEL_RECORD,
     NOT_DENSE,
@@ -106,34 +103,13 @@ def native_scanner() -> ModuleType | None:
     return module
 
 
-# Below this many rows a column is built from a list: cheaper than importing numpy, which a small
-# log then never does. Above it, a block's rows reach polars as a numpy view of the buffer.
-_FEW_ROWS = 2048
+# The scanner's buffers, by the columns they fill: native-endian items of these typecodes.
+_CODES = {"n": "I", "time": "q", "tokens": "i", "form": "B"}
 
 
-_LIST_TYPES: dict[str, tuple[str, Any]] = {
-    "=u4": ("I", pl.UInt32),
-    "=i4": ("i", pl.Int32),
-    "=i8": ("q", pl.Int64),
-    "u1": ("B", pl.UInt8),
-}
-
-
-def _column(buffer: bytes, dtype: str) -> pl.Series:
-    """A column of the scanner's native-endian ``buffer`` of ``dtype`` items."""
-    code, polars_type = _LIST_TYPES[dtype]
-    if len(buffer) < _FEW_ROWS * array(code).itemsize:
-        return pl.Series(array(code, buffer).tolist(), dtype=polars_type)
-    import numpy as np
-
-    return pl.Series(np.frombuffer(buffer, dtype=dtype))
-
-
-def _times(buffer: bytes) -> pl.Series:
-    return _column(buffer, "=i8").cast(pl.Datetime("ms"))
-
-
-_FORMS = pl.Series(ARRIVAL_FORMS, dtype=pl.Categorical())
+def _columns(**buffers: bytes) -> Dense:
+    """A block's dense rows from the scanner's buffers: copied into arrays as they are."""
+    return Dense({name: numbers(_CODES[name], buffer) for name, buffer in buffers.items()})
 
 
 def native_block(scanner: ModuleType, block: ByteBlock, source_name: str) -> BlockOutput:
@@ -146,10 +122,8 @@ def native_block(scanner: ModuleType, block: ByteBlock, source_name: str) -> Blo
     def text(start: int, stop: int) -> str:
         return str(data[start:stop], "utf-8")
 
-    requests = pl.DataFrame({"n": _column(req_n, "=u4"), "time": _times(req_ms), "tokens": _column(req_tokens, "=i4")})
-    arrivals = pl.DataFrame(
-        {"n": _column(arr_n, "=u4"), "time": _times(arr_ms), "form": _FORMS.gather(_column(arr_form, "u1"))}
-    )
+    requests = _columns(n=req_n, time=req_ms, tokens=req_tokens)
+    arrivals = _columns(n=arr_n, time=arr_ms, form=arr_form)
     spans = memoryview(kept_buf).cast("q")  # (line, start, stop, and the line before it: start, stop) each
     rows = [
         (spans[k], text(spans[k + 1], spans[k + 2]), text(spans[k + 3], spans[k + 4]) if spans[k + 3] >= 0 else None)
@@ -177,6 +151,15 @@ def _undecided_levels(triples: memoryview, data: bytes | memoryview, known: set[
         texts = [
             str(data[triples[k + 1] : triples[k + 2]], "utf-8") for k in range(0, len(triples), 3) if triples[k] == bit
         ]
-        if texts and pl.Series(texts, dtype=pl.String).str.contains(LEVEL_RECORD[level]).any():
+        if texts and _shows(texts, LEVEL_RECORD[level]):
             found.add(level)
     return found
+
+
+def _shows(texts: list[str], pattern: str) -> bool:
+    """Whether one of the lines matches the plan's regex, by polars' regex engine as in the plan
+    (not Python's: the two differ on some Unicode digits and letters). Only lines the scanner
+    could not decide come here, lines with bytes that are not ASCII: polars is imported then."""
+    import polars as pl
+
+    return bool(pl.Series(texts, dtype=pl.String).str.contains(pattern).any())
