@@ -467,6 +467,41 @@ static void scan_lines(const char *data, Py_ssize_t n, int prev_timed, int next_
     free(plans);
 }
 
+/* The text of the block's bytes [start, stop): UTF-8, checked or mended before the scan. */
+static PyObject *text_of(const char *data, int64_t start, int64_t stop) {
+    return PyUnicode_DecodeUTF8(data + start, (Py_ssize_t)(stop - start), "strict");
+}
+
+/* (first line, last line) of the block, or (None, None) for a block of no lines. */
+static PyObject *edge_texts(const char *data, const buffer *edges) {
+    if (edges->len < 4 * sizeof(int64_t)) return PyTuple_Pack(2, Py_None, Py_None);
+    const int64_t *e = (const int64_t *)edges->data;
+    PyObject *first = text_of(data, e[0], e[1]), *last = text_of(data, e[2], e[3]);
+    PyObject *pair = first && last ? PyTuple_Pack(2, first, last) : NULL;
+    Py_XDECREF(first);
+    Py_XDECREF(last);
+    return pair;
+}
+
+/* The kept lines as (line number, text, the text of the line before it in the block or None):
+ * made here, where a Python loop would hold the GIL ten times as long. */
+static PyObject *kept_rows(const char *data, const buffer *kept) {
+    const int64_t *k = (const int64_t *)kept->data;
+    Py_ssize_t count = (Py_ssize_t)(kept->len / (5 * sizeof(int64_t)));
+    PyObject *rows = PyList_New(count);
+    for (Py_ssize_t i = 0; rows != NULL && i < count; i++, k += 5) {
+        PyObject *n = PyLong_FromLongLong(k[0]), *text = text_of(data, k[1], k[2]);
+        PyObject *before = k[3] >= 0 ? text_of(data, k[3], k[4]) : Py_NewRef(Py_None);
+        PyObject *row = n && text && before ? PyTuple_Pack(3, n, text, before) : NULL;
+        Py_XDECREF(n);
+        Py_XDECREF(text);
+        Py_XDECREF(before);
+        if (row == NULL) Py_CLEAR(rows);
+        else PyList_SET_ITEM(rows, i, row);
+    }
+    return rows;
+}
+
 static PyObject *scan_block(PyObject *Py_UNUSED(self), PyObject *args) {
     Py_buffer view;
     int prev_timed, next_timed;
@@ -481,7 +516,6 @@ static PyObject *scan_block(PyObject *Py_UNUSED(self), PyObject *args) {
     Py_BEGIN_ALLOW_THREADS
     scan_lines(view.buf, view.len, prev_timed, next_timed, &r);
     Py_END_ALLOW_THREADS
-    PyBuffer_Release(&view);
     PyObject *result = NULL;
     int failed = 0;
     for (int b = 0; b < BUFFERS; b++) failed |= r.out[b].failed;
@@ -490,9 +524,12 @@ static PyObject *scan_block(PyObject *Py_UNUSED(self), PyObject *args) {
     } else {
         result = PyTuple_New(BUFFERS + 3);
         for (int b = 0; result != NULL && b < BUFFERS; b++) {
-            PyObject *bytes = PyBytes_FromStringAndSize(r.out[b].data ? r.out[b].data : "", (Py_ssize_t)r.out[b].len);
-            if (bytes == NULL) Py_CLEAR(result);
-            else PyTuple_SET_ITEM(result, b, bytes);
+            PyObject *item = b == EDGES  ? edge_texts(view.buf, &r.out[b])
+                             : b == KEPT ? kept_rows(view.buf, &r.out[b])
+                                         : PyBytes_FromStringAndSize(r.out[b].data ? r.out[b].data : "",
+                                                                     (Py_ssize_t)r.out[b].len);
+            if (item == NULL) Py_CLEAR(result);
+            else PyTuple_SET_ITEM(result, b, item);
         }
         PyObject *tail[] = {PyLong_FromSsize_t(r.lines), PyBool_FromLong(r.any_debug), PyLong_FromLong(r.levels)};
         for (int t = 0; t < 3; t++) {
@@ -504,6 +541,7 @@ static PyObject *scan_block(PyObject *Py_UNUSED(self), PyObject *args) {
             }
         }
     }
+    PyBuffer_Release(&view);
     for (int b = 0; b < BUFFERS; b++) free(r.out[b].data);
     return result;
 }
@@ -621,8 +659,9 @@ static PyMethodDef methods[] = {
      "Set the catalog's texts the scanner tests (once per process)."},
     {"is_utf8", is_utf8, METH_O, "Whether the bytes are valid UTF-8, as bytes.decode() finds."},
     {"scan_block", scan_block, METH_VARARGS,
-     "scan_block(data, prev_timed, next_timed) -> the block's edge lines and columns as bytes, its line "
-     "count, whether a line holds the DEBUG marker, and the levels its other lines show."},
+     "scan_block(data, prev_timed, next_timed) -> the block's first and last lines, its columns as bytes, "
+     "its kept lines, its line count, whether a line holds the DEBUG marker, and the levels its other "
+     "lines show."},
     {NULL, NULL, 0, NULL},
 };
 

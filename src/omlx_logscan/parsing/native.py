@@ -117,25 +117,14 @@ def native_block(scanner: ModuleType, block: ByteBlock, source_name: str) -> Blo
     its bytes mended as for the plan (lines that are not UTF-8 read as Windows-1252)."""
     data = block.data if scanner.is_utf8(block.data) else normalise(bytes(block.data))
     out = scanner.scan_block(data, block.prev_timed, block.next_timed)
-    edges_buf, req_n, req_ms, req_tokens, arr_n, arr_ms, arr_form, kept_buf, undecided, lines, any_debug, mask = out
-
-    def text(start: int, stop: int) -> str:
-        return str(data[start:stop], "utf-8")
-
+    (first, last), req_n, req_ms, req_tokens, arr_n, arr_ms, arr_form, rows, undecided, lines, any_debug, mask = out
     requests = _columns(n=req_n, time=req_ms, tokens=req_tokens)
     arrivals = _columns(n=arr_n, time=arr_ms, form=arr_form)
-    spans = memoryview(kept_buf).cast("q")  # (line, start, stop, and the line before it: start, stop) each
-    rows = [
-        (spans[k], text(spans[k + 1], spans[k + 2]), text(spans[k + 3], spans[k + 4]) if spans[k + 3] >= 0 else None)
-        for k in range(0, len(spans), 5)
-    ]
     levels = {level for bit, level in enumerate(_LEVELS) if mask >> bit & 1}
     levels |= _undecided_levels(memoryview(undecided).cast("q"), data, levels)
     levels |= {"DEBUG"} if any_debug else set()
     levels |= {"INFO"} if requests.height else set()
     levels |= arrival_levels({form for code, form in enumerate(ARRIVAL_FORMS) if bytes((code,)) in arr_form})
-    edges = memoryview(edges_buf).cast("q")  # where the first and the last line are
-    first, last = (text(edges[0], edges[1]), text(edges[2], edges[3])) if lines else (None, None)
     unkept = unkept_records(rows, first, last, lines)
     block.free()  # every text wanted is copied out: the buffer can be read into again
     kept = [(n, line) for n, line, _ in rows]
