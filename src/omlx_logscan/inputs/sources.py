@@ -10,9 +10,10 @@ import codecs
 import io
 import os
 import re
+import select
 import stat
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol, cast
@@ -25,6 +26,11 @@ CHUNK_BYTES = 32 * 1024 * 1024
 # Bytes asked of a stream at once: a compressed file damaged part-way still gives every whole
 # line it held up to this much before the damage.
 READ_STEP = 1024 * 1024
+
+# How long a pipe may stay silent before the whole lines read from it are handed on: a log fed
+# slowly (``tail -f``, a live server) then shows while it is written, and a fast writer, whose pipe
+# is never silent this long, is still read in large chunks.
+QUIET_S = 0.05
 
 
 # Names oMLX (and the app / Homebrew) give their logs, and how they rotate.
@@ -160,16 +166,33 @@ def _transcoded(stream: _Readable, codec: str, chunk_bytes: int) -> Iterator[byt
         yield normalise(pending)
 
 
-def _line_chunks(stream: Stream, head: bytes, chunk_bytes: int) -> Iterator[bytes]:
+def _line_chunks(
+    stream: Stream, head: bytes, chunk_bytes: int, quiet: Callable[[], bool] | None = None
+) -> Iterator[bytes]:
     """Chunks of whole lines, read (decompressed) into one buffer that is reused: each chunk is
     copied out of it once, and the unfinished line after it moves to the buffer's front. The
     buffer grows to ``chunk_bytes`` as the input goes on, and beyond only for a line longer than
-    that. A read that fails hands on the whole lines read before it, then raises."""
+    that. A read that fails hands on the whole lines read before it, then raises.
+
+    With ``quiet`` (a pipe: see ``_pipe_quiet``) each read takes what is there, and when a short read
+    finds the pipe silent the whole lines held go on at once, as two chunks: all but the last line,
+    then the last line alone. The block reader hands a block on once the next one is read (it must
+    know whether the line after it is timed), so only that one line waits for more input."""
     buf = bytearray(max(min(chunk_bytes, READ_STEP), len(head), 1))
     view = memoryview(buf)
     view[: len(head)] = head
     filled = len(head)
+    read = stream.readinto if quiet is None else cast(_Partial, stream).readinto1
+    silent = quiet is not None and 0 < filled < SNIFF_BYTES  # the head stopped short: the pipe fell silent
     while True:
+        if silent:
+            cut = buf.rfind(b"\n", 0, filled) + 1
+            last = buf.rfind(b"\n", 0, cut - 1) + 1 if cut else 0
+            for start, end in ((0, last), (last, cut)):
+                if end > start:
+                    yield normalise(bytes(view[start:end]))
+            view[: filled - cut] = view[cut:filled]
+            filled -= cut
         if filled == len(buf):
             cut = buf.rfind(b"\n", 0, filled) + 1
             if len(buf) < chunk_bytes or not cut:  # grow: a small input never needs a large buffer
@@ -181,8 +204,9 @@ def _line_chunks(stream: Stream, head: bytes, chunk_bytes: int) -> Iterator[byte
                 yield normalise(bytes(view[:cut]))
                 view[: filled - cut] = view[cut:filled]
                 filled -= cut
+        wanted = min(len(buf), filled + READ_STEP) - filled
         try:
-            got = stream.readinto(view[filled : min(len(buf), filled + READ_STEP)])
+            got = read(view[filled : filled + wanted])
         except Exception:
             cut = buf.rfind(b"\n", 0, filled) + 1
             if cut:
@@ -193,6 +217,47 @@ def _line_chunks(stream: Stream, head: bytes, chunk_bytes: int) -> Iterator[byte
                 yield normalise(bytes(view[:filled]))
             return
         filled += got
+        silent = quiet is not None and got < wanted and quiet()
+
+
+class _Partial(Protocol):
+    """A stream that can give what it holds now (one read of the pipe at most)."""
+
+    def read1(self, size: int, /) -> bytes: ...
+
+    def readinto1(self, buffer: memoryview, /) -> int: ...
+
+
+def _pipe_quiet(stream: Stream) -> Callable[[], bool] | None:
+    """For a pipe, socket or terminal (its writer decides when data comes): a test of whether it
+    stays silent for ``QUIET_S``; None for anything else (a file is read in full-sized chunks)."""
+    fileno = getattr(stream, "fileno", None)
+    if fileno is None or not hasattr(stream, "readinto1"):
+        return None
+    try:
+        fd = fileno()
+        mode = os.fstat(fd).st_mode
+    except (OSError, ValueError):  # no descriptor (an in-memory stream), or a closed one
+        return None
+    if not (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode)):
+        return None
+    return lambda: not select.select([fd], [], [], QUIET_S)[0]
+
+
+def _read_head(stream: Stream, quiet: Callable[[], bool] | None) -> bytes:
+    """The first ``SNIFF_BYTES`` (fewer at the end); of a pipe, what came before it fell silent
+    after a whole line, so a log written slowly is not held until that much of it is there."""
+    if quiet is None:
+        return stream.read(SNIFF_BYTES)
+    head = b""
+    while len(head) < SNIFF_BYTES:
+        more = cast(_Partial, stream).read1(SNIFF_BYTES - len(head))
+        if not more:
+            break
+        head += more
+        if b"\n" in head and quiet():
+            break
+    return head
 
 
 def read_chunks(source: Source, chunk_bytes: int = CHUNK_BYTES) -> Iterator[bytes]:
@@ -202,11 +267,12 @@ def read_chunks(source: Source, chunk_bytes: int = CHUNK_BYTES) -> Iterator[byte
     except OSError as exc:
         raise InputError(f"{source.name}: cannot open ({exc.strerror or exc})") from None
     try:
-        head = stream.read(SNIFF_BYTES)
+        quiet = _pipe_quiet(stream)
+        head = _read_head(stream, quiet)
         codec = sniff_codec(head)
         if codec is None:  # text in UTF-16 is full of NULs, and no binary data
             refuse_binary(source.name, head)
-            yield from _line_chunks(stream, head, chunk_bytes)
+            yield from _line_chunks(stream, head, chunk_bytes, quiet)
         else:
             yield from _transcoded(_Prepend(head, stream), codec, chunk_bytes)
     except damaged_data() as exc:

@@ -70,6 +70,15 @@ class StartCollapser:
             self._ended = True
         return True
 
+    def may_change(self, start: Event) -> bool:
+        """Whether a later marker could still change what this start shows (its markers, pid,
+        version or time): it is open, or it is the running process's and lacks one of them."""
+        if start is self._open:
+            return True
+        fields = start.fields
+        complete = STARTUP_BLOCK in fields["markers"] and None not in (fields.get("pid"), fields.get("omlx_version"))
+        return start is self._current and not (complete and start.time is not None)
+
     def _join(self, start: Event, marker: Event) -> bool:
         _join_start(start, marker)
         self._last_marker_time = marker.time or self._last_marker_time
