@@ -164,6 +164,25 @@ def test_rows_wait_for_a_later_time_and_a_step_back_is_noted() -> None:
     assert (GRAMMAR, REQUESTS) == (0, 1)  # the grammar's events go first on equal times, as in all_events
 
 
+def test_a_start_waits_while_a_marker_could_still_join_it() -> None:
+    sink = _Rows()
+    order = StreamedOrder(sink, None)
+    banner = _event("process_start", "2026-01-01T10:00:00", 1)
+    banner.fields = {"marker": "banner"}
+    warning = _event("warning", "2026-01-01T10:00:10", 2)
+    order.take([banner, warning], [], [], [], dense=False, floor="2026-01-01T10:01:00")
+    assert sink.written == []  # a marker within two minutes of the last one joins the start
+    marker = _event("process_start", "2026-01-01T10:01:30", 3)
+    marker.fields = {"marker": "startup_block"}
+    order.take([marker], [], [], [], dense=False, floor="2026-01-01T10:02:00")
+    assert sink.written == []
+    later = _event("warning", "2026-01-01T10:05:00", 4)
+    order.take([later], [], [], [], dense=False, floor="2026-01-01T10:05:00")  # no later marker can join now
+    assert [event.line for event in sink.written] == [1, 2]  # the last waits: a row to come may tie it
+    assert sink.written[0].fields["markers"] == ["banner", "startup_block"]
+    assert banner.fields == {"marker": "banner"}  # a copy was folded: the batch read folds its own
+
+
 def test_nothing_is_written_before_the_input_shows_it_is_an_omlx_log() -> None:
     sink = _Rows()
     order = StreamedOrder(sink, None)

@@ -171,7 +171,7 @@ class StreamedOrder:
             time, _, queue, event = min(heads, key=lambda head: head[:3])
             if bound is not None:
                 first = self._head(GRAMMAR)
-                if first is not None and first.kind == "process_start" and self._starts.may_change(first):
+                if first is not None and first.kind == "process_start" and self._starts.may_change(first, bound):
                     return
                 if time >= bound:
                     return
