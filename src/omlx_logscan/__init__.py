@@ -12,6 +12,7 @@ Its names load on first use, so ``import omlx_logscan`` stays cheap (no polars u
 from __future__ import annotations
 
 import importlib
+import os
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -35,12 +36,37 @@ __all__ = ["__version__", "analyze", "investigate", "read_events", "resolve", "w
 def _installed_version() -> str:
     """The version the package was installed as: pyproject's ``version``, its one place. A source
     tree run without being installed has none."""
+    beside = _version_beside()
+    if beside is not None:
+        return beside
     from importlib.metadata import PackageNotFoundError, version
 
     try:
         return version("omlx-logscan")
     except PackageNotFoundError:
         return "0+unknown"
+
+
+def _version_beside() -> str | None:
+    """The version in the metadata installed beside this package (its one ``.dist-info`` folder),
+    read directly: importing ``importlib.metadata`` and searching the path costs a run about 15 ms.
+    None when there is no such folder (a source tree, an editable install) or more than one."""
+    folder = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    try:
+        infos = [
+            name for name in os.listdir(folder) if name.startswith("omlx_logscan-") and name.endswith(".dist-info")
+        ]
+        if len(infos) != 1:
+            return None
+        with open(os.path.join(folder, infos[0], "METADATA"), encoding="utf-8") as metadata:
+            for line in metadata:
+                if line.startswith("Version:"):
+                    return line.partition(":")[2].strip()
+                if not line.strip():  # the end of the headers
+                    return None
+    except OSError:
+        return None
+    return None
 
 
 def __getattr__(name: str) -> Any:

@@ -10,19 +10,18 @@ from collections import Counter
 from datetime import datetime, timedelta
 from itertools import pairwise
 
-import polars as pl
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from omlx_logscan.analysis.requests import RequestIndex
+from omlx_logscan.parsing.dense import REQUEST_SCHEMA, from_rows, ms_of
 from omlx_logscan.parsing.event import Event
-from omlx_logscan.parsing.scan import REQUEST_SCHEMA
 from omlx_logscan.stream.model import Accounting, EventStream
 
 T0 = datetime(2026, 9, 15, 20, 0, 0)
 
 # (ms after T0, tokens, read by the grammar?): many duplicate times and long runs, so queries land
-# on stride edges (a stride is 1,024 rows) and on ties between the two parts.
+# on runs of ties and on ties between the two parts.
 requests_st = st.lists(st.tuples(st.integers(0, 3_000), st.integers(0, 50_000), st.booleans()), max_size=3_000)
 moment_st = st.integers(-10, 3_010)
 
@@ -36,7 +35,8 @@ def stamp(ms: int) -> str:
 
 
 def index_of(requests: list[tuple[int, int, bool]]) -> RequestIndex:
-    dense = [(0, line, moment(ms), tokens) for line, (ms, tokens, sparse) in enumerate(requests, 1) if not sparse]
+    rows = enumerate(requests, 1)
+    dense = [(0, line, ms_of(moment(ms)), tokens) for line, (ms, tokens, sparse) in rows if not sparse]
     events = [
         Event(
             "request_complete",
@@ -51,7 +51,7 @@ def index_of(requests: list[tuple[int, int, bool]]) -> RequestIndex:
         for line, (ms, tokens, sparse) in enumerate(requests, 1)
         if sparse
     ]
-    table = pl.DataFrame(sorted(dense, key=lambda row: row[2]), schema=REQUEST_SCHEMA, orient="row")
+    table = from_rows(sorted(dense, key=lambda row: row[2]), REQUEST_SCHEMA)
     return RequestIndex(EventStream([], events, table, Accounting(), Counter(), [], []))
 
 

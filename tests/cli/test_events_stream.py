@@ -18,6 +18,7 @@ from typer.testing import CliRunner
 
 from conftest import EXAMPLE, GENERATED, REAL, TIMEOUT_LINE, WARN
 from omlx_logscan.cli.app import app
+from omlx_logscan.parsing.dense import NO_TIME
 from omlx_logscan.parsing.event import Event
 from omlx_logscan.stream import read
 from omlx_logscan.stream.streaming import GRAMMAR, REQUESTS, StreamedOrder
@@ -154,10 +155,10 @@ def test_rows_wait_for_a_later_time_and_a_step_back_is_noted() -> None:
     order.take([first, second], [], [], [], dense=False, floor="2026-01-01T10:00:05")
     assert sink.written == [first]  # the second has the latest time read: a row still to come may tie it
     between = _event("request_complete", "2026-01-01T10:00:01", 3)
-    order.take([], [(None, 3, [between])], [], [], dense=True, floor="2026-01-01T10:00:09")
+    order.take([], [(NO_TIME, 3, [between])], [], [], dense=True, floor="2026-01-01T10:00:09")
     assert sink.written == [first, between] and order.went_back is None
     back = _event("request_complete", "2026-01-01T09:59:00", 4)
-    order.take([], [(None, 4, [back])], [], [], dense=True, floor="2026-01-01T10:00:09")
+    order.take([], [(NO_TIME, 4, [back])], [], [], dense=True, floor="2026-01-01T10:00:09")
     assert order.went_back is back  # it sorts before rows already written
     order.finish()
     assert sink.written == [first, between, back, second]

@@ -89,6 +89,7 @@ def test_chunks_of_a_pipe_that_falls_silent_are_whole_lines_of_the_input(
     data = (b"\n".join(lines) + b"\n").decode("utf-8", errors="replace").encode()
     head, rest = data[:most], data[most:]
     silent = iter(silences * (len(data) + 1))
-    chunks = list(sources._line_chunks(_Pipe(rest, most), head, chunk, lambda: next(silent)))
+    pipe = _Pipe(rest, most)
+    chunks = [bytes(view) for view in sources._line_views(pipe, head, chunk, sources._reusing(), lambda: next(silent))]
     assert b"".join(chunks) == data
     assert all(piece.endswith(b"\n") for piece in chunks)

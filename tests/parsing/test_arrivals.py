@@ -8,14 +8,13 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-import polars as pl
 import pytest
 
 from conftest import bench_module, stream_of
 from omlx_logscan.inputs import blocks
 from omlx_logscan.inputs.sources import resolve
 from omlx_logscan.parsing.catalog_arrivals import ARRIVALS
-from omlx_logscan.parsing.scan import ARRIVAL_SCHEMA
+from omlx_logscan.parsing.dense import ARRIVAL_SCHEMA, Dense, forms_of, is_sorted, moment_of
 from omlx_logscan.stream.read import all_events, read_events
 
 SHARED_GENERATOR = Path("/work/shared/bench/gen_omlx_log.py")  # the workspace's own generator, where there is one
@@ -40,21 +39,21 @@ def counted_arrivals(path: Path) -> Counter[str]:
     return forms
 
 
-def _forms(table: pl.DataFrame) -> Counter[str]:
-    return Counter(table["form"].cast(pl.String).to_list())
+def _forms(table: Dense) -> Counter[str | None]:
+    return Counter(forms_of(table.ints("form")))
 
 
 def _check(path: Path) -> None:
     stream = stream_of(path)
     arrivals = stream.arrivals
-    assert arrivals.schema == pl.Schema(ARRIVAL_SCHEMA)
+    assert list(arrivals.columns) == list(ARRIVAL_SCHEMA)
     assert _forms(arrivals) == counted_arrivals(path)
     assert stream.kind_counts["request_arrival"] == arrivals.height > 0
     assert stream.accounting.lines == stream.accounting.accounted
     assert all(ev.kind != "request_arrival" for ev in stream.events)
-    assert arrivals["line"].is_sorted()
+    assert is_sorted(arrivals.ints("line"))
     text = path.read_text(encoding="utf-8").splitlines()
-    for line, form in arrivals.select("line", pl.col("form").cast(pl.String)).iter_rows():
+    for line, form in zip(arrivals["line"], forms_of(arrivals.ints("form")), strict=True):
         arrival = next(a for a in ARRIVALS if a.form == form)
         assert arrival.opening in text[line - 1]
 
@@ -83,7 +82,7 @@ def test_where_blocks_fall_changes_no_arrival(tmp_path: Path, monkeypatch: pytes
     bench_module("make_log").write_log(path, 0.3, 1, seed=5)
     whole = stream_of(path).arrivals
     monkeypatch.setattr(blocks, "BLOCK_BYTES", 4096)
-    assert stream_of(path).arrivals.equals(whole)
+    assert stream_of(path).arrivals.columns == whole.columns
 
 
 @pytest.mark.parametrize("form", list(ARRIVAL_LINES))
@@ -94,8 +93,8 @@ def test_each_arrival_form_is_a_row_and_an_event(tmp_path: Path, form: str, cont
     lines = [ARRIVAL_LINES[form].format(38), *(["  an untimed line under it"] if continued else [])]
     path.write_text("\n".join([*lines, STAMP.format(39) + " - omlx.server - INFO - [-] - done"]) + "\n")
     stream = read_events(resolve([str(path)]), keep_request_text=True)
-    assert stream.arrivals.select("line", pl.col("form").cast(pl.String)).rows() == [(1, form)]
-    assert stream.arrivals["time"].dt.to_string("%H:%M:%S%.3f").to_list() == ["20:19:38.123"]
+    assert [(line, *forms_of(stream.arrivals.ints("form"))) for line in stream.arrivals["line"]] == [(1, form)]
+    assert [moment_of(ms).strftime("%H:%M:%S.%f")[:12] for ms in stream.arrivals["time"]] == ["20:19:38.123"]
     assert stream.kind_counts["request_arrival"] == 1
     assert stream.accounting.event_lines == len(lines)
     (event,) = [ev for ev in all_events(stream) if ev.kind == "request_arrival"]
@@ -111,7 +110,7 @@ def test_an_arrival_in_another_shape_still_reaches_the_grammar(tmp_path: Path) -
         "2026-09-15 20:19:39.5 - omlx.scheduler - DEBUG - Added request 5f3b with 12 prompt tokens\n"
     )
     stream = stream_of(path)
-    assert stream.arrivals["line"].to_list() == [1, 2]
+    assert list(stream.arrivals["line"]) == [1, 2]
     assert stream.accounting.event_lines == 2
 
 
@@ -135,7 +134,8 @@ def test_an_arrival_two_sources_share_is_one_row(tmp_path: Path) -> None:
     bench_module("make_log").write_log(first, 0.2, 1, seed=5)
     second.write_bytes(first.read_bytes())
     alone, both = stream_of(first), stream_of(first, second)
-    assert both.arrivals.select(*ARRIVAL_SCHEMA).equals(alone.arrivals) and alone.arrivals.height > 0
+    shared = {name: both.arrivals[name] for name in ARRIVAL_SCHEMA}
+    assert shared == alone.arrivals.columns and alone.arrivals.height > 0
     assert both.kind_counts["request_arrival"] == alone.arrivals.height
     assert both.accounting.accounted == 2 * alone.accounting.lines
 
@@ -147,6 +147,6 @@ def test_arrivals_the_grammar_read_take_their_place_among_the_dense_rows(tmp_pat
     path = tmp_path / "server.log"
     path.write_text("\n".join(lines) + "\n")
     stream = stream_of(path)
-    assert stream.arrivals["line"].to_list() == [1, 2, 3, 4, 6, 7, 8, 9, 11, 12]
-    assert stream.arrivals["time"].dt.second().to_list() == list(range(10))
+    assert list(stream.arrivals["line"]) == [1, 2, 3, 4, 6, 7, 8, 9, 11, 12]
+    assert [moment_of(ms).second for ms in stream.arrivals["time"]] == list(range(10))
     assert 0 < len(stream.arrival_events) < stream.arrivals.height  # both kinds of row are there

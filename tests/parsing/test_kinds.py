@@ -6,7 +6,6 @@ import ast
 import inspect
 from collections import Counter
 
-import polars as pl
 import pytest
 
 from omlx_logscan.analysis.attribution import IDLE_REQUESTS, PRESSURE_ACTION_LEVELS
@@ -15,6 +14,7 @@ from omlx_logscan.output.why import PRESSURE_ACTION_WORDS
 from omlx_logscan.parsing import classify as classify_module
 from omlx_logscan.parsing.catalog import CATALOG
 from omlx_logscan.parsing.classify import classify
+from omlx_logscan.parsing.dense import REQUEST_SCHEMA, Dense
 from omlx_logscan.parsing.event import Event
 from omlx_logscan.parsing.kinds import (
     ACTIVE_ENGINE_KINDS,
@@ -31,7 +31,6 @@ from omlx_logscan.parsing.kinds import (
     TAG_FIELDS,
 )
 from omlx_logscan.parsing.records import assemble_one
-from omlx_logscan.parsing.scan import REQUEST_SCHEMA
 from omlx_logscan.stream.model import Accounting, EventStream, SourceInfo
 from omlx_logscan.stream.starts import StartCollapser
 
@@ -100,7 +99,7 @@ def _start(time: str = T0, marker: str = "startup_block") -> Event:
 def _stream(*events: Event) -> EventStream:
     times = [ev.time for ev in events if ev.time]
     source = SourceInfo("server.log", len(events), min(times), max(times), ["INFO"], None)
-    requests = pl.DataFrame(schema=REQUEST_SCHEMA)
+    requests = Dense.empty(REQUEST_SCHEMA)
     return EventStream([source], list(events), requests, Accounting(), Counter(), [], ["INFO"])
 
 

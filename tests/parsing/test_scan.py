@@ -16,7 +16,6 @@ from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta
 from pathlib import Path
 
-import polars as pl
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -30,6 +29,8 @@ from omlx_logscan.inputs.sources import Source
 from omlx_logscan.output.documents import timeline_document
 from omlx_logscan.parsing import scan
 from omlx_logscan.parsing.catalog import CATALOG, Template, _first_character, candidates
+from omlx_logscan.parsing.dense import REQUEST_SCHEMA, Dense, from_rows, moment_of, ms_of
+from omlx_logscan.parsing.shapes import BLOCK_REQUESTS
 from omlx_logscan.parsing.unkept import Unkept, stamp_of_line
 from omlx_logscan.stream.model import EventStream
 from omlx_logscan.stream.read import CLOCK_JUMP_S, _clock_jumps, read_events
@@ -79,6 +80,29 @@ def test_small_blocks_give_the_same_timeline_as_one_block(monkeypatch: pytest.Mo
     whole = document_of(path)
     assert with_block_bytes(monkeypatch, size, path) == whole
     assert whole["faults"] and whole["dead_windows"]  # the case has faults and a dead engine to get right
+
+
+def test_a_gzipped_log_in_small_blocks_reuses_its_buffers(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A compressed log's chunks are read into buffers the workers give back: the timeline is the
+    one of a single block, and the buffers made stay near the blocks in flight, not one a block."""
+    path = plain_copy("s6-file-debug")
+    packed = WORKDIR / "s6-file-debug-pooled.log.gz"
+    packed.write_bytes(gzip.compress(path.read_bytes()))
+    pools: list[blocks.BufferPool] = []
+    taken: list[int] = []
+    take = blocks.BufferPool.take
+
+    def counting(pool: blocks.BufferPool, size: int) -> bytearray:
+        pools.append(pool)
+        taken.append(size)
+        return take(pool, size)
+
+    whole = document_of(packed)  # one block
+    monkeypatch.setattr(blocks.BufferPool, "take", counting)
+    assert with_block_bytes(monkeypatch, 8_192, packed) == whole
+    assert whole["faults"] and whole["dead_windows"]
+    assert len(set(pools)) == 1 and len(taken) >= 10  # a take a block, each at least the sniffed head
+    assert pools[0].made <= scan.IN_FLIGHT + 3 < len(taken)  # the rest were buffers given back
 
 
 def test_example_in_tiny_blocks(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -162,18 +186,14 @@ def test_clock_jumps_match_one_pass_over_all_stamps(stamps: list[tuple[int, int]
     stamps.sort()
     moments = [(line, DAY + timedelta(seconds=s)) for line, s in stamps]
     records = [(line, moment.isoformat()) for line, moment in moments[::3]]
-    rows = [(line, moment, 0) for i, (line, moment) in enumerate(moments) if i % 3]
+    rows = [(line, ms_of(moment), 0) for i, (line, moment) in enumerate(moments) if i % 3]
     edges = list(itertools.accumulate(cuts, initial=0))
     pieces = [rows[a:b] for a, b in itertools.pairwise([*(e for e in edges if e < len(rows)), len(rows)])]
     # Each block's rows count their lines from the block's start, as the scan files them.
     blocks = [
         (
             piece[0][0] - 1,
-            pl.DataFrame(
-                [(line - piece[0][0] + 1, *rest) for line, *rest in piece],
-                orient="row",
-                schema={"n": pl.UInt32, "time": pl.Datetime("ms"), "tokens": pl.Int32},
-            ),
+            from_rows([(line - piece[0][0] + 1, *rest) for line, *rest in piece], BLOCK_REQUESTS),
         )
         for piece in pieces
         if piece
@@ -184,7 +204,8 @@ def test_clock_jumps_match_one_pass_over_all_stamps(stamps: list[tuple[int, int]
         for (_, before), (line, now) in itertools.pairwise(moments)
         if (before - now).total_seconds() > CLOCK_JUMP_S
     ]
-    found = _clock_jumps(scan.SourceScan(Source("server.log", None), 0, requests=scan._numbered(0, blocks)), records)
+    requests = scan._numbered(0, blocks, REQUEST_SCHEMA)
+    found = _clock_jumps(scan.SourceScan(Source("server.log", None), 0, requests=requests), records)
     assert [(jump["line"], jump["back_s"]) for jump in found] == expected
 
 
@@ -251,8 +272,8 @@ def test_embedding_requests_count_but_their_tokens_do_not() -> None:
 def _requests_seen(stream: EventStream) -> list[tuple[str, int]]:
     """Every finished chat completion a stream holds, dense row or event, as (time, tokens)."""
     rows = [
-        (time.isoformat(timespec="milliseconds"), tokens)
-        for time, tokens in stream.requests.select("time", "tokens").iter_rows()
+        (moment_of(time).isoformat(timespec="milliseconds"), tokens)
+        for time, tokens in stream.requests.rows("time", "tokens")
     ]
     events = [
         (ev.time or "", ev.fields["tokens"])
@@ -389,7 +410,7 @@ def test_requests_in_oMLX_shape_take_the_dense_path() -> None:
         "[-] - Engine stopped",
     )
     stream = stream_of(path)
-    assert stream.requests["tokens"].to_list() == [5, 7, 11]
+    assert list(stream.requests["tokens"]) == [5, 7, 11]
     assert stream.kind_counts["request_complete"] == 3
 
 
@@ -414,7 +435,7 @@ def _fake_run(fail_at: int | None = None, bug_at: int | None = None) -> Callable
             raise InputError("server.log: unreadable text")
         if seq == bug_at:
             raise ZeroDivisionError("a bug")
-        return scan._BlockOutput(seq, 1, pl.DataFrame(), [], set(), Unkept([], None, None))
+        return scan._BlockOutput(seq, 1, Dense.empty(BLOCK_REQUESTS), [], set(), Unkept([], None, None))
 
     return run
 
@@ -466,7 +487,7 @@ def test_unkept_records_are_reported_where_they_touch_kept_lines(size: int, monk
     path = WORKDIR / "unkept.log"
     path.write_text("\n".join(lines) + "\n")
     monkeypatch.setattr(blocks, "BLOCK_BYTES", size)
-    found = scan.scan_source(Source(path.name, path), 0, on_kept=lambda _: None).records.rows()
+    found = scan.scan_source(Source(path.name, path), 0, on_kept=lambda _: None).records.rows("line", "time")
     assert 5 in {line for line, _ in found}  # the last DEBUG line before the warning (line 6)
     assert all(time == f"2026-09-15T20:00:{line - 1:02d}.000" for line, time in found)
 
@@ -494,24 +515,29 @@ def _shared_files(monkeypatch: pytest.MonkeyPatch) -> list[blocks.SharedFile]:
     return opened
 
 
-def test_a_block_is_read_only_when_it_is_loaded(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The reader finds each block's end and its edge lines; the bytes are read by ``load``, and
-    the file stays open until the reader is done and every block is loaded."""
+@pytest.mark.parametrize("reuse", [False, True])
+@pytest.mark.parametrize("probe", [64 * 1024, 40])
+def test_a_block_is_read_only_when_it_is_loaded(monkeypatch: pytest.MonkeyPatch, reuse: bool, probe: int) -> None:
+    """The reader finds each block's end and its edge lines; the bytes are read by ``load`` (into
+    the worker's reused buffer with ``reuse``), and the file stays open until the reader is done
+    and every block is loaded. A probe shorter than a line makes the edge search look further back."""
     path = info_log("spans.log", *(f"[-] - message {i}" for i in range(40)))
     monkeypatch.setattr(blocks, "BLOCK_BYTES", 300)
+    monkeypatch.setattr(blocks, "PROBE_BYTES", probe)
     opened = _shared_files(monkeypatch)
     read = list(blocks.file_blocks(path))
-    assert len(read) > 5 and all(b.data == b"" and not b.cut_tail for b in read)
+    assert len(read) > 5 and all(b.data == b"" for b in read)
     data = path.read_bytes()
     lines = data.split(b"\n")[:-1]
     offset = 0
     for block in read:
-        edges = block.first_line(), block.last_line()
         assert not opened[0].closed  # a block not yet loaded holds the file
-        block.load()
-        assert block.data == data[offset : offset + block.size] and block.data.endswith(b"\n")
-        block_lines = block.data.split(b"\n")[:-1]
-        assert edges == (block_lines[0], block_lines[-1]) and set(block_lines) <= set(lines)
+        block.load(reuse=reuse)
+        loaded = bytes(block.data)
+        assert isinstance(block.data, memoryview) == (reuse and blocks.REUSES_BUFFERS)
+        assert loaded == data[offset : offset + block.size] and loaded.endswith(b"\n")
+        block_lines = loaded.split(b"\n")[:-1]
+        assert (block.first, block.last) == (block_lines[0], block_lines[-1]) and set(block_lines) <= set(lines)
         offset += block.size
     assert offset == len(data)
     assert opened[0].closed
@@ -523,7 +549,7 @@ def test_a_line_longer_than_a_block_makes_a_larger_block(monkeypatch: pytest.Mon
     monkeypatch.setattr(blocks, "PROBE_BYTES", 64)  # the end is looked for over many probes
     monkeypatch.setattr(blocks, "EDGE_BYTES", 100)
     read = list(blocks.file_blocks(path))
-    heads = [(b.first_line(), b.last_line()) for b in read]
+    heads = [(b.first, b.last) for b in read]
     for block in read:
         block.load()
     assert b"".join(b.data for b in read) == path.read_bytes()
@@ -599,8 +625,8 @@ from omlx_logscan.inputs import blocks
 path = sys.argv[1]
 blocks.BLOCK_BYTES = 4096
 real_load = blocks.ByteBlock.load
-def load(block):  # emptied in place, as copytruncate does, once the first block is read
-    real_load(block)
+def load(block, **options):  # emptied in place, as copytruncate does, once the first block is read
+    real_load(block, **options)
     os.truncate(path, 0)
 blocks.ByteBlock.load = load
 from omlx_logscan.cli import main
@@ -648,7 +674,7 @@ def test_blocks_are_the_file_cut_at_line_ends_whatever_the_sizes(
         for name, value in (("BLOCK_BYTES", block), ("PROBE_BYTES", probe), ("EDGE_BYTES", edge)):
             patch.setattr(blocks, name, value)
         read = list(blocks.file_blocks(path))
-        heads = [(b.first_line(), b.last_line()) for b in read]
+        heads = [(b.first, b.last) for b in read]
         for b in read:
             b.load()
     assert b"".join(b.data for b in read) == data

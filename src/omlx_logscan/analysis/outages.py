@@ -6,12 +6,11 @@ Data only: ``output/outages.py`` says it in words.
 
 from __future__ import annotations
 
+import bisect
 import itertools
 from collections.abc import Iterable
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
-
-import polars as pl
 
 from omlx_logscan.analysis.model import Analysis, Session, shows_penalty_box
 from omlx_logscan.analysis.outage_model import (
@@ -24,6 +23,7 @@ from omlx_logscan.analysis.outage_model import (
     Outages,
 )
 from omlx_logscan.parsing.catalog_outages import ENGINE_LOOP_ERROR, fatal_reason
+from omlx_logscan.parsing.dense import NO_TIME, Dense, form_code, is_sorted, moment_of, ms_of, order
 from omlx_logscan.parsing.kinds import CRASH_KINDS
 from omlx_logscan.timeutil import seconds, stamp_of
 
@@ -47,7 +47,7 @@ SETTLING_KINDS = frozenset({"request_abort", "request_error", "gpu_error"})
 ARRIVAL_FORMS = ("scheduler_added", "chat_received", "incoming")
 
 
-def find_outages(analysis: Analysis, arrivals: pl.DataFrame, wedge_after_s: float | None = None) -> Outages:
+def find_outages(analysis: Analysis, arrivals: Dense, wedge_after_s: float | None = None) -> Outages:
     """The outages of an analysed log; ``arrivals`` are its request-arrival rows (source, line, time,
     form); ``wedge_after_s`` defaults to WEDGE_AFTER_S. Marks the lifetimes that ended inside a wedge
     as restarted."""
@@ -56,9 +56,7 @@ def find_outages(analysis: Analysis, arrivals: pl.DataFrame, wedge_after_s: floa
     stream = analysis.stream
     traffic = ARRIVALS_SHOWN if stream.shows("DEBUG") else COMPLETIONS_SHOWN if stream.shows("INFO") else TRAFFIC_HIDDEN
     crash_events = [ev for ev in stream.events if ev.kind in CRASH_KINDS]
-    arrivals = arrivals.drop_nulls("time")
-    if not arrivals["time"].is_sorted():  # several sources, or a clock that went back: one sort, then slices
-        arrivals = arrivals.sort("time")
+    timeline = _Arrivals(arrivals)
     items: list[Outage] = [*_penalty_boxes(analysis)]
     for position, session in enumerate(analysis.sessions):
         following = analysis.sessions[position + 1] if position + 1 < len(analysis.sessions) else None
@@ -66,7 +64,7 @@ def find_outages(analysis: Analysis, arrivals: pl.DataFrame, wedge_after_s: floa
         items += _retry_loops(session)
         wedge = None
         if traffic == ARRIVALS_SHOWN:
-            wedge = _wedge(analysis, session, following, arrivals, wedge_after_s)
+            wedge = _wedge(analysis, session, following, timeline, wedge_after_s)
         elif traffic == COMPLETIONS_SHOWN:
             wedge = _possible_wedge(analysis, session, following, wedge_after_s)
         if wedge is not None:
@@ -234,8 +232,35 @@ def _window_end(analysis: Analysis, following: Session | None) -> str | None:
     return analysis.log_end
 
 
+class _Arrivals:
+    """The arrivals in time order (untimed ones left out), for slices by time: a bisect on the
+    times, and the forms as bytes (one code a row), which ``bytes.count`` and ``find`` search at
+    memory speed, without a Python object per row."""
+
+    def __init__(self, arrivals: Dense) -> None:
+        if not is_sorted(arrivals.ints("time")):  # several sources, or a clock that went back: one sort
+            arrivals = arrivals.take(order(arrivals["time"]))
+        times = arrivals.ints("time")
+        untimed = bisect.bisect_right(times, NO_TIME)  # nulls sort first
+        self.times = times[untimed:] if untimed else times
+        self.forms = arrivals.ints("form")[untimed:].tobytes()
+        self.sources = arrivals.ints("source")[untimed:]
+        self.lines = arrivals.ints("line")[untimed:]
+
+    def at_or_after(self, stamp: str) -> int:
+        """The first row timed at or after ``stamp`` (compared at the ms the times have)."""
+        return bisect.bisect_left(self.times, ms_of(datetime.fromisoformat(stamp)))
+
+    def after(self, stamp: str, lo: int, hi: int) -> int:
+        """The first row in ``[lo, hi)`` timed after ``stamp``."""
+        return bisect.bisect_right(self.times, ms_of(datetime.fromisoformat(stamp)), lo, hi)
+
+    def where(self, row: int) -> tuple[int, int, str]:
+        return self.sources[row], self.lines[row], stamp_of(moment_of(self.times[row]))
+
+
 def _wedge(
-    analysis: Analysis, session: Session, following: Session | None, arrivals: pl.DataFrame, wedge_after_s: float
+    analysis: Analysis, session: Session, following: Session | None, arrivals: _Arrivals, wedge_after_s: float
 ) -> Outage | None:
     """At DEBUG or TRACE: requests keep arriving and none finishes, aborts or fails for longer than
     ``wedge_after_s``, from the last finished request to the next start (or the end of the log)."""
@@ -249,40 +274,30 @@ def _wedge(
     silence = seconds(last, until)
     if silence is None or silence <= wedge_after_s:
         return None
-    rows = _arrivals_between(arrivals, begins, until)
-    form = _request_form(rows)
-    if form is None:
+    lo = arrivals.at_or_after(begins)  # the arrivals at or after ``begins`` and before ``until``
+    hi = max(lo, arrivals.at_or_after(until))
+    code = _request_form(arrivals.forms, lo, hi)
+    if code is None:
         return None
-    rows = rows.filter(pl.col("form") == form)
-    after = rows.filter(pl.col("time") > datetime.fromisoformat(last))
-    accepted = rows.height - (session.requests_completed or 0)
-    unfinished = max(after.height, accepted)
-    if after.height < WEDGE_MIN_UNFINISHED - 1 or unfinished < WEDGE_MIN_UNFINISHED:
+    start = arrivals.after(last, lo, hi)
+    accepted = arrivals.forms.count(code, lo, hi) - (session.requests_completed or 0)
+    later = arrivals.forms.count(code, start, hi)  # those after the last settled request
+    unfinished = max(later, accepted)
+    if later < WEDGE_MIN_UNFINISHED - 1 or unfinished < WEDGE_MIN_UNFINISHED:
         return None
     outage = _ending_at_next_start("wedge", session, following, last, True, analysis.log_end)
     outage.unfinished_requests = unfinished
-    first, final = after.row(0, named=True), after.row(-1, named=True)
     names = [s.name for s in analysis.stream.sources]
-    outage.evidence = [
-        (names[first["source"]], first["line"], stamp_of(first["time"])),
-        (names[final["source"]], final["line"], stamp_of(final["time"])),
-    ]
+    ends = (arrivals.where(arrivals.forms.find(code, start, hi)), arrivals.where(arrivals.forms.rfind(code, start, hi)))
+    outage.evidence = [(names[source], line, stamp) for source, line, stamp in ends]
     outage.hidden.append("why_stalled")
     return outage
 
 
-def _arrivals_between(arrivals: pl.DataFrame, begins: str, until: str) -> pl.DataFrame:
-    """The arrivals (in time order) at or after ``begins`` and before ``until``: a slice, not a scan."""
-    times = arrivals["time"]
-    lo = int(times.search_sorted(datetime.fromisoformat(begins), side="left"))
-    hi = int(times.search_sorted(datetime.fromisoformat(until), side="left"))
-    return arrivals.slice(lo, max(0, hi - lo)).with_columns(pl.col("form").cast(pl.String))
-
-
-def _request_form(rows: pl.DataFrame) -> str | None:
-    """The best of ``ARRIVAL_FORMS`` that the rows have."""
-    forms = set(rows["form"].unique().to_list()) if rows.height else set()
-    return next((f for f in ARRIVAL_FORMS if f in forms), None)
+def _request_form(forms: bytes, lo: int, hi: int) -> bytes | None:
+    """The code of the best of ``ARRIVAL_FORMS`` that the rows ``[lo, hi)`` have."""
+    codes = (bytes((form_code(form),)) for form in ARRIVAL_FORMS)
+    return next((code for code in codes if forms.find(code, lo, hi) >= 0), None)
 
 
 def _possible_wedge(

@@ -11,8 +11,6 @@ from dataclasses import dataclass
 from datetime import timedelta
 from functools import cached_property
 
-import polars as pl
-
 from omlx_logscan.stream.model import EventStream
 from omlx_logscan.timeutil import parse
 
@@ -35,27 +33,34 @@ class RecordIndex:
 
     def __init__(self, stream: EventStream) -> None:
         self._names = [s.name for s in stream.sources]
-        self._table = stream.records
-        timed = stream.records.drop_nulls("time")
-        self.times: list[str] = timed["time"].to_list()
-        self._sources: list[int] = timed["source"].to_list()
-        self._lines: list[int] = timed["line"].to_list()
+        self._rows: list[tuple[int, int, str | None]] = stream.records.rows("source", "line", "time")
+        timed = [(source, line, time) for source, line, time in self._rows if time is not None]
+        self.times: list[str] = [time for _, _, time in timed]
+        self._sources = [source for source, _, _ in timed]
+        self._lines = [line for _, line, _ in timed]
         # Each source's first record, timed or not, with the first time of it (a lifetime's start).
-        firsts = stream.records.group_by("source").agg(pl.col("line").min(), pl.col("time").drop_nulls().first())
+        first_lines: dict[int, int] = {}
+        first_times: dict[int, str] = {}
+        for source, line, time in self._rows:
+            first_lines[source] = min(line, first_lines.get(source, line))
+            if time is not None:
+                first_times.setdefault(source, time)
         self.firsts = {
-            self._names[source]: RecordAt(time, self._names[source], line)
-            for source, line, time in firsts.iter_rows()
-            if time is not None  # a source of undated text only shows no oMLX process
+            self._names[source]: RecordAt(first_times[source], self._names[source], first_lines[source])
+            for source in sorted(first_lines)
+            if source in first_times  # a source of undated text only shows no oMLX process
         }
 
     @cached_property
     def _in_file(self) -> dict[str, tuple[list[int], list[str | None]]]:
         """Each source's records in file order, lines and times: the order places undated ones.
         Built at the first fault that needs it (a log without one never pays for it)."""
-        return {
-            self._names[source]: (part["line"].to_list(), part["time"].to_list())
-            for (source,), part in self._table.sort("source", "line").group_by("source", maintain_order=True)
-        }
+        in_file: dict[str, tuple[list[int], list[str | None]]] = {}
+        for source, line, time in sorted(self._rows, key=lambda row: (row[0], row[1])):
+            lines, times = in_file.setdefault(self._names[source], ([], []))
+            lines.append(line)
+            times.append(time)
+        return in_file
 
     def written_after(
         self, source: str, after_line: int, before_line: int | None, after: str | None, cutoff: str | None

@@ -5,68 +5,57 @@ from __future__ import annotations
 import bisect
 import heapq
 import itertools
-from array import array
 from datetime import datetime, timedelta
 
-import polars as pl
-
 from omlx_logscan.parsing.catalog import GENERATION_TYPES
+from omlx_logscan.parsing.dense import (
+    NO_TIME,
+    REQUEST_SCHEMA,
+    Dense,
+    concat,
+    count_before,
+    from_rows,
+    is_sorted,
+    moment_of,
+    ms_of,
+    order,
+    prefix_sums,
+)
 from omlx_logscan.parsing.event import Event
-from omlx_logscan.parsing.scan import REQUEST_SCHEMA
 from omlx_logscan.stream.model import EventStream
 from omlx_logscan.timeutil import stamp_of
 
 _EPSILON = timedelta(microseconds=1)
 
 
-_STRIDE = 1024
-
-
-# Up to this many window edges, a bisect per edge in Python answers sooner than one vectorised
-# polars search, whose set-up costs about a tenth of a millisecond a call.
-_FEW_EDGES = 16
-
-
-_EPOCH = datetime(1970, 1, 1)
-
-
-_MILLISECOND = timedelta(milliseconds=1)
+_TOKENS = range(-(2**31), 2**31)  # what the tokens column holds; a count beyond it reads as 0, as the scan's
 
 
 RequestRow = tuple[int, int, datetime, int, str | None]  # source, line, time, tokens, text
 
 
 class _Sorted:
-    """Request rows in time order, with what window queries need.
+    """Request rows in time order (untimed ones left out), with what window queries need: a
+    bisect on the time column, and running sums of the tokens.
 
     A big log's dense rows are used as they are (no copy when, as usual, they are in time order
     already); the few requests the grammar read are a second, small part beside them.
     """
 
-    def __init__(self, table: pl.DataFrame) -> None:
-        table = table.drop_nulls("time") if table["time"].null_count() else table
-        self.table = table if table["time"].is_sorted() else table.sort("time")
-        self.times = self.table["time"]
-        # ms since the epoch of the naive local times (the column's own integers). Every
-        # _STRIDE-th one is a Python int, for bisect; a query then bisects one stride of the
-        # column (a polars search_sorted call costs ten times more). Converting all of a big
-        # log's times to Python ints would cost more than all its queries.
-        self._ms = self.times.to_physical()
-        self._coarse = array("q", self._ms.gather_every(_STRIDE).to_list())
-        self._token_sums = self.table["tokens"].cast(pl.Int64).cum_sum()  # [i]: tokens of rows 0..i
+    def __init__(self, table: Dense) -> None:
+        if not is_sorted(table.ints("time")):
+            table = table.take(order(table["time"]))
+        untimed = bisect.bisect_right(table.ints("time"), NO_TIME)  # nulls sort first
+        self.table = table.slice(untimed) if untimed else table
+        self.times = self.table.ints("time")  # ms since the epoch of the naive local times
+        self._token_sums = prefix_sums(self.table.ints("tokens"))  # [i]: tokens of the first i rows
 
     def __len__(self) -> int:
-        return self.table.height
+        return len(self.times)
 
     def position(self, ms: int | None, default: int) -> int:
         """Rows at or before ``ms``."""
-        if ms is None:
-            return default
-        stride = bisect.bisect_right(self._coarse, ms)  # strides whose first time is at or before ms
-        if stride == 0:
-            return 0
-        start = (stride - 1) * _STRIDE
-        return start + bisect.bisect_right(self._ms.slice(start, _STRIDE).to_list(), ms)
+        return default if ms is None else bisect.bisect_right(self.times, ms)
 
     def count(self, lo_ms: int | None, hi_ms: int | None, after: Event | None) -> int:
         lo = self.position(lo_ms, 0)
@@ -75,45 +64,38 @@ class _Sorted:
             return 0
         count = hi - lo
         if after is not None:
-            window = self.table.slice(lo, count)
-            count -= window.filter((pl.col("source") == after.source_index) & (pl.col("line") < after.line)).height
+            window = self.table.slice(lo, hi)
+            count -= count_before(window.ints("source"), window.ints("line"), after.source_index, after.line)
         return count
 
     def last_at_or_before(self, hi_ms: int | None) -> datetime | None:
         hi = self.position(hi_ms, len(self))
-        last = self.times[hi - 1] if hi else None
-        return last if isinstance(last, datetime) else None
+        return moment_of(self.times[hi - 1]) if hi else None
 
-    def tokens_before(self, position: int) -> int:
-        """Tokens of the first ``position`` rows."""
-        return int(self._token_sums[position - 1]) if position else 0
-
-    def totals(self, edges: pl.Series) -> tuple[list[int], list[int]]:
-        if len(edges) <= _FEW_EDGES:
-            ends = [self.position(ms, 0) for ms in edges.to_physical().to_list()]
-            sums = [self.tokens_before(end) for end in ends]
-            return [b - a for a, b in itertools.pairwise(ends)], [b - a for a, b in itertools.pairwise(sums)]
-        positions = self.times.search_sorted(edges, side="right").cast(pl.Int64)
-        requests = positions.diff().slice(1).to_list()
-        if not len(self):
-            return requests, [0] * len(requests)
-        # Tokens of the first p rows: the running sum at row p - 1, none before the first row.
-        before = self._token_sums.gather((positions - 1).clip(lower_bound=0))
-        upto = pl.select(pl.when(positions > 0).then(before).otherwise(0)).to_series()
-        return requests, upto.diff().slice(1).to_list()
+    def totals(self, edges: list[int]) -> tuple[list[int], list[int]]:
+        """Rows and tokens in each ``(edges[i], edges[i + 1]]`` (ms)."""
+        ends = [self.position(ms, 0) for ms in edges]
+        sums = [self._token_sums[end] for end in ends]
+        return [b - a for a, b in itertools.pairwise(ends)], [b - a for a, b in itertools.pairwise(sums)]
 
     def between(self, start: datetime, end: datetime) -> list[tuple[int, int, datetime, int]]:
-        lo = int(self.times.search_sorted(start, side="left"))
-        hi = int(self.times.search_sorted(end, side="right"))
-        return list(self.table.slice(lo, max(0, hi - lo)).iter_rows())
+        lo = bisect.bisect_left(self.times, ms_of(start))
+        hi = bisect.bisect_right(self.times, ms_of(end))
+        rows = self.table.slice(lo, max(lo, hi)).rows(*REQUEST_SCHEMA)
+        return [(source, line, moment_of(ms), tokens) for source, line, ms, tokens in rows]
 
 
 def _ms(stamp: str | None, *, inclusive: bool = False) -> int | None:
     """ms since the epoch of an ISO local time; just under it when ``inclusive`` (so it counts as inside)."""
     if not stamp:
         return None
-    moment = datetime.fromisoformat(stamp) - (_EPSILON if inclusive else timedelta(0))
-    return (moment - _EPOCH) // _MILLISECOND
+    return ms_of(datetime.fromisoformat(stamp) - (_EPSILON if inclusive else timedelta(0)))
+
+
+def _tokens(event: Event) -> int:
+    """A request event's generated tokens as a dense row holds them: 0 for none, or for a count beyond the column."""
+    count = event.fields.get("tokens") if event.fields.get("type") in GENERATION_TYPES else 0
+    return count if isinstance(count, int) and count in _TOKENS else 0
 
 
 class RequestIndex:
@@ -123,30 +105,18 @@ class RequestIndex:
         sparse = [ev for ev in stream.events if ev.kind == "request_complete" and ev.time]
         # The dense rows carry no text (a big log's request lines are not kept); the events do.
         self._texts = {(ev.source_index, ev.line): ev.message for ev in sparse}
-        rows = [
-            (
-                ev.source_index,
-                ev.line,
-                datetime.fromisoformat(ev.time or ""),
-                ev.fields.get("tokens", 0) if ev.fields.get("type") in GENERATION_TYPES else 0,
-            )
-            for ev in sparse
-        ]
-        events = pl.DataFrame(rows, schema={**REQUEST_SCHEMA, "tokens": pl.Int64}, orient="row").with_columns(
-            pl.col("tokens").cast(REQUEST_SCHEMA["tokens"], strict=False).fill_null(0)  # as the dense rows read them
-        )
-        tables = [events, stream.requests.select(list(REQUEST_SCHEMA))]
-        self._parts = [_Sorted(table) for table in tables if table.height]
+        rows = [(ev.source_index, ev.line, ms_of(datetime.fromisoformat(ev.time or "")), _tokens(ev)) for ev in sparse]
+        events = from_rows(rows, REQUEST_SCHEMA)
+        dense = Dense({name: stream.requests[name] for name in REQUEST_SCHEMA})
+        self._parts = [_Sorted(table) for table in (events, dense) if table.height]
         self.names = [s.name for s in stream.sources]
 
     def __len__(self) -> int:
         return sum(len(part) for part in self._parts)
 
-    def rows(self) -> pl.DataFrame:
-        """Every timed finished request: source, line, time (naive local) and tokens, in no set order."""
-        if not self._parts:
-            return pl.DataFrame(schema=REQUEST_SCHEMA)
-        return pl.concat([part.table for part in self._parts])
+    def rows(self) -> Dense:
+        """Every timed finished request: source, line, time (ms of the naive local time) and tokens, in no set order."""
+        return concat([part.table for part in self._parts], REQUEST_SCHEMA)
 
     def count(
         self, start: str | None, end: str | None, *, include_start: bool = False, after: Event | None = None
@@ -169,10 +139,10 @@ class RequestIndex:
 
     def totals(self, edges: list[datetime]) -> tuple[list[int], list[int]]:
         """Requests and tokens in each ``(edges[i], edges[i + 1]]``."""
-        series = pl.Series(edges, dtype=pl.Datetime("ms"))
+        edges_ms = [ms_of(edge) for edge in edges]
         requests, tokens = [0] * max(0, len(edges) - 1), [0] * max(0, len(edges) - 1)
         for part in self._parts:
-            counts, sums = part.totals(series)
+            counts, sums = part.totals(edges_ms)
             requests = [a + b for a, b in zip(requests, counts, strict=True)]
             tokens = [a + b for a, b in zip(tokens, sums, strict=True)]
         return requests, tokens

@@ -22,6 +22,7 @@ from urllib.parse import urlparse
 
 from omlx_logscan.errors import InputError, LogscanError
 from omlx_logscan.fleet.documents import write_document_tables
+from omlx_logscan.inputs.hosts import is_glob
 
 # The tables the SQL reads and, for a fleet where none of a table's files exist (no dead windows
 # anywhere, say), the columns of its empty stand-in.
@@ -150,7 +151,7 @@ def fleet_views(sources: list[str]) -> Iterator[Any]:
 
 def _local(source: str) -> tuple[list[str], list[str]]:
     """Export roots and JSON documents a local source names (a glob may name several)."""
-    matches = sorted(glob.glob(str(Path(source).expanduser()))) if any(c in source for c in "*?[") else [source]
+    matches = sorted(glob.glob(str(Path(source).expanduser()))) if is_glob(source) else [source]
     if not matches:
         raise InputError(f"{source}: matches nothing")
     roots: list[str] = []

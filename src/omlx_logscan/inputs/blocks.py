@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from omlx_logscan.errors import InputError
-from omlx_logscan.inputs.sources import Source, read_chunks
+from omlx_logscan.inputs.sources import Source, read_views
 
 # A block's plan runs mostly on one core and touches its bytes several times: 8 MiB blocks stay
 # in the caches better than larger ones and cost less per block in Python than smaller ones.
@@ -34,6 +34,30 @@ def _pread_all(fd: int, length: int, offset: int) -> bytes:
             raise OSError(CUT_SHORT)
         data += more
     return data
+
+
+# Each worker thread's buffer for the blocks it reads, reused from block to block: a fresh 8 MiB
+# bytes object a block costs the kernel a page fault per 4 KiB (a third of the reading time).
+_buffers = threading.local()
+
+
+def _pread_into(fd: int, length: int, offset: int) -> memoryview:
+    """``_pread_all`` into this thread's reused buffer: valid until the thread's next read."""
+    buffer: bytearray | None = getattr(_buffers, "buffer", None)
+    if buffer is None or len(buffer) < length:
+        buffer = _buffers.buffer = bytearray(max(length, BLOCK_BYTES))
+    view = memoryview(buffer)[:length]
+    done = 0
+    while done < length:
+        got = os.preadv(fd, [view[done:]], offset + done)
+        if not got:
+            raise OSError(CUT_SHORT)
+        done += got
+    return view
+
+
+# Positioned reads into a buffer are not on every platform (``os.preadv``): else a copy a block.
+REUSES_BUFFERS = hasattr(os, "preadv")
 
 
 def _line_end_before(fd: int, lo: int, hi: int) -> int:
@@ -81,37 +105,70 @@ class SharedFile:
                 self._file.close()
 
 
+class BufferPool:
+    """The buffers a stream's chunks are read into (a compressed file, stdin), each given back by
+    the worker that ran its block: a fresh 8 MiB buffer a chunk would cost a page fault per 4 KiB.
+    It holds no more buffers than there were blocks in flight at once."""
+
+    __slots__ = ("_free", "_lock", "made")
+
+    def __init__(self) -> None:
+        self._free: list[bytearray] = []
+        self._lock = threading.Lock()
+        self.made = 0  # buffers made, not taken again
+
+    def take(self, size: int) -> bytearray:
+        """A buffer of at least ``size`` bytes: a free one, or a new one."""
+        with self._lock:
+            for index, buffer in enumerate(self._free):
+                if len(buffer) >= size:
+                    return self._free.pop(index)
+            self.made += 1
+        return bytearray(size)
+
+    def give(self, buffer: bytearray) -> None:
+        with self._lock:
+            self._free.append(buffer)
+
+
 @dataclass(slots=True)
 class FileSpan:
     """Where a plain file's block is: the worker that runs the block reads it (``ByteBlock.load``)."""
 
     file: SharedFile
     offset: int
-    first: bytes  # the head of the block's first line (``EDGE_BYTES`` at most)
-    last: bytes  # the head of its last line
 
 
 @dataclass(slots=True)
 class ByteBlock:
-    """Bytes read at once; with ``cut_tail`` the last line is unfinished and is read again next.
+    """Whole lines read at once. A plain file's block comes as a ``span`` of the file; ``load``
+    reads it into ``data``."""
 
-    A plain file's block comes as a ``span`` of the file; ``load`` reads it into ``data``."""
-
-    data: bytes = b""
-    cut_tail: bool = False  # stored, not size < len(data): mending bad bytes changes the length
+    data: bytes | memoryview = b""  # a memoryview: of the worker's reused buffer (``load(reuse=True)``)
     size: int = 0  # bytes of whole lines as read from the source (for progress)
+    first: bytes = b""  # the head of the block's first line (``EDGE_BYTES`` at most), for ``linked``
+    last: bytes = b""  # the head of its last line
     prev_timed: bool = False  # whether the line just before the block is timed (``_DATED_LINE``)
     next_timed: bool = False  # whether the line just after it is
     span: FileSpan | None = None  # where the block's bytes are, until ``load``
+    pool: BufferPool | None = None  # where ``data``'s buffer goes back to once the block is done with
 
-    def load(self) -> None:
-        """Read a plain file's block into ``data``; raises OSError if the file was cut short."""
+    def load(self, *, reuse: bool = False) -> None:
+        """Read a plain file's block into ``data``; raises OSError if the file was cut short. With
+        ``reuse``, ``data`` is a view of the worker thread's buffer, good until its next block."""
         if self.span is not None:
             span, self.span = self.span, None
             try:
-                self.data = _pread_all(span.file.fd, self.size, span.offset)
+                read = _pread_into if reuse and REUSES_BUFFERS else _pread_all
+                self.data = read(span.file.fd, self.size, span.offset)
             finally:
                 span.file.let_go()
+
+    def free(self) -> None:
+        """Let go of the block's bytes once it has been run: a pooled buffer is read into again."""
+        data, self.data = self.data, b""
+        if self.pool is not None and isinstance(data, memoryview) and isinstance(data.obj, bytearray):
+            self.pool.give(data.obj)
 
     def release(self) -> None:
         """Let go of the file of a block that will not be run."""
@@ -119,32 +176,36 @@ class ByteBlock:
             span, self.span = self.span, None
             span.file.let_go()
 
-    def first_line(self) -> bytes:
-        """The block's first line (of a plain file's block, its first ``EDGE_BYTES`` at most)."""
-        if self.span is not None:
-            return self.span.first
-        end = self.data.find(b"\n", 0, self.size)
-        return self.data[: end if end >= 0 else self.size]
 
-    def last_line(self) -> bytes:
-        """The block's last line (of a plain file's block, its first ``EDGE_BYTES`` at most)."""
-        if self.span is not None:
-            return self.span.last
-        end = self.size - 1 if self.data[self.size - 1 : self.size] == b"\n" else self.size
-        return self.data[self.data.rfind(b"\n", 0, end) + 1 : end]
+def _edge_lines(view: memoryview) -> tuple[bytes, bytes]:
+    """The heads of the first and the last line of a chunk read whole."""
+    size = len(view)
+    data = (
+        view.obj if isinstance(view.obj, bytes | bytearray) else bytes(view)
+    )  # read_views' chunks start their buffers
+    end = data.find(b"\n", 0, size)
+    first = bytes(view[: min(end if end >= 0 else size, EDGE_BYTES)])
+    end = size - 1 if data[size - 1 : size] == b"\n" else size
+    start = data.rfind(b"\n", 0, end) + 1
+    return first, bytes(view[start : min(end, start + EDGE_BYTES)])
 
 
-def _span(file: SharedFile, offset: int, size: int) -> FileSpan:
-    """A block's place and the heads of its edge lines, read from the file."""
+def _file_block(file: SharedFile, offset: int, size: int) -> ByteBlock:
+    """A block of the file, not yet read, with the heads of its edge lines: read from its first
+    ``EDGE_BYTES`` and its last ``PROBE_BYTES`` (further back only for a longer last line)."""
     fd = file.fd
     head = _pread_all(fd, min(size, EDGE_BYTES), offset)
-    end = offset + size
-    if _pread_all(fd, 1, end - 1) == b"\n":
-        end -= 1
-    start = _line_end_before(fd, offset, end)
     first = head[: head.find(b"\n")] if b"\n" in head else head
-    last = _pread_all(fd, min(end - start, EDGE_BYTES), start)
-    return FileSpan(file.hold(), offset, first, last)
+    tail_at = offset + max(0, size - PROBE_BYTES)
+    tail = head[tail_at - offset :] if size <= EDGE_BYTES else _pread_all(fd, offset + size - tail_at, tail_at)
+    end = len(tail) - 1 if tail.endswith(b"\n") else len(tail)
+    start = tail.rfind(b"\n", 0, end) + 1
+    if start == 0 and tail_at > offset:  # the last line may begin before the tail: look further back
+        line_start = _line_end_before(fd, offset, tail_at + end)
+        last = _pread_all(fd, min(tail_at + end - line_start, EDGE_BYTES), line_start)
+    else:
+        last = tail[start : min(end, start + EDGE_BYTES)]
+    return ByteBlock(size=size, first=first, last=last, span=FileSpan(file.hold(), offset))
 
 
 def file_blocks(path: Path) -> Iterator[ByteBlock]:
@@ -164,13 +225,13 @@ def file_blocks(path: Path) -> Iterator[ByteBlock]:
             if left == 0:
                 return
             if left <= size:  # the end of the file: its last line may lack the newline
-                yield ByteBlock(size=left, span=_span(file, offset, left))
+                yield _file_block(file, offset, left)
                 return
             cut = _line_end_before(fd, offset + searched, offset + size) - offset
             if cut == searched:  # one line longer than the block: a larger block
                 searched, size = size, size * 2
                 continue
-            yield ByteBlock(size=cut, span=_span(file, offset, cut))
+            yield _file_block(file, offset, cut)
             offset += cut
             size, searched = BLOCK_BYTES, 0
     finally:
@@ -186,8 +247,8 @@ def linked(blocks: Iterator[ByteBlock], timed: Callable[[bytes], bool]) -> Gener
     try:
         for block in blocks:
             if last is not None:
-                block.prev_timed = timed(last.last_line())
-                last.next_timed = timed(block.first_line())
+                block.prev_timed = timed(last.last)
+                last.next_timed = timed(block.first)
                 handed, last = last, block
                 yield handed
             else:
@@ -213,5 +274,7 @@ def read_blocks(source: Source, native: bool) -> Iterator[ByteBlock]:
         except OSError as exc:
             raise InputError(f"{source.name}: read error ({exc.strerror or exc})") from None
         return
-    for data in read_chunks(source, BLOCK_BYTES):
-        yield ByteBlock(data, size=len(data))
+    pool = BufferPool()
+    for view in read_views(source, BLOCK_BYTES, pool.take):
+        first, last = _edge_lines(view)
+        yield ByteBlock(view, size=len(view), first=first, last=last, pool=pool)

@@ -107,7 +107,7 @@ def _claims(patterns: list[str], source: Source) -> bool:
     name = source.path.expanduser().absolute()
     for pattern in patterns:
         target = Path(pattern).expanduser().absolute()
-        if _is_glob(pattern):
+        if is_glob(pattern):
             if fnmatch.fnmatch(str(name), str(target)):
                 return True
         elif target == name or target in name.parents:
@@ -115,7 +115,8 @@ def _claims(patterns: list[str], source: Source) -> bool:
     return False
 
 
-def _is_glob(pattern: str) -> bool:
+def is_glob(pattern: str) -> bool:
+    """Whether a path has glob characters (it names the files it matches)."""
     return any(char in pattern for char in "*?[")
 
 

@@ -166,19 +166,45 @@ def _transcoded(stream: _Readable, codec: str, chunk_bytes: int) -> Iterator[byt
         yield normalise(pending)
 
 
-def _line_chunks(
-    stream: Stream, head: bytes, chunk_bytes: int, quiet: Callable[[], bool] | None = None
-) -> Iterator[bytes]:
-    """Chunks of whole lines, read (decompressed) into one buffer that is reused: each chunk is
-    copied out of it once, and the unfinished line after it moves to the buffer's front. The
-    buffer grows to ``chunk_bytes`` as the input goes on, and beyond only for a line longer than
-    that. A read that fails hands on the whole lines read before it, then raises.
+# Where ``_line_views`` reads its next chunk into: a buffer of at least the size asked for. It may
+# be the buffer of the chunk before, when its consumer has copied that chunk out (``_reusing``).
+Take = Callable[[int], bytearray]
+
+
+def _reusing() -> Take:
+    """One buffer for every chunk, replaced only by a larger one."""
+    held: list[bytearray] = []
+
+    def take(size: int) -> bytearray:
+        if not held or len(held[0]) < size:
+            held[:] = [bytearray(size)]
+        return held[0]
+
+    return take
+
+
+def _moved(take: Take, view: memoryview, start: int, filled: int) -> tuple[bytearray, memoryview]:
+    """A buffer from ``take`` (the same again, for a consumer done with it) that begins with the
+    bytes ``view`` holds after a chunk handed on: from ``start`` to ``filled``."""
+    buf = take(len(view))
+    following = memoryview(buf)
+    following[: filled - start] = view[start:filled]
+    return buf, following
+
+
+def _line_views(
+    stream: Stream, head: bytes, chunk_bytes: int, take: Take, quiet: Callable[[], bool] | None = None
+) -> Iterator[memoryview]:
+    """Chunks of whole lines, each read (decompressed) straight into a buffer from ``take``; the
+    unfinished line after a chunk moves to the front of the next buffer. The buffer grows to
+    ``chunk_bytes`` as the input goes on, and beyond only for a line longer than that. A read
+    that fails hands on the whole lines read before it, then raises.
 
     With ``quiet`` (a pipe: see ``_pipe_quiet``) each read takes what is there, and when a short read
     finds the pipe silent the whole lines held go on at once, as two chunks: all but the last line,
     then the last line alone. The block reader hands a block on once the next one is read (it must
     know whether the line after it is timed), so only that one line waits for more input."""
-    buf = bytearray(max(min(chunk_bytes, READ_STEP), len(head), 1))
+    buf = take(max(min(chunk_bytes, READ_STEP), len(head), 1))
     view = memoryview(buf)
     view[: len(head)] = head
     filled = len(head)
@@ -187,34 +213,34 @@ def _line_chunks(
     while True:
         if silent:
             cut = buf.rfind(b"\n", 0, filled) + 1
-            last = buf.rfind(b"\n", 0, cut - 1) + 1 if cut else 0
-            for start, end in ((0, last), (last, cut)):
-                if end > start:
-                    yield normalise(bytes(view[start:end]))
-            view[: filled - cut] = view[cut:filled]
-            filled -= cut
-        if filled == len(buf):
+            last = buf.rfind(b"\n", 0, max(cut - 1, 0)) + 1
+            for end in (last, cut - last):  # all but the last whole line, then that line alone
+                if end:
+                    yield view[:end]
+                    buf, view = _moved(take, view, end, filled)
+                    filled -= end
+        if filled == len(view):
             cut = buf.rfind(b"\n", 0, filled) + 1
-            if len(buf) < chunk_bytes or not cut:  # grow: a small input never needs a large buffer
-                grown = bytearray(2 * len(buf))
-                grown[:filled] = view
-                view.release()
-                buf, view = grown, memoryview(grown)
+            if len(view) < chunk_bytes or not cut:  # grow: a small input never needs a large buffer
+                buf = take(2 * len(view))
+                grown = memoryview(buf)
+                grown[:filled] = view[:filled]
+                view = grown
             else:
-                yield normalise(bytes(view[:cut]))
-                view[: filled - cut] = view[cut:filled]
+                yield view[:cut]
+                buf, view = _moved(take, view, cut, filled)
                 filled -= cut
-        wanted = min(len(buf), filled + READ_STEP) - filled
+        wanted = min(len(view), filled + READ_STEP) - filled
         try:
             got = read(view[filled : filled + wanted])
         except Exception:
             cut = buf.rfind(b"\n", 0, filled) + 1
             if cut:
-                yield normalise(bytes(view[:cut]))
+                yield view[:cut]
             raise
         if not got:
             if filled:
-                yield normalise(bytes(view[:filled]))
+                yield view[:filled]
             return
         filled += got
         silent = quiet is not None and got < wanted and quiet()
@@ -262,6 +288,14 @@ def _read_head(stream: Stream, quiet: Callable[[], bool] | None) -> bytes:
 
 def read_chunks(source: Source, chunk_bytes: int = CHUNK_BYTES) -> Iterator[bytes]:
     """UTF-8 chunks of whole lines (the last line of the input may lack its newline)."""
+    for view in read_views(source, chunk_bytes, _reusing()):
+        yield normalise(bytes(view))
+
+
+def read_views(source: Source, chunk_bytes: int, take: Take) -> Iterator[memoryview]:
+    """Chunks of whole lines, as read: views of buffers from ``take``, each good until the next
+    chunk is asked for, or for as long as ``take`` does not hand its buffer out again. Text in
+    another encoding comes as UTF-8; bytes that are not UTF-8 are left for the consumer to mend."""
     try:
         stream = source.open()
     except OSError as exc:
@@ -272,9 +306,9 @@ def read_chunks(source: Source, chunk_bytes: int = CHUNK_BYTES) -> Iterator[byte
         codec = sniff_codec(head)
         if codec is None:  # text in UTF-16 is full of NULs, and no binary data
             refuse_binary(source.name, head)
-            yield from _line_chunks(stream, head, chunk_bytes, quiet)
+            yield from _line_views(stream, head, chunk_bytes, take, quiet)
         else:
-            yield from _transcoded(_Prepend(head, stream), codec, chunk_bytes)
+            yield from (memoryview(chunk) for chunk in _transcoded(_Prepend(head, stream), codec, chunk_bytes))
     except damaged_data() as exc:
         raise InputError(f"{source.name}: compressed data is truncated or corrupt ({exc})") from None
     except OSError as exc:  # bz2 reports damage as OSError; so does a disk that fails mid-read

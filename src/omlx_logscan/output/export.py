@@ -23,6 +23,7 @@ import polars as pl
 
 from omlx_logscan.errors import LogscanError
 from omlx_logscan.output.zoned import ZoneClock, clock_for
+from omlx_logscan.parsing.dense import to_polars
 from omlx_logscan.timeutil import LOCAL_STAMP, LocalTime
 
 if TYPE_CHECKING:
@@ -205,7 +206,7 @@ def _dead_windows(export: HostExport) -> pl.DataFrame:
 
 def _requests_per_minute(export: HostExport) -> pl.DataFrame:
     per_minute = (
-        export.analysis.requests.rows()
+        to_polars(export.analysis.requests.rows())
         .group_by(pl.col("time").dt.truncate("1m").alias("minute"))
         .agg(pl.len().cast(pl.Int64).alias("requests"), pl.col("tokens").cast(pl.Int64).sum().alias("tokens"))
         .sort("minute")

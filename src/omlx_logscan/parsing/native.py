@@ -1,8 +1,8 @@
 """The native block scanner (the C extension ``omlx_logscan._scanner``), when it is built.
 
 It computes for a block what the polars plan does (``parsing.plan``), in one pass over its lines
-with the GIL released, and hands the dense columns to polars as buffers, without a Python object
-per row. Every text it tests is the catalog's, handed over here: no oMLX wording is written in C.
+with the GIL released, and hands the dense columns over as buffers, copied into arrays without a
+Python object per row. Every text it tests is the catalog's, handed over here: no oMLX wording is written in C.
 A run that needs what only polars gives (every record, de-duplication keys, request text) uses
 the plan, and so does every run when the extension is not built or ``LOGSCAN_SCANNER=polars``;
 with ``LOGSCAN_REQUIRE_NATIVE=1`` a missing extension is an error instead.
@@ -11,20 +11,17 @@ with ``LOGSCAN_REQUIRE_NATIVE=1`` a missing extension is an error instead.
 from __future__ import annotations
 
 import os
-from array import array
 from functools import cache
 from types import ModuleType
-from typing import Any
-
-import polars as pl
 
 from omlx_logscan.errors import LogscanError
 from omlx_logscan.inputs.blocks import ByteBlock
 from omlx_logscan.inputs.decoding import normalise
 from omlx_logscan.parsing.catalog import CHAT_COMPLETION, CHAT_COUNTS, NO_REQUEST_ID
 from omlx_logscan.parsing.catalog_arrivals import ARRIVAL_FORMS, ARRIVALS
+from omlx_logscan.parsing.dense import Dense, numbers
 from omlx_logscan.parsing.grammar import MAX_LINE_CHARS, PLAUSIBLE_YEARS
-from omlx_logscan.parsing.plan import (
+from omlx_logscan.parsing.shapes import (
     INTERESTING_LITERALS,
     LEVEL_RECORD,
     NOT_DENSE,
@@ -106,74 +103,63 @@ def native_scanner() -> ModuleType | None:
     return module
 
 
-# Below this many rows a column is built from a list: cheaper than importing numpy, which a small
-# log then never does. Above it, a block's rows reach polars as a numpy view of the buffer.
-_FEW_ROWS = 2048
+# The scanner's buffers, by the columns they fill: native-endian items of these typecodes.
+_CODES = {"n": "I", "time": "q", "tokens": "i", "form": "B"}
 
 
-_LIST_TYPES: dict[str, tuple[str, Any]] = {
-    "=u4": ("I", pl.UInt32),
-    "=i4": ("i", pl.Int32),
-    "=i8": ("q", pl.Int64),
-    "u1": ("B", pl.UInt8),
-}
-
-
-def _column(buffer: bytes, dtype: str) -> pl.Series:
-    """A column of the scanner's native-endian ``buffer`` of ``dtype`` items."""
-    code, polars_type = _LIST_TYPES[dtype]
-    if len(buffer) < _FEW_ROWS * array(code).itemsize:
-        return pl.Series(array(code, buffer).tolist(), dtype=polars_type)
-    import numpy as np
-
-    return pl.Series(np.frombuffer(buffer, dtype=dtype))
-
-
-def _times(buffer: bytes) -> pl.Series:
-    return _column(buffer, "=i8").cast(pl.Datetime("ms"))
-
-
-_FORMS = pl.Series(ARRIVAL_FORMS, dtype=pl.Categorical())
+def _columns(**buffers: bytes) -> Dense:
+    """A block's dense rows from the scanner's buffers: copied into arrays as they are."""
+    return Dense({name: numbers(_CODES[name], buffer) for name, buffer in buffers.items()})
 
 
 def native_block(scanner: ModuleType, block: ByteBlock, source_name: str) -> BlockOutput:
     """One block by the native scanner: what ``plan.plan_block`` gives for it (without keys or text),
     its bytes mended as for the plan (lines that are not UTF-8 read as Windows-1252)."""
-    data = block.data if scanner.is_utf8(block.data) else normalise(block.data)
-    out = scanner.scan_block(data, block.cut_tail, block.prev_timed, block.next_timed)
-    bounds_buf, req_n, req_ms, req_tokens, arr_n, arr_ms, arr_form, kept_buf, undecided, lines, any_debug, mask = out
-    bounds = memoryview(bounds_buf).cast("q")
+    data = block.data if scanner.is_utf8(block.data) else normalise(bytes(block.data))
+    out = scanner.scan_block(data, block.prev_timed, block.next_timed)
+    edges_buf, req_n, req_ms, req_tokens, arr_n, arr_ms, arr_form, kept_buf, undecided, lines, any_debug, mask = out
 
-    def text(i: int) -> str:
-        return data[bounds[2 * i] : bounds[2 * i + 1]].decode()
+    def text(start: int, stop: int) -> str:
+        return str(data[start:stop], "utf-8")
 
-    requests = pl.DataFrame({"n": _column(req_n, "=u4"), "time": _times(req_ms), "tokens": _column(req_tokens, "=i4")})
-    arrivals = pl.DataFrame(
-        {"n": _column(arr_n, "=u4"), "time": _times(arr_ms), "form": _FORMS.gather(_column(arr_form, "u1"))}
-    )
-    kept_pairs = memoryview(kept_buf).cast("q")
+    requests = _columns(n=req_n, time=req_ms, tokens=req_tokens)
+    arrivals = _columns(n=arr_n, time=arr_ms, form=arr_form)
+    spans = memoryview(kept_buf).cast("q")  # (line, start, stop, and the line before it: start, stop) each
     rows = [
-        (n, text(i), text(i - 1) if i > 0 else None) for n, i in zip(kept_pairs[0::2], kept_pairs[1::2], strict=True)
+        (spans[k], text(spans[k + 1], spans[k + 2]), text(spans[k + 3], spans[k + 4]) if spans[k + 3] >= 0 else None)
+        for k in range(0, len(spans), 5)
     ]
     levels = {level for bit, level in enumerate(_LEVELS) if mask >> bit & 1}
     levels |= _undecided_levels(memoryview(undecided).cast("q"), data, levels)
     levels |= {"DEBUG"} if any_debug else set()
     levels |= {"INFO"} if requests.height else set()
     levels |= arrival_levels({form for code, form in enumerate(ARRIVAL_FORMS) if bytes((code,)) in arr_form})
-    first, last = (text(0), text(lines - 1)) if lines else (None, None)
+    edges = memoryview(edges_buf).cast("q")  # where the first and the last line are
+    first, last = (text(edges[0], edges[1]), text(edges[2], edges[3])) if lines else (None, None)
     unkept = unkept_records(rows, first, last, lines)
-    block.data = b""
+    block.free()  # every text wanted is copied out: the buffer can be read into again
     kept = [(n, line) for n, line, _ in rows]
     return BlockOutput(block.size, lines, requests, kept, levels, unkept, arrivals)
 
 
-def _undecided_levels(triples: memoryview, data: bytes, known: set[str]) -> set[str]:
+def _undecided_levels(triples: memoryview, data: bytes | memoryview, known: set[str]) -> set[str]:
     """The levels the lines the scanner could not decide show, decided by the plan's own regex."""
     found: set[str] = set()
     for bit, level in enumerate(_LEVELS):
         if level in known:
             continue
-        texts = [data[triples[k + 1] : triples[k + 2]].decode() for k in range(0, len(triples), 3) if triples[k] == bit]
-        if texts and pl.Series(texts, dtype=pl.String).str.contains(LEVEL_RECORD[level]).any():
+        texts = [
+            str(data[triples[k + 1] : triples[k + 2]], "utf-8") for k in range(0, len(triples), 3) if triples[k] == bit
+        ]
+        if texts and _shows(texts, LEVEL_RECORD[level]):
             found.add(level)
     return found
+
+
+def _shows(texts: list[str], pattern: str) -> bool:
+    """Whether one of the lines matches the plan's regex, by polars' regex engine as in the plan
+    (not Python's: the two differ on some Unicode digits and letters). Only lines the scanner
+    could not decide come here, lines with bytes that are not ASCII: polars is imported then."""
+    import polars as pl
+
+    return bool(pl.Series(texts, dtype=pl.String).str.contains(pattern).any())

@@ -3,7 +3,7 @@ scanner is not built.
 
 polars splits a block into lines and classifies them with vectorised tests. Routine single-line
 records (DEBUG records, and INFO records no catalog literal occurs in) are only counted.
-Finished-request lines and request arrivals, the dense kinds, stay in polars tables. Everything
+Finished-request lines and request arrivals, the dense kinds, become dense tables (``parsing.dense``). Everything
 else goes to the Python line grammar; the records next to those lines that it does not hand over
 say when a process last wrote anything (``parsing.unkept``).
 """
@@ -11,7 +11,6 @@ say when a process last wrote anything (``parsing.unkept``).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cache
 
@@ -19,34 +18,23 @@ import polars as pl
 
 from omlx_logscan.errors import InputError
 from omlx_logscan.inputs.blocks import ByteBlock
-from omlx_logscan.parsing.catalog import (
-    CHAT_COMPLETION,
-    CHAT_COUNTS,
-    FATAL_EXIT_SUFFIX,
-    GPU_LITERALS,
-    GPU_MARKERS,
-    NO_REQUEST_ID,
-    PREFILTER_LITERALS,
-    REQUEST_LOGGER,
-)
-from omlx_logscan.parsing.catalog_arrivals import ARRIVALS
+from omlx_logscan.parsing.catalog import CHAT_COMPLETION, CHAT_COUNTS, NO_REQUEST_ID
+from omlx_logscan.parsing.catalog_arrivals import ARRIVAL_FORMS, ARRIVALS
+from omlx_logscan.parsing.dense import as_numbers, from_polars
 from omlx_logscan.parsing.grammar import MAX_LINE_CHARS, PLAUSIBLE_YEARS
-from omlx_logscan.parsing.unkept import Unkept, unkept_records
-
-# A line the grammar reads as a dated record, not as the continuation of the one before: a date
-# and time (with up to six digits of fraction) and a separator after them. In ASCII digits and
-# blanks, on which Python's re and polars' regex engine agree (not on every Unicode digit or
-# space): block edges are tested with the one, the block's other lines with the other.
-DATED_LINE = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}[ T][0-9]{2}:[0-9]{2}:[0-9]{2}(?:[,.][0-9]{1,6})?(?:[ \t]*[-—][ \t]*|[ \t]+)"
-
-
-# The file/console record prefix up to the level: level tests are anchored, so a message that
-# merely mentions " - DEBUG - " is never taken for a DEBUG record.
-_RECORD_PREFIX = r"^\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d[,.]\d+ - [\w.]+ - "
-
-
-LEVEL_RECORD = {level: f"{_RECORD_PREFIX}{level} - " for level in ("TRACE", "DEBUG", "INFO")}
-
+from omlx_logscan.parsing.shapes import (
+    DATED_LINE,
+    INTERESTING_LITERALS,
+    LEVEL_RECORD,
+    NOT_DENSE,
+    NOT_ROUTINE,
+    REQUEST_HEAD,
+    STAMP_LEN,
+    BlockOutput,
+    arrival_head,
+    arrival_levels,
+)
+from omlx_logscan.parsing.unkept import unkept_records
 
 # A dense line (a finished chat completion, an arrival) in the shape oMLX writes it (the catalog's
 # parts of that shape), tested piece by piece because a regex over the whole line costs a few
@@ -55,17 +43,6 @@ LEVEL_RECORD = {level: f"{_RECORD_PREFIX}{level} - " for level in ("TRACE", "DEB
 # lines: one it rejects still reaches the grammar through the catalog literal, and so do the rare
 # embedding requests, whose tokens the analysis does not count.
 _STAMP_FORMAT = "%Y-%m-%d %H:%M:%S,%3f"
-
-
-STAMP_LEN = 23
-
-
-REQUEST_HEAD = f" - {REQUEST_LOGGER} - INFO - "
-
-
-def arrival_head(logger: str, level: str) -> str:
-    """What follows the stamp of a dense arrival line, up to the request-id field."""
-    return f" - {logger} - {level} - "
 
 
 def _tokens_captured(pattern: str) -> str:
@@ -87,11 +64,6 @@ def _tokens_captured(pattern: str) -> str:
 _CHAT_TAIL = _tokens_captured(CHAT_COUNTS)
 
 
-# Text the grammar reads otherwise, anywhere in a line: a GPU error makes the record a gpu_error,
-# the fatal exit's suffix a process_exit, and colour codes are removed before the message is matched.
-NOT_DENSE: tuple[str, ...] = (*GPU_MARKERS, FATAL_EXIT_SUFFIX, "\x1b")
-
-
 _NOT_DENSE = "|".join(re.escape(text) for text in NOT_DENSE)
 
 
@@ -103,51 +75,22 @@ _FIRST_TIME = datetime(PLAUSIBLE_YEARS.start, 1, 1)
 _END_TIME = datetime(PLAUSIBLE_YEARS.stop, 1, 1)
 
 
-# Text that makes a line worth the grammar's look (WARNING and above, a catalog literal, a GPU error).
-INTERESTING_LITERALS: tuple[str, ...] = ("WARN", "ERROR", "CRITICAL", "FATAL", *PREFILTER_LITERALS, *GPU_LITERALS)
-
-
 _INTERESTING = "|".join(re.escape(lit) for lit in INTERESTING_LITERALS)
-
-
-# A DEBUG line that holds one of these is no routine record: a level above DEBUG (a warning quoting
-# a DEBUG line), a GPU error, or an arrival the grammar reads when it is not a dense row.
-NOT_ROUTINE: tuple[str, ...] = (
-    " - WARNING - ",
-    " - ERROR - ",
-    " - CRITICAL - ",
-    *GPU_LITERALS,
-    *(arrival.opening for arrival in ARRIVALS),
-)
 
 
 _NOT_ROUTINE = "|".join(re.escape(lit) for lit in NOT_ROUTINE)
 
 
-@dataclass(slots=True)
-class BlockOutput:
-    """What one block's scan found; its line numbers ``n`` count from the block's first line."""
-
-    size: int  # bytes read from the source, for progress
-    lines: int
-    requests: pl.DataFrame  # n, time, tokens, and key/text when asked for
-    kept: list[tuple[int, str]]  # (n, text) of the lines for the grammar
-    levels: set[str]
-    records: Unkept  # records not handed over, next to lines that were
-    arrivals: pl.DataFrame = field(default_factory=pl.DataFrame)  # n, time, form, and key/text when asked for
-
-
 def _lines(block: ByteBlock) -> pl.LazyFrame:
-    """A block's lines, numbered from 1 within the block, without the unfinished last one.
+    """A block's lines, numbered from 1 within the block.
 
     polars takes bytes that begin like a zlib stream ("x^", "x\\x01") for compressed data: such a
     block is handed over behind an empty line, which is numbered 0 and dropped.
     """
-    shielded = block.data[:1] == b"x"
-    data = b"\n" + block.data if shielded else block.data
+    raw = bytes(block.data)  # the same object: the plan's blocks are bytes, never views of a buffer
+    shielded = raw[:1] == b"x"
+    data = b"\n" + raw if shielded else raw
     lines = pl.scan_lines(data, name="line").with_row_index("n", offset=0 if shielded else 1)
-    if block.cut_tail:
-        lines = lines.filter(pl.col("n") < pl.len() - (1 if shielded else 0))
     return lines.filter(pl.col("n") > 0) if shielded else lines
 
 
@@ -265,11 +208,6 @@ def _levels(df: pl.DataFrame, known: set[str]) -> set[str]:
     return found
 
 
-def arrival_levels(forms: set[str]) -> set[str]:
-    """The levels the dense arrivals of these forms show: each form's level is part of its shape."""
-    return {arrival.level for arrival in ARRIVALS if arrival.form in forms}
-
-
 def plan_block(block: ByteBlock, source_name: str, keep_all: bool, keep_key: bool, keep_text: bool) -> BlockOutput:
     """One block's plan, collected on a worker thread, and the small frames it gives filed."""
     size = block.size
@@ -280,17 +218,17 @@ def plan_block(block: ByteBlock, source_name: str, keep_all: bool, keep_key: boo
         )
     except (pl.exceptions.PolarsError, pl.exceptions.PanicException, OSError):
         raise InputError(f"{source_name}: unreadable text") from None
-    block.data = b""  # free the bytes now, not when the last reference to the block goes
+    block.free()  # now, not when the last reference to the block goes
     lines = summary["total"][0] or 0
     kept = others.filter("kept")
     # Request rows are INFO records (the request test fixes the level): that leaves less to look for.
     known = {level for level, seen in (("DEBUG", summary["any_debug"][0]), ("INFO", requests.height)) if seen}
-    known |= arrival_levels(set(arrivals["form"].unique().to_list())) if arrivals.height else set()
+    known |= arrival_levels({ARRIVAL_FORMS[code] for code in arrivals["form"].unique().to_list()})
     levels = _levels(others, known)
     rows = list(kept.select("n", "line", "prev").iter_rows())
     unkept = unkept_records(rows, summary["first"][0], summary["last"][0], lines)
     kept_lines = [(n, text or "") for n, text, _ in rows]
-    return BlockOutput(size, lines, requests.rechunk(), kept_lines, levels, unkept, arrivals.rechunk())
+    return BlockOutput(size, lines, from_polars(requests), kept_lines, levels, unkept, from_polars(arrivals))
 
 
 def _outputs(
@@ -302,8 +240,8 @@ def _outputs(
     extra = [pl.col("key")] if keep_key else []
     if keep_text:
         extra.append(pl.col("line").alias("text"))
-    requests = plan.filter(request).select("n", "time", "tokens", *extra)
-    arrivals = plan.filter(arrival).select("n", "time", pl.col("form").cast(pl.Categorical), *extra)
+    requests = plan.filter(request).select("n", as_numbers("time"), "tokens", *extra)
+    arrivals = plan.filter(arrival).select("n", as_numbers("time"), as_numbers("form"), *extra)
     others = plan.filter(~request & ~arrival & ~pl.col("routine")).select(
         "n", "line", "prev", kept=~pl.col("single") | pl.col("line").str.contains(_INTERESTING).fill_null(False)
     )

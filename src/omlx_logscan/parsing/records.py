@@ -8,6 +8,7 @@ Every line ends up in a record, or is counted as blank or unparsed.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -53,7 +54,7 @@ def _opens_panic_report(parsed: Line, current: Record) -> bool:
     (it is a report's first line); a ``Date/Time:`` line belongs to the crash or panic report it is in,
     unless that one has its own already; a panic line belongs to a header that has had none."""
     block = current.head.form
-    lines = [current.head.message, *current.extra]
+    lines = itertools.chain((current.head.message,), current.extra)  # not copied: a report can be long
     if parsed.form == "panic_header":
         if not parsed.message.startswith(DATE_TIME_OPENING):
             return True

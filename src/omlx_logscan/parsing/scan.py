@@ -4,8 +4,8 @@ A source is read in blocks of whole lines by worker threads, one more than there
 each block is split into lines and classified (by the polars plan, ``parsing.plan``), and the
 results come back in file order. Bytes that are not UTF-8 are first mended the way the Python
 grammar reads them (as Windows-1252), since polars accepts UTF-8 only. Routine single-line
-records are only counted. Finished-request lines and request arrivals, the dense kinds, stay in
-polars tables. Everything else, a small fraction of a big log, goes to the Python line grammar
+records are only counted. Finished-request lines and request arrivals, the dense kinds, stay
+columns of numbers (``parsing.dense``). Everything else, a small fraction of a big log, goes to the Python line grammar
 as ``KeptLine`` rows; the records next to those lines that it does not hand over say when a
 process last wrote anything (``parsing.unkept``).
 """
@@ -18,19 +18,21 @@ import threading
 from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field
 from types import ModuleType
-from typing import Any
-
-import polars as pl
+from typing import TYPE_CHECKING
 
 from omlx_logscan.errors import InputError
 from omlx_logscan.inputs.blocks import ByteBlock, linked, read_blocks
 from omlx_logscan.inputs.decoding import compression_of, file_head, normalise, refuse_binary, sniff_codec
 from omlx_logscan.inputs.lines import KeptLine
 from omlx_logscan.inputs.sources import Source
+from omlx_logscan.parsing.dense import ARRIVAL_SCHEMA, REQUEST_SCHEMA, Dense, concat, offset_runs, repeated
 from omlx_logscan.parsing.native import native_block, native_scanner
-from omlx_logscan.parsing.plan import DATED_LINE, plan_block
-from omlx_logscan.parsing.plan import BlockOutput as _BlockOutput
+from omlx_logscan.parsing.shapes import DATED_LINE
+from omlx_logscan.parsing.shapes import BlockOutput as _BlockOutput
 from omlx_logscan.parsing.unkept import RECORD_SCHEMA, UnkeptRecords
+
+if TYPE_CHECKING:
+    from omlx_logscan.parsing.dense import Column
 
 # One block more in flight than there are cores keeps them all busy while the next is read; the
 # cap keeps memory flat on many-core machines.
@@ -38,27 +40,6 @@ IN_FLIGHT = min((os.cpu_count() or 2) + 1, 4)
 
 
 AHEAD = 4 * IN_FLIGHT  # outputs (small: request rows and the lines for the grammar) read ahead of the caller
-
-
-# The dense request table. Two more columns come only when a run needs them, since a column of
-# nulls still costs 8 to 16 bytes a row: "key" (UInt64, to drop the requests two sources share)
-# and "text" (String, the line, for the events command).
-REQUEST_SCHEMA: dict[str, Any] = {
-    "source": pl.UInt32,
-    "line": pl.UInt32,
-    "time": pl.Datetime("ms"),
-    "tokens": pl.Int32,
-}
-
-
-# The dense arrival table (the same optional "key" and "text"): each line where a request came in
-# (DEBUG and TRACE logs only), and which of the catalog's arrival lines it is.
-ARRIVAL_SCHEMA: dict[str, Any] = {
-    "source": pl.UInt32,
-    "line": pl.UInt32,
-    "time": pl.Datetime("ms"),
-    "form": pl.Categorical(),
-}
 
 
 @dataclass
@@ -71,31 +52,24 @@ class SourceScan:
     routine_records: int = 0  # single-line INFO/DEBUG records of no kind, counted only
     levels: set[str] = field(default_factory=set)  # TRACE/DEBUG/INFO seen in the bulk scan
     # Finished-request rows (REQUEST_SCHEMA, then "key" and "text" when asked for), in file order.
-    requests: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=REQUEST_SCHEMA))
+    requests: Dense = field(default_factory=lambda: Dense.empty(REQUEST_SCHEMA))
     # Arrival rows (ARRIVAL_SCHEMA, then "key" and "text" when asked for), in file order.
-    arrivals: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=ARRIVAL_SCHEMA))
+    arrivals: Dense = field(default_factory=lambda: Dense.empty(ARRIVAL_SCHEMA))
     # Timed oMLX records the grammar never saw, at the edges of what it saw (RECORD_SCHEMA), in file order.
-    records: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=RECORD_SCHEMA))
+    records: Dense = field(default_factory=lambda: Dense.empty(RECORD_SCHEMA))
     problem: str | None = None  # why reading stopped early, if it did
 
 
-def _numbered(
-    index: int, blocks: list[tuple[int, pl.DataFrame]], schema: dict[str, Any] = REQUEST_SCHEMA
-) -> pl.DataFrame:
-    """Blocks' dense rows (``schema``'s) as lines of the source, in one table: (lines before the
-    block, rows whose "n" counts from the block's first line) each. Numbering them once, at the
-    end, costs the scan's caller no polars work per block."""
+def _numbered(index: int, blocks: list[tuple[int, Dense]], schema: dict[str, str]) -> Dense:
+    """Blocks' dense rows as lines of the source, in one table of ``schema``'s columns (and "key"
+    and "text" when the blocks have them): (lines before the block, rows whose "n" counts from the
+    block's first line) each. Numbering them once, at the end, costs the scan's caller nothing per block."""
     if not blocks:
-        return pl.DataFrame(schema=schema)
-    columns = [c for c in schema if c not in ("source", "line")]
-    columns += [c for c in ("key", "text") if c in blocks[0][1].columns]
-    source = pl.lit(index, dtype=pl.UInt32).alias("source")
-    numbered = [
-        frame.select(source, (pl.col("n") + base).cast(pl.UInt32).alias("line"), *columns) for base, frame in blocks
-    ]
-    # The blocks' columns are used as they are, not copied into one buffer: a big log's
-    # request table then costs no second copy of itself at its peak.
-    return pl.concat(numbered, rechunk=False)
+        return Dense.empty(schema)
+    rows = concat([table for _, table in blocks], {})
+    lines = offset_runs(rows.ints("n"), [(table.height, base) for base, table in blocks])
+    numbered: dict[str, Column] = {"source": repeated("I", index, rows.height), "line": lines}
+    return Dense(numbered | {name: column for name, column in rows.columns.items() if name != "n"})
 
 
 _DATED_LINE_AT_START = re.compile(DATED_LINE)
@@ -129,7 +103,7 @@ def scan_source(
     dedup_keys: bool = False,
     progress: Callable[[int], None] | None = None,
     on_kept: Callable[[list[KeptLine]], None],
-    on_dense: Callable[[pl.DataFrame, pl.DataFrame], None] | None = None,
+    on_dense: Callable[[Dense, Dense], None] | None = None,
 ) -> SourceScan:
     """Scan one source block by block, handing each block's lines for the grammar to ``on_kept``
     as they come: what is held grows with the request rows only. ``on_dense`` also gets each block's
@@ -150,11 +124,11 @@ def _scan(
     dedup_keys: bool,
     progress: Callable[[int], None] | None,
     on_kept: Callable[[list[KeptLine]], None],
-    on_dense: Callable[[pl.DataFrame, pl.DataFrame], None] | None = None,
+    on_dense: Callable[[Dense, Dense], None] | None = None,
 ) -> SourceScan:
     result = SourceScan(source, index)
-    request_blocks: list[tuple[int, pl.DataFrame]] = []
-    arrival_blocks: list[tuple[int, pl.DataFrame]] = []
+    request_blocks: list[tuple[int, Dense]] = []
+    arrival_blocks: list[tuple[int, Dense]] = []
     records = UnkeptRecords()
 
     scanner = native_scanner()
@@ -174,7 +148,7 @@ def _scan(
                 requests, arrivals = (
                     [(base, rows)] if rows.height else [] for rows in (output.requests, output.arrivals)
                 )
-                on_dense(_numbered(index, requests), _numbered(index, arrivals, ARRIVAL_SCHEMA))
+                on_dense(_numbered(index, requests, REQUEST_SCHEMA), _numbered(index, arrivals, ARRIVAL_SCHEMA))
             if progress is not None:
                 progress(output.size)
     except InputError as exc:
@@ -182,7 +156,7 @@ def _scan(
     finally:
         outputs.close()  # the workers stop before the blocks close, also when Ctrl-C lands between two blocks
         blocks.close()  # the file, held by a block read but never run
-    result.requests = _numbered(index, request_blocks)
+    result.requests = _numbered(index, request_blocks, REQUEST_SCHEMA)
     result.arrivals = _numbered(index, arrival_blocks, ARRIVAL_SCHEMA)
     result.records = records.table()
     if result.lines == 0 and result.problem is None:
@@ -273,7 +247,7 @@ def _run(
 ) -> _BlockOutput:
     """One block's scan, on a worker thread: by the native ``scanner``, or else by the polars plan."""
     try:
-        block.load()  # a plain file's block is read here, in parallel with the others
+        block.load(reuse=scanner is not None)  # a plain file's block is read here, in parallel with the others
     except OSError as exc:
         raise InputError(f"{source_name}: read error ({exc.strerror or exc})") from None
     if scanner is not None:  # it mends bytes that are not UTF-8 itself, finding them faster
@@ -281,15 +255,19 @@ def _run(
     # polars must not fail while another plan runs (a failing plan can crash its threads), so
     # bytes that are not UTF-8 are mended first: Python reads those lines as Windows-1252. ASCII
     # blocks, nearly all, cost one quick check.
-    block.data = normalise(block.data)
+    mended = normalise(bytes(block.data))
+    block.free()  # the plan reads the copy: a pooled buffer can be read into again
+    block.data = mended
+    from omlx_logscan.parsing.plan import plan_block  # polars: only the plan's runs import it
+
     return plan_block(block, source_name, keep_all, keep_key, keep_request_text)
 
 
 def _take(
     result: SourceScan,
     output: _BlockOutput,
-    requests: list[tuple[int, pl.DataFrame]],
-    arrivals: list[tuple[int, pl.DataFrame]],
+    requests: list[tuple[int, Dense]],
+    arrivals: list[tuple[int, Dense]],
     records: UnkeptRecords,
 ) -> list[KeptLine]:
     """File one block's output under the source's line numbers; return its lines for the grammar."""

@@ -10,12 +10,11 @@ Which lines are kept does not depend on where blocks begin, so neither do these.
 from __future__ import annotations
 
 import re
+from array import array
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
 
-import polars as pl
-
+from omlx_logscan.parsing.dense import Dense
 from omlx_logscan.parsing.grammar import PLAUSIBLE_YEARS
 
 # The stamp of a timed oMLX record (the file format, the console format, the app's): date, time
@@ -26,7 +25,7 @@ _OMLX_STAMP = re.compile(
 
 
 # The records table of a source: the line and ISO time of records the scan did not hand over.
-RECORD_SCHEMA: dict[str, Any] = {"line": pl.UInt32, "time": pl.String}
+RECORD_SCHEMA = {"line": "I", "time": ""}
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,10 +70,10 @@ class UnkeptRecords:
         self.rows.extend((base + n, time) for n, time in unkept.before_kept)
         self.pending = (base + lines, unkept.last) if unkept.last is not None else None
 
-    def table(self) -> pl.DataFrame:
+    def table(self) -> Dense:
         """RECORD_SCHEMA rows, with the source's last line when it is an unkept record."""
         rows = [*self.rows, self.pending] if self.pending is not None else self.rows
-        return pl.DataFrame(rows, schema=RECORD_SCHEMA, orient="row")
+        return Dense({"line": array("I", (line for line, _ in rows)), "time": [t for _, t in rows]})
 
 
 def stamp_of_line(line: str | None) -> str | None:

@@ -11,16 +11,14 @@ from dataclasses import dataclass, field
 from datetime import tzinfo
 from typing import Any
 
-import polars as pl
-
 from omlx_logscan.parsing.catalog import LOGGER_PREFIX
+from omlx_logscan.parsing.dense import ARRIVAL_SCHEMA, Dense
 from omlx_logscan.parsing.event import Event
 from omlx_logscan.parsing.grammar import LEVEL_RANK
 from omlx_logscan.parsing.kinds import OMLX_ONLY_KINDS
-from omlx_logscan.parsing.scan import ARRIVAL_SCHEMA
 from omlx_logscan.timeutil import clock_seconds, seconds
 
-RECORDS_SCHEMA: dict[str, Any] = {"source": pl.UInt32, "line": pl.UInt32, "time": pl.String}
+RECORDS_SCHEMA = {"source": "I", "line": "I", "time": ""}  # the time: ISO text, or None when undated
 
 
 def header(stream: EventStream) -> dict[str, Any]:
@@ -101,7 +99,7 @@ class EventStream:
 
     sources: list[SourceInfo]
     events: list[Event]
-    requests: pl.DataFrame  # dense finished-request rows: source, line, time, key, tokens, text
+    requests: Dense  # dense finished-request rows (REQUEST_SCHEMA, and "key"/"text" when asked for)
     accounting: Accounting
     kind_counts: Counter[str]
     unparsed: list[tuple[str, int, str]]
@@ -111,12 +109,12 @@ class EventStream:
     unmatched: list[tuple[str, int, str]] = field(default_factory=list)
     # Dated oMLX records of every kind, event or not (RECORDS_SCHEMA, in time order): not every line,
     # but the first and last of each stretch, so when a process last wrote anything is known.
-    records: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=RECORDS_SCHEMA))
+    records: Dense = field(default_factory=lambda: Dense.empty(RECORDS_SCHEMA))
     # The whole input a --since/--until window was cut from: its lifetimes keep their numbers in it.
     cut_from: EventStream | None = None
     # Every request arrival (ARRIVAL_SCHEMA, and "key"/"text" when asked for), in file order per
     # source: DEBUG and TRACE logs only. Never among ``events``, wherever the scan found one.
-    arrivals: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=ARRIVAL_SCHEMA))
+    arrivals: Dense = field(default_factory=lambda: Dense.empty(ARRIVAL_SCHEMA))
     # The arrivals the grammar read (rows of ``arrivals`` too), as events, for ``all_events``.
     arrival_events: list[Event] = field(default_factory=list)
     zone: tzinfo | None = None  # the zone its local times were written in (None: this machine's)

@@ -7,6 +7,7 @@ records, classifies each record with the catalog, removes records that two sourc
 
 from __future__ import annotations
 
+import bisect
 import gc
 import heapq
 from collections import Counter
@@ -16,19 +17,30 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-import polars as pl
-
 from omlx_logscan.errors import InputError
 from omlx_logscan.inputs.lines import KeptLine
 from omlx_logscan.inputs.sources import Source
 from omlx_logscan.parsing.catalog import LOGGER_PREFIX
 from omlx_logscan.parsing.classify import classify
+from omlx_logscan.parsing.dense import (
+    ARRIVAL_SCHEMA,
+    NO_TIME,
+    REQUEST_SCHEMA,
+    Dense,
+    falls,
+    form_code,
+    from_rows,
+    inserted,
+    moment_of,
+    ms_of,
+    order,
+    time_span,
+)
 from omlx_logscan.parsing.event import Event
 from omlx_logscan.parsing.grammar import LEVEL_RANK
 from omlx_logscan.parsing.kinds import ARRIVAL_KIND
 from omlx_logscan.parsing.records import Assembler, Assembly, Record, assemble_one
-from omlx_logscan.parsing.scan import ARRIVAL_SCHEMA, REQUEST_SCHEMA, SourceScan, scan_source
-from omlx_logscan.parsing.unkept import RECORD_SCHEMA
+from omlx_logscan.parsing.scan import SourceScan, scan_source
 from omlx_logscan.stream.dedup import count_once, dedup_key
 from omlx_logscan.stream.model import RECORDS_SCHEMA, Accounting, EventStream, SourceInfo
 from omlx_logscan.stream.starts import collapse_starts
@@ -123,7 +135,7 @@ def read_events(
     keep_all: bool = False,
     keep_request_text: bool = False,
     progress: Callable[[int], None] | None = None,
-    on_block: Callable[[_SourceEvents, pl.DataFrame, pl.DataFrame], None] | None = None,
+    on_block: Callable[[_SourceEvents, Dense, Dense], None] | None = None,
 ) -> EventStream:
     """Scan, assemble, classify and merge. Raises InputError only when no source could be read.
     ``on_block`` sees each source's reading after each block, with the block's request and
@@ -159,7 +171,7 @@ def read_events(
     for scan, reader in zip(scans, readers, strict=True):
         assembly = reader.finish()
         if on_block is not None:  # the records the end of the input closed, before the starts fold
-            on_block(reader, pl.DataFrame(), pl.DataFrame())
+            on_block(reader, Dense.empty(REQUEST_SCHEMA), Dense.empty(ARRIVAL_SCHEMA))
         src_levels = scan.levels | reader.levels
         accounting.lines += scan.lines
         accounting.records += reader.records + scan.routine_records
@@ -222,31 +234,27 @@ def read_events(
     )
 
 
-def _arrival_table(dense: pl.DataFrame, sparse: list[list[Event]]) -> pl.DataFrame:
+def _arrival_table(dense: Dense, sparse: list[list[Event]]) -> Dense:
     """Every arrival, the scan's dense rows and those the grammar read (``sparse``, per source), in
     file order per source: where the scan's blocks fell decides which is which, not what is there."""
     events = [ev for source in sparse for ev in source]
     if not events:
         return dense
-    rows = pl.DataFrame(
-        {
-            "source": [ev.source_index for ev in events],
-            "line": [ev.line for ev in events],
-            "time": [parse(ev.time) if ev.time else None for ev in events],
-            "form": [ev.fields.get("form") for ev in events],
-        },
-        schema=ARRIVAL_SCHEMA,
+    rows = from_rows(
+        [
+            (ev.source_index, ev.line, ms_of(parse(ev.time)) if ev.time else NO_TIME, form_code(ev.fields.get("form")))
+            for ev in events
+        ],
+        ARRIVAL_SCHEMA,
     )
-    # The few rows the grammar read go in between the dense ones as chunks of their own: the table
-    # is not copied (sorting it would, at millions of rows in a DEBUG log).
-    order = pl.col("source").cast(pl.UInt64) * 2**32 + pl.col("line")
-    places = dense.select(order)["source"].search_sorted(rows.select(order)["source"]).to_list()
-    pieces: list[pl.DataFrame] = []
-    start = 0
-    for row, place in enumerate(places):
-        pieces += [dense.slice(start, place - start), rows.slice(row, 1)]
-        start = place
-    return pl.concat([*pieces, dense.slice(start)], how="diagonal", rechunk=False)
+    # The few rows the grammar read go in between the dense ones (in source and line order): the
+    # table is copied once, not sorted (that would cost more, at millions of rows in a DEBUG log).
+    sources, lines = dense.ints("source"), dense.ints("line")
+    places = [
+        bisect.bisect_left(range(dense.height), (ev.source_index, ev.line), key=lambda row: (sources[row], lines[row]))
+        for ev in events
+    ]
+    return inserted(dense, rows, places)
 
 
 def _note_record(records: list[tuple[int, str | None]], record: Record, produced: list[Event]) -> None:
@@ -264,20 +272,16 @@ def _note_record(records: list[tuple[int, str | None]], record: Record, produced
         records.append((record.line, record.stamp))
 
 
-def _records_table(scans: list[SourceScan], readers: list[_SourceEvents]) -> pl.DataFrame:
+def _records_table(scans: list[SourceScan], readers: list[_SourceEvents]) -> Dense:
     """Where each source shows an oMLX process alive: the dated oMLX records the grammar read, and
     those the scan only counted where they border on the rest (RECORDS_SCHEMA), in time order; and
     the undated records, without a time, first."""
-    parts = [
-        pl.concat(
-            [
-                scan.records,
-                pl.DataFrame(reader.omlx_records, schema=RECORD_SCHEMA, orient="row"),
-            ]
-        ).select(pl.lit(scan.index, pl.UInt32).alias("source"), "line", "time")
-        for scan, reader in zip(scans, readers, strict=True)
-    ]
-    return pl.concat(parts).sort("time", "source", "line") if parts else pl.DataFrame(schema=RECORDS_SCHEMA)
+    rows: list[tuple[int, int, str | None]] = []
+    for scan, reader in zip(scans, readers, strict=True):
+        rows += [(scan.index, line, time) for line, time in scan.records.rows("line", "time")]
+        rows += [(scan.index, line, time) for line, time in reader.omlx_records]
+    rows.sort(key=lambda row: (row[2] is not None, row[2] or "", row[0], row[1]))
+    return from_rows(rows, RECORDS_SCHEMA)
 
 
 CLOCK_JUMP_S = 60.0  # a timestamp this far before the one above it is reported, not silently reordered
@@ -291,31 +295,24 @@ def _clock_jumps(scan: SourceScan, stamped: list[tuple[int, str]]) -> list[dict[
     checked, so the line given is the first such record after the jump. Both are in file order
     already, so one merge puts them together.
     """
-    records = (
-        pl.LazyFrame(
-            {"line": [line for line, _ in stamped], "time": [stamp for _, stamp in stamped]},
-            schema={"line": pl.UInt32(), "time": pl.String()},
-        )
-        .with_columns(pl.col("time").str.to_datetime(strict=False, time_unit="ms"))
-        .drop_nulls()
-        .set_sorted("line")
-    )
-    requests = scan.requests.lazy().select("line", "time").set_sorted("line")
-    jumps = (
-        records.merge_sorted(requests, key="line")
-        .with_columns(before=pl.col("time").shift(1))
-        .filter((pl.col("before") - pl.col("time")).dt.total_milliseconds() > CLOCK_JUMP_S * 1000)
-        .collect()
+    records = [(line, ms_of(parse(stamp))) for line, stamp in stamped]
+    requests = scan.requests
+    found = falls(
+        requests.ints("line"),
+        requests.ints("time"),
+        [line for line, _ in records],
+        [ms for _, ms in records],
+        int(CLOCK_JUMP_S * 1000),
     )
     return [
         {
             "source": scan.source.name,
             "line": line,
-            "from": stamp_of(before),
-            "to": stamp_of(time),
-            "back_s": (before - time).total_seconds(),
+            "from": stamp_of(moment_of(before)),
+            "to": stamp_of(moment_of(time)),
+            "back_s": (before - time) / 1000,
         }
-        for line, time, before in jumps.iter_rows()
+        for line, before, time in found
     ]
 
 
@@ -330,9 +327,9 @@ def _span_with_requests(first: str | None, last: str | None, scan: SourceScan) -
     event depending on where the scan's blocks fell, and the span must not depend on that.
     """
     stamps = [s for s in (first, last) if s]
-    if scan.requests.height:
-        lo, hi = scan.requests.select(lo=pl.col("time").min(), hi=pl.col("time").max()).row(0)
-        stamps += [stamp_of(lo), stamp_of(hi)]
+    span = time_span(scan.requests.ints("time"))
+    if span is not None:
+        stamps += [stamp_of(moment_of(ms)) for ms in span]
     if not stamps:
         return None, None
     return min(stamps), max(stamps)
@@ -351,12 +348,12 @@ def all_events(stream: EventStream) -> Iterator[Event]:
     )
 
 
-def _row_events(table: pl.DataFrame, sources: list[str]) -> Iterator[Event]:
+def _row_events(table: Dense, sources: list[str]) -> Iterator[Event]:
     """A dense table's rows that carry their text (``keep_request_text``) as events, for the events command."""
-    if "text" not in table.columns:  # no rows at all, or no text asked for
+    if "text" not in table:  # no rows at all, or no text asked for
         return
-    rows = table.sort("time", "source", "line").select("source", "line", "text")
-    for source, line, text in rows.iter_rows():
+    rows = table.take(order(table["time"], table["source"], table["line"]))
+    for source, line, text in rows.rows("source", "line", "text"):
         if text is not None:
             yield from row_events(text, line, sources[source], source)
 
@@ -378,7 +375,7 @@ def stream_events(source: Source, order: StreamedOrder, *, keep_request_text: bo
     (``order.finish`` writes the rest); None when a sink had all the rows it wanted first."""
     taken = [0, 0]  # the reading's events and grammar arrivals handed over so far
 
-    def on_block(reader: _SourceEvents, requests: pl.DataFrame, arrivals: pl.DataFrame) -> None:
+    def on_block(reader: _SourceEvents, requests: Dense, arrivals: Dense) -> None:
         events, grammar_arrivals = reader.events[taken[0] :], reader.arrivals[taken[1] :]
         taken[:] = [len(reader.events), len(reader.arrivals)]
 

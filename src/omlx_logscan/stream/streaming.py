@@ -18,12 +18,11 @@ import bisect
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
-from datetime import datetime, tzinfo
+from datetime import tzinfo
 from typing import Any, Protocol
 
-import polars as pl
-
 from omlx_logscan.parsing.catalog import LOGGER_PREFIX
+from omlx_logscan.parsing.dense import Dense
 from omlx_logscan.parsing.event import Event
 from omlx_logscan.parsing.kinds import OMLX_ONLY_KINDS
 from omlx_logscan.stream.reports import date_panic_report
@@ -31,8 +30,6 @@ from omlx_logscan.stream.starts import StartCollapser
 
 # The sequences in the order ``read.all_events`` merges them: on equal times the first one's goes first.
 GRAMMAR, REQUESTS, ARRIVALS, ARRIVAL_EVENTS = range(4)
-
-_EARLIEST = datetime.min  # where polars sorts a row without a time: first
 
 
 class EnoughRows(Exception):
@@ -102,8 +99,8 @@ class StreamedOrder:
     def take(
         self,
         events: Iterable[Event],
-        requests: Iterable[tuple[datetime | None, int, list[Event]]],
-        arrivals: Iterable[tuple[datetime | None, int, list[Event]]],
+        requests: Iterable[tuple[int, int, list[Event]]],
+        arrivals: Iterable[tuple[int, int, list[Event]]],
         arrival_events: Iterable[Event],
         *,
         dense: bool,
@@ -127,7 +124,7 @@ class StreamedOrder:
             for time, line, produced in rows:
                 for part, event in enumerate(produced):
                     self._arrive(queue, event)
-                    self._sorted[queue].push((time or _EARLIEST, line, part), event)
+                    self._sorted[queue].push((time, line, part), event)  # the batch order: time (ms), then line
         for event in arrival_events:
             self._recognised = True
             self._arrive(ARRIVAL_EVENTS, event)
@@ -189,10 +186,10 @@ class StreamedOrder:
             self._sink.write(event)
 
 
-def keyed_rows(table: pl.DataFrame, events_of: Callable[[str, int, int], list[Event]]) -> list[tuple[Any, ...]]:
-    """A block's dense rows that carry their text as (time, line, events); ``events_of(text, line,
-    source)`` makes a row's events."""
-    if "text" not in table.columns or not table.height:
+def keyed_rows(table: Dense, events_of: Callable[[str, int, int], list[Event]]) -> list[tuple[int, int, list[Event]]]:
+    """A block's dense rows that carry their text as (time in ms, line, events), ``events_of(text,
+    line, source)`` making a row's events."""
+    if "text" not in table or not table.height:
         return []
-    rows = table.select("source", "line", "time", "text").iter_rows()
+    rows = table.rows("source", "line", "time", "text")
     return [(time, line, events_of(text, line, source)) for source, line, time, text in rows if text is not None]

@@ -6,8 +6,7 @@ from collections import Counter
 from dataclasses import replace
 from datetime import datetime
 
-import polars as pl
-
+from omlx_logscan.parsing.dense import Dense, ms_of, timed_within
 from omlx_logscan.parsing.kinds import ARRIVAL_KIND
 from omlx_logscan.stream.model import EventStream, SourceInfo
 from omlx_logscan.timeutil import parse
@@ -33,11 +32,7 @@ def within(stream: EventStream, since: datetime | None, until: datetime | None) 
         counts["request_complete"] += requests.height
     if arrivals.height:
         counts[ARRIVAL_KIND] += arrivals.height
-    records = stream.records  # ISO times: in order as text; an undated record goes with an open start
-    if since is not None:
-        records = records.filter(pl.col("time") >= since.isoformat())
-    if until is not None:
-        records = records.filter(pl.col("time").is_null() | (pl.col("time") <= until.isoformat()))
+    records = _records_within(stream.records, since, until)
     sources = [_clip(info, since, until) for info in stream.sources]
     return replace(
         stream,
@@ -52,18 +47,33 @@ def within(stream: EventStream, since: datetime | None, until: datetime | None) 
     )
 
 
-def _between(rows: pl.DataFrame, since: datetime | None, until: datetime | None) -> pl.DataFrame:
-    """Dense rows (finished requests, arrivals) timed inside the window."""
-    if since is not None:
-        rows = rows.filter(pl.col("time") >= since)
-    if until is not None:
-        rows = rows.filter(pl.col("time") <= until)
-    return rows
+def _between(rows: Dense, since: datetime | None, until: datetime | None) -> Dense:
+    """Dense rows (finished requests, arrivals) timed inside the window, compared at the ms
+    their times have."""
+    if since is None and until is None:
+        return rows
+    bounds = (None if moment is None else ms_of(moment) for moment in (since, until))
+    return rows.take(timed_within(rows.ints("time"), *bounds))
+
+
+def _records_within(records: Dense, since: datetime | None, until: datetime | None) -> Dense:
+    """Dated records inside the window: ISO times are in order as text; an undated record goes
+    with an open start."""
+    start = since.isoformat() if since is not None else None
+    end = until.isoformat() if until is not None else None
+    times = records.texts("time")
+    return records.take(
+        [
+            row
+            for row, time in enumerate(times)
+            if (start is None or (time is not None and time >= start)) and (end is None or time is None or time <= end)
+        ]
+    )
 
 
 def is_empty(stream: EventStream) -> bool:
     """Whether a window holds no record at all: no event, no finished request or arrival, no routine record."""
-    return not stream.events and not stream.requests.height and not stream.arrivals.height and not stream.records.height
+    return not (stream.events or stream.requests.height or stream.arrivals.height or stream.records.height)
 
 
 def span(stream: EventStream) -> tuple[str, str] | None:

@@ -1,0 +1,61 @@
+"""A small log's machine-format run imports neither polars nor numpy nor rich: most of its time
+would be those imports. Checked in a fresh interpreter, whose ``-X importtime`` report names every
+module it imported (the CLI ends the process without running exit handlers)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, bench_module
+from omlx_logscan.parsing import native
+
+HEAVY = ("polars", "numpy", "rich")
+
+
+def _native_in_use() -> bool:
+    try:
+        return native.native_scanner() is not None
+    except native.NativeScannerMissing:
+        return False
+
+
+def imported(*args: str, env: dict[str, str] | None = None) -> set[str]:
+    """The top-level modules ``python -m omlx_logscan ARGS`` imports."""
+    run = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "omlx_logscan", *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT / "src"), **(env or {})},
+        check=True,
+    )
+    names = (line.rsplit("|", 1)[-1].strip() for line in run.stderr.splitlines() if line.startswith("import time:"))
+    return {name.split(".")[0] for name in names}
+
+
+@pytest.fixture(scope="module")
+def small_log(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("light") / "server.log"
+    bench_module("make_log").write_log(path, 1, 20, seed=3, level="info")
+    return path
+
+
+@pytest.mark.skipif(not _native_in_use(), reason=f"the native scanner is not in use here ({native.scanner_name()})")
+@pytest.mark.parametrize("command", [["timeline", "-f", "json", "-q"], ["sessions", "-f", "json"], ["report"]])
+def test_a_small_log_needs_no_heavy_import(small_log: Path, command: list[str]) -> None:
+    modules = imported(*command, str(small_log))
+    assert "omlx_logscan" in modules  # the report is read right
+    assert not modules & set(HEAVY), sorted(modules & set(HEAVY))
+
+
+def test_the_polars_plan_still_imports_polars(small_log: Path) -> None:
+    """The check above can fail: the fallback path does import polars."""
+    assert "polars" in imported("timeline", "-f", "json", "-q", str(small_log), env={"LOGSCAN_SCANNER": "polars"})
+
+
+def test_terminal_text_imports_rich(small_log: Path) -> None:
+    assert "rich" in imported("timeline", str(small_log), env={"COLUMNS": "100"})
