@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from omlx_logscan.cli.load import load_stream
+from omlx_logscan.cli.load import load_stream, stream_host, streamed_host
 from omlx_logscan.cli.options import (
     CommonOptions,
     EventFormatOption,
@@ -32,9 +32,13 @@ def events(
         int | None, typer.Option("--limit", "-n", min=0, metavar="N", help="Only the first N events.")
     ] = None,
 ) -> None:
-    """The typed event stream: every fault, start, stop, request and warning, in time order."""
+    """The typed event stream: every fault, start, stop, request and warning, in time order.
+
+    From stdin or a named pipe, to stdout as a table, NDJSON or CSV, the rows come while the input
+    is read, in the same order (not with -o, a window, --strict, --redact, --all or --show-unparsed).
+    """
     from omlx_logscan.cli.values import checked_kinds, output_format
-    from omlx_logscan.output.formats import check_destination, write_events
+    from omlx_logscan.output.formats import STREAMED_FORMATS, RowWriter, check_destination, write_events
     from omlx_logscan.stream.read import all_events
 
     wanted = checked_kinds(kind)
@@ -42,6 +46,12 @@ def events(
     fmt = output_format(fmt, options.output, EventFormat.table if terminal else EventFormat.ndjson)
     check_destination(fmt, options.output)  # before the log is read, not after
     need_requests = not wanted or bool({"request_complete", "request_arrival"} & wanted)  # the dense kinds
+    streamed = fmt in STREAMED_FORMATS and not (all_records or show_unparsed or limit == 0)
+    host = streamed_host(options) if streamed else None
+    if host is not None:
+        writer = RowWriter(fmt, host.zone, host.name, wanted, limit)
+        stream_host(options, host, writer, keep_request_text=need_requests)
+        return
     stream = load_stream(options, keep_all=all_records, keep_request_text=need_requests)
     selected = itertools.islice((ev for ev in all_events(stream) if not wanted or ev.kind in wanted), limit)
     if show_unparsed:

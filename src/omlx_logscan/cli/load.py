@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import os
 import sys
+from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -17,6 +18,7 @@ if TYPE_CHECKING:
     from omlx_logscan.analysis.investigation import Investigation
     from omlx_logscan.inputs.hosts import Host
     from omlx_logscan.inputs.oshistory import OsHistory
+    from omlx_logscan.output.formats import RowWriter
     from omlx_logscan.stream.model import EventStream
 
 
@@ -189,3 +191,48 @@ def load_host(
             "see them with: logscan events --show-unparsed"
         )
     return stream
+
+
+def streamed_host(options: CommonOptions) -> Host | None:
+    """The host whose input ``events`` writes while reading it: one input that comes as it is written
+    (stdin, a named pipe), to stdout, with no option that needs the whole input first (a window,
+    --strict, --redact); None: the batch read."""
+    if options.output is not None or options.strict or options.redact or options.since or options.until:
+        return None
+    host = one_host(options)
+    if len(host.sources) != 1:
+        return None
+    path = host.sources[0].path
+    return host if path is None or path.is_fifo() else None
+
+
+def stream_host(options: CommonOptions, host: Host, writer: RowWriter, *, keep_request_text: bool) -> None:
+    """``events`` while the input is read: the rows the batch read gives, in its order, each written
+    as soon as its place is certain; what needs the whole input (the refusal of input that is no
+    oMLX log, the accounting) comes at the end, and no row comes before something oMLX's was read."""
+    from omlx_logscan.output.text import print_accounting
+    from omlx_logscan.stream.read import stream_events
+    from omlx_logscan.stream.reports import date_panic_reports
+    from omlx_logscan.stream.streaming import EnoughRows, StreamedOrder
+
+    order = StreamedOrder(writer, host.zone, recognised=options.force)
+    whole = stream_events(host.sources[0], order, keep_request_text=keep_request_text)
+    if whole is None:  # -n rows were written: reading stopped there
+        return
+    if not options.force:
+        _refuse_unrecognised(whole)
+    whole.zone, whole.host = host.zone, host.name
+    date_panic_reports(whole)
+    print_accounting(whole, quiet=options.quiet)
+    if not options.quiet:
+        _warn_skipped_times(whole)
+    writer.settle(whole)
+    with suppress(EnoughRows):  # -n rows were written
+        order.finish()
+    writer.start()  # the header of a table with no rows
+    writer.flush()
+    if order.went_back is not None:
+        sys.stderr.write(
+            f"logscan: warning: {order.went_back.source}:{order.went_back.line}: the log's time goes back here, after "
+            "rows that sort later were written; they stay where they are (read from a file, the rows are sorted)\n"
+        )

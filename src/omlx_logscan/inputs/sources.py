@@ -10,6 +10,7 @@ import codecs
 import io
 import os
 import re
+import select
 import stat
 import sys
 from collections.abc import Callable, Iterator
@@ -25,6 +26,11 @@ CHUNK_BYTES = 32 * 1024 * 1024
 # Bytes asked of a stream at once: a compressed file damaged part-way still gives every whole
 # line it held up to this much before the damage.
 READ_STEP = 1024 * 1024
+
+# How long a pipe may stay silent before the whole lines read from it are handed on: a log fed
+# slowly (``tail -f``, a live server) then shows while it is written, and a fast writer, whose pipe
+# is never silent this long, is still read in large chunks.
+QUIET_S = 0.05
 
 
 # Names oMLX (and the app / Homebrew) give their logs, and how they rotate.
@@ -177,16 +183,42 @@ def _reusing() -> Take:
     return take
 
 
-def _line_views(stream: Stream, head: bytes, chunk_bytes: int, take: Take) -> Iterator[memoryview]:
+def _moved(take: Take, view: memoryview, start: int, filled: int) -> tuple[bytearray, memoryview]:
+    """A buffer from ``take`` (the same again, for a consumer done with it) that begins with the
+    bytes ``view`` holds after a chunk handed on: from ``start`` to ``filled``."""
+    buf = take(len(view))
+    following = memoryview(buf)
+    following[: filled - start] = view[start:filled]
+    return buf, following
+
+
+def _line_views(
+    stream: Stream, head: bytes, chunk_bytes: int, take: Take, quiet: Callable[[], bool] | None = None
+) -> Iterator[memoryview]:
     """Chunks of whole lines, each read (decompressed) straight into a buffer from ``take``; the
     unfinished line after a chunk moves to the front of the next buffer. The buffer grows to
     ``chunk_bytes`` as the input goes on, and beyond only for a line longer than that. A read
-    that fails hands on the whole lines read before it, then raises."""
+    that fails hands on the whole lines read before it, then raises.
+
+    With ``quiet`` (a pipe: see ``_pipe_quiet``) each read takes what is there, and when a short read
+    finds the pipe silent the whole lines held go on at once, as two chunks: all but the last line,
+    then the last line alone. The block reader hands a block on once the next one is read (it must
+    know whether the line after it is timed), so only that one line waits for more input."""
     buf = take(max(min(chunk_bytes, READ_STEP), len(head), 1))
     view = memoryview(buf)
     view[: len(head)] = head
     filled = len(head)
+    read = stream.readinto if quiet is None else cast(_Partial, stream).readinto1
+    silent = quiet is not None and 0 < filled < SNIFF_BYTES  # the head stopped short: the pipe fell silent
     while True:
+        if silent:
+            cut = buf.rfind(b"\n", 0, filled) + 1
+            last = buf.rfind(b"\n", 0, max(cut - 1, 0)) + 1
+            for end in (last, cut - last):  # all but the last whole line, then that line alone
+                if end:
+                    yield view[:end]
+                    buf, view = _moved(take, view, end, filled)
+                    filled -= end
         if filled == len(view):
             cut = buf.rfind(b"\n", 0, filled) + 1
             if len(view) < chunk_bytes or not cut:  # grow: a small input never needs a large buffer
@@ -196,13 +228,11 @@ def _line_views(stream: Stream, head: bytes, chunk_bytes: int, take: Take) -> It
                 view = grown
             else:
                 yield view[:cut]
-                buf = take(len(view))
-                following = memoryview(buf)
-                following[: filled - cut] = view[cut:filled]  # the same buffer again, for a consumer done with it
-                view = following
+                buf, view = _moved(take, view, cut, filled)
                 filled -= cut
+        wanted = min(len(view), filled + READ_STEP) - filled
         try:
-            got = stream.readinto(view[filled : min(len(view), filled + READ_STEP)])
+            got = read(view[filled : filled + wanted])
         except Exception:
             cut = buf.rfind(b"\n", 0, filled) + 1
             if cut:
@@ -213,6 +243,47 @@ def _line_views(stream: Stream, head: bytes, chunk_bytes: int, take: Take) -> It
                 yield view[:filled]
             return
         filled += got
+        silent = quiet is not None and got < wanted and quiet()
+
+
+class _Partial(Protocol):
+    """A stream that can give what it holds now (one read of the pipe at most)."""
+
+    def read1(self, size: int, /) -> bytes: ...
+
+    def readinto1(self, buffer: memoryview, /) -> int: ...
+
+
+def _pipe_quiet(stream: Stream) -> Callable[[], bool] | None:
+    """For a pipe, socket or terminal (its writer decides when data comes): a test of whether it
+    stays silent for ``QUIET_S``; None for anything else (a file is read in full-sized chunks)."""
+    fileno = getattr(stream, "fileno", None)
+    if fileno is None or not hasattr(stream, "readinto1"):
+        return None
+    try:
+        fd = fileno()
+        mode = os.fstat(fd).st_mode
+    except (OSError, ValueError):  # no descriptor (an in-memory stream), or a closed one
+        return None
+    if not (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode)):
+        return None
+    return lambda: not select.select([fd], [], [], QUIET_S)[0]
+
+
+def _read_head(stream: Stream, quiet: Callable[[], bool] | None) -> bytes:
+    """The first ``SNIFF_BYTES`` (fewer at the end); of a pipe, what came before it fell silent
+    after a whole line, so a log written slowly is not held until that much of it is there."""
+    if quiet is None:
+        return stream.read(SNIFF_BYTES)
+    head = b""
+    while len(head) < SNIFF_BYTES:
+        more = cast(_Partial, stream).read1(SNIFF_BYTES - len(head))
+        if not more:
+            break
+        head += more
+        if b"\n" in head and quiet():
+            break
+    return head
 
 
 def read_chunks(source: Source, chunk_bytes: int = CHUNK_BYTES) -> Iterator[bytes]:
@@ -230,11 +301,12 @@ def read_views(source: Source, chunk_bytes: int, take: Take) -> Iterator[memoryv
     except OSError as exc:
         raise InputError(f"{source.name}: cannot open ({exc.strerror or exc})") from None
     try:
-        head = stream.read(SNIFF_BYTES)
+        quiet = _pipe_quiet(stream)
+        head = _read_head(stream, quiet)
         codec = sniff_codec(head)
         if codec is None:  # text in UTF-16 is full of NULs, and no binary data
             refuse_binary(source.name, head)
-            yield from _line_views(stream, head, chunk_bytes, take)
+            yield from _line_views(stream, head, chunk_bytes, take, quiet)
         else:
             yield from (memoryview(chunk) for chunk in _transcoded(_Prepend(head, stream), codec, chunk_bytes))
     except damaged_data() as exc:

@@ -8,11 +8,12 @@ text. Renderers are imported inside their case: a machine format never loads ric
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Set
 from contextlib import contextmanager
+from datetime import tzinfo
 from enum import StrEnum
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, assert_never
+from typing import IO, TYPE_CHECKING, Any, assert_never
 
 from omlx_logscan.errors import LogscanError
 
@@ -21,6 +22,7 @@ if TYPE_CHECKING:
     from omlx_logscan.analysis.check import CheckResult
     from omlx_logscan.analysis.investigation import Investigation
     from omlx_logscan.analysis.model import Analysis
+    from omlx_logscan.output.text import EventRows
     from omlx_logscan.parsing.event import Event
     from omlx_logscan.stream.model import EventStream
 
@@ -106,6 +108,78 @@ def write_events(fmt: EventFormat, events: Iterable[Event], stream: EventStream,
                 write_ndjson(event_rows(stream, events), out)
             case _:
                 assert_never(fmt)
+
+
+# The formats ``events`` can write a row at a time, while its input is still being read.
+STREAMED_FORMATS = frozenset({EventFormat.table, EventFormat.ndjson, EventFormat.csv})
+
+
+class RowWriter:
+    """``events`` on stdout one row at a time, for rows written while the input is read: the kinds
+    ``wanted`` (all when empty), the first ``limit`` of them (then ``EnoughRows`` stops the reading)."""
+
+    def __init__(self, fmt: EventFormat, zone: tzinfo | None, host: str | None, wanted: Set[str], limit: int | None):
+        from omlx_logscan.output.zoned import clock_for
+
+        assert fmt in STREAMED_FORMATS
+        self._fmt, self._host, self._wanted, self._left = fmt, host, wanted, limit
+        self._clock = clock_for(zone)  # no event seen: only a fall-back hour's times need them
+        self._table: EventRows | None = None
+        self._started = False
+
+    def can_write(self, event: Event) -> bool:
+        return self._fmt is EventFormat.table or not self._clock.hard(event.time)
+
+    def write(self, event: Event) -> None:
+        from omlx_logscan.stream.streaming import EnoughRows
+
+        if self._wanted and event.kind not in self._wanted:
+            return
+        self.start()
+        if self._table is not None:
+            self._table.row(event)
+        else:
+            from omlx_logscan.output import rows
+
+            row = self._row(event)
+            if self._fmt is EventFormat.csv:
+                rows.write_csv([row], sys.stdout, header=False)
+            else:
+                rows.write_ndjson([row], sys.stdout)
+        if self._left is not None:
+            self._left -= 1
+            if self._left == 0:
+                sys.stdout.flush()
+                raise EnoughRows
+
+    def _row(self, event: Event) -> dict[str, Any]:
+        from omlx_logscan.output.zoned import host_row
+
+        return host_row(self._clock, event, self._host)
+
+    def start(self) -> None:
+        """The table's or the CSV's header, once (before the first row, or at the end when there is none)."""
+        if self._started:
+            return
+        self._started = True
+        if self._fmt is EventFormat.table:
+            from omlx_logscan.output.text import EventRows, console
+
+            self._table = EventRows(console(sys.stdout))
+            self._table.header()
+        elif self._fmt is EventFormat.csv:
+            from omlx_logscan.output.rows import write_csv
+
+            write_csv([], sys.stdout)
+
+    def flush(self) -> None:
+        sys.stdout.flush()
+
+    def settle(self, stream: EventStream) -> None:
+        """The input ended: the clock sees every event, as the batch read's does, for the rows left."""
+        from omlx_logscan.output.zoned import clock_for
+
+        self._clock = clock_for(stream.zone, stream.events)
 
 
 def _write_parquet(events: Iterable[Event], stream: EventStream, output: Path) -> None:

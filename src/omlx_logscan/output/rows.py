@@ -18,9 +18,11 @@ def write_ndjson(rows: Iterable[dict[str, Any]], out: IO[str]) -> None:
 EVENT_COLUMNS = ("time", "source", "line", "level", "logger", "kind", "message", "host", "fields")
 
 
-def write_csv(rows: Iterable[dict[str, Any]], out: IO[str]) -> None:
+def write_csv(rows: Iterable[dict[str, Any]], out: IO[str], *, header: bool = True) -> None:
+    """The rows under the header line (``header``: with it; rows written in runs leave it out after the first)."""
     writer = csv.writer(out)
-    writer.writerow(EVENT_COLUMNS)
+    if header:
+        writer.writerow(EVENT_COLUMNS)
     for row in rows:
         extra = {k: v for k, v in row.items() if k not in EVENT_COLUMNS}
         writer.writerow(

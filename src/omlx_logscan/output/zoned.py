@@ -157,10 +157,15 @@ def event_rows(stream: EventStream, events: Iterable[Event]) -> Iterator[dict[st
     """Each event's row with its times zoned, labelled with the stream's host when it has one."""
     clock = clock_for(stream.zone, stream.events)
     for event in events:
-        row = clock.row(event)
-        if stream.host is not None:
-            row["host"] = stream.host
-        yield row
+        yield host_row(clock, event, stream.host)
+
+
+def host_row(clock: ZoneClock, event: Event, host: str | None) -> dict[str, Any]:
+    """One event's row with its times zoned, labelled with ``host`` when there is one."""
+    row = clock.row(event)
+    if host is not None:
+        row["host"] = host
+    return row
 
 
 def zone_document(document: dict[str, Any], stream: EventStream) -> dict[str, Any]:

@@ -103,14 +103,16 @@ def scan_source(
     dedup_keys: bool = False,
     progress: Callable[[int], None] | None = None,
     on_kept: Callable[[list[KeptLine]], None],
+    on_dense: Callable[[Dense, Dense], None] | None = None,
 ) -> SourceScan:
     """Scan one source block by block, handing each block's lines for the grammar to ``on_kept``
-    as they come: what is held grows with the request rows only."""
+    as they come: what is held grows with the request rows only. ``on_dense`` also gets each block's
+    request and arrival rows, numbered, after its lines (for ``events`` while the input is read)."""
     try:
         native = _native(source)
     except InputError as exc:
         return SourceScan(source, index, problem=str(exc))
-    return _scan(source, index, native, keep_all, keep_request_text, dedup_keys, progress, on_kept)
+    return _scan(source, index, native, keep_all, keep_request_text, dedup_keys, progress, on_kept, on_dense)
 
 
 def _scan(
@@ -122,6 +124,7 @@ def _scan(
     dedup_keys: bool,
     progress: Callable[[int], None] | None,
     on_kept: Callable[[list[KeptLine]], None],
+    on_dense: Callable[[Dense, Dense], None] | None = None,
 ) -> SourceScan:
     result = SourceScan(source, index)
     request_blocks: list[tuple[int, Dense]] = []
@@ -139,7 +142,13 @@ def _scan(
     outputs = _in_order(run, blocks)
     try:
         for output in outputs:
+            base = result.lines
             on_kept(_take(result, output, request_blocks, arrival_blocks, records))
+            if on_dense is not None:
+                requests, arrivals = (
+                    [(base, rows)] if rows.height else [] for rows in (output.requests, output.arrivals)
+                )
+                on_dense(_numbered(index, requests, REQUEST_SCHEMA), _numbered(index, arrivals, ARRIVAL_SCHEMA))
             if progress is not None:
                 progress(output.size)
     except InputError as exc:

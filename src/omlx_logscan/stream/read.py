@@ -14,6 +14,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from omlx_logscan.errors import InputError
@@ -43,6 +44,7 @@ from omlx_logscan.parsing.scan import SourceScan, scan_source
 from omlx_logscan.stream.dedup import count_once, dedup_key
 from omlx_logscan.stream.model import RECORDS_SCHEMA, Accounting, EventStream, SourceInfo
 from omlx_logscan.stream.starts import collapse_starts
+from omlx_logscan.stream.streaming import EnoughRows, StreamedOrder, keyed_rows
 from omlx_logscan.timeutil import parse, stamp_of
 
 
@@ -133,8 +135,11 @@ def read_events(
     keep_all: bool = False,
     keep_request_text: bool = False,
     progress: Callable[[int], None] | None = None,
+    on_block: Callable[[_SourceEvents, Dense, Dense], None] | None = None,
 ) -> EventStream:
-    """Scan, assemble, classify and merge. Raises InputError only when no source could be read."""
+    """Scan, assemble, classify and merge. Raises InputError only when no source could be read.
+    ``on_block`` sees each source's reading after each block, with the block's request and
+    arrival rows (``stream_events``)."""
     accounting = Accounting()
     seen: dict[tuple[Any, ...], int] = {}
     scans: list[SourceScan] = []
@@ -151,6 +156,7 @@ def read_events(
                     dedup_keys=len(sources) > 1,
                     progress=progress,
                     on_kept=reader.feed,
+                    on_dense=None if on_block is None else partial(on_block, reader),
                 )
             )
             readers.append(reader)
@@ -164,6 +170,8 @@ def read_events(
     clock_jumps: list[dict[str, Any]] = []
     for scan, reader in zip(scans, readers, strict=True):
         assembly = reader.finish()
+        if on_block is not None:  # the records the end of the input closed, before the starts fold
+            on_block(reader, Dense.empty(REQUEST_SCHEMA), Dense.empty(ARRIVAL_SCHEMA))
         src_levels = scan.levels | reader.levels
         accounting.lines += scan.lines
         accounting.records += reader.records + scan.routine_records
@@ -346,7 +354,39 @@ def _row_events(table: Dense, sources: list[str]) -> Iterator[Event]:
         return
     rows = table.take(order(table["time"], table["source"], table["line"]))
     for source, line, text in rows.rows("source", "line", "text"):
-        if text is None:
-            continue
-        record = assemble_one(text, line)
-        yield from classify(record, sources[source], source)
+        if text is not None:
+            yield from row_events(text, line, sources[source], source)
+
+
+def row_events(text: str, line: int, name: str, index: int) -> list[Event]:
+    """The events of one dense row's line (a single-line record by construction)."""
+    return classify(assemble_one(text, line), name, index)
+
+
+def pending_floor(reader: _SourceEvents) -> str:
+    """The earliest time an event still to come from this reading can sort at: the records it holds
+    open (a dated one until the next dated line; an untimed one sorts at the time before it). What
+    is not read yet sorts at least at the latest time read, as long as the log's clock goes forward."""
+    return min((record.stamp or record.prev_stamp or "" for record in reader.assembler.out.records), default="")
+
+
+def stream_events(source: Source, order: StreamedOrder, *, keep_request_text: bool) -> EventStream | None:
+    """One source read as ``read_events`` reads it, its events handed to ``order`` after each block
+    (``order.finish`` writes the rest); None when a sink had all the rows it wanted first."""
+    taken = [0, 0]  # the reading's events and grammar arrivals handed over so far
+
+    def on_block(reader: _SourceEvents, requests: Dense, arrivals: Dense) -> None:
+        events, grammar_arrivals = reader.events[taken[0] :], reader.arrivals[taken[1] :]
+        taken[:] = [len(reader.events), len(reader.arrivals)]
+
+        def events_of(text: str, line: int, index: int) -> list[Event]:
+            return row_events(text, line, source.name, index)
+
+        dense = bool(requests.height or arrivals.height)
+        rows = keyed_rows(requests, events_of), keyed_rows(arrivals, events_of)
+        order.take(events, *rows, grammar_arrivals, dense=dense, floor=pending_floor(reader))
+
+    try:
+        return read_events([source], keep_request_text=keep_request_text, on_block=on_block)
+    except EnoughRows:
+        return None

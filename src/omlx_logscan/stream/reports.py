@@ -8,8 +8,9 @@ lies between those neighbours (file order and time order then agree); else the b
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, tzinfo
 
+from omlx_logscan.parsing.event import Event
 from omlx_logscan.stream.model import EventStream
 from omlx_logscan.timeutil import parse, stamp_of, wall_clock
 
@@ -17,11 +18,16 @@ from omlx_logscan.timeutil import parse, stamp_of, wall_clock
 def date_panic_reports(stream: EventStream) -> None:
     """Give each untimed kernel panic the time its report states, in the stream's zone."""
     for event in stream.events:
-        stated = event.fields.get("report_time") if event.kind == "kernel_panic" else None
-        if event.time is not None or not isinstance(stated, str):
-            continue
-        local = stamp_of(wall_clock(datetime.fromisoformat(stated), stream.zone))
-        if (event.prev_time is None or parse(event.prev_time) <= parse(local)) and (
-            event.next_time is None or parse(local) <= parse(event.next_time)
-        ):
-            event.time = local
+        date_panic_report(event, stream.zone)
+
+
+def date_panic_report(event: Event, zone: tzinfo | None) -> None:
+    """An untimed kernel panic's time from its report (``zone``: the log's), when it lies between its neighbours."""
+    stated = event.fields.get("report_time") if event.kind == "kernel_panic" else None
+    if event.time is not None or not isinstance(stated, str):
+        return
+    local = stamp_of(wall_clock(datetime.fromisoformat(stated), zone))
+    if (event.prev_time is None or parse(event.prev_time) <= parse(local)) and (
+        event.next_time is None or parse(local) <= parse(event.next_time)
+    ):
+        event.time = local

@@ -70,6 +70,17 @@ class StartCollapser:
             self._ended = True
         return True
 
+    def may_change(self, start: Event, earliest: str) -> bool:
+        """Whether a later marker, timed ``earliest`` or later, could still change what this start
+        shows: it is open and that marker would be close enough to join it, or it is the running
+        process's and lacks what a once-per-process marker adds (the startup block, a time; such a
+        line names no pid or version)."""
+        if start is self._open:
+            gap = seconds(self._last_marker_time, earliest)
+            if gap is None or gap <= STARTUP_JOIN_SECONDS:
+                return True
+        return start is self._current and (STARTUP_BLOCK not in start.fields["markers"] or start.time is None)
+
     def _join(self, start: Event, marker: Event) -> bool:
         _join_start(start, marker)
         self._last_marker_time = marker.time or self._last_marker_time
