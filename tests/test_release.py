@@ -21,8 +21,10 @@ PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
 
 @pytest.fixture
 def fresh_version(monkeypatch: pytest.MonkeyPatch) -> Iterator[pytest.MonkeyPatch]:
-    """The version read again on its next use (it is kept once read)."""
+    """The version read again on its next use (it is kept once read), from ``importlib.metadata``:
+    an installed copy's own metadata, read first, is hidden."""
     monkeypatch.delitem(vars(omlx_logscan), "__version__", raising=False)
+    monkeypatch.setattr(omlx_logscan, "_version_beside", lambda: None)
     yield monkeypatch
     vars(omlx_logscan).pop("__version__", None)
 
@@ -46,6 +48,16 @@ def test_a_source_tree_that_is_not_installed_says_its_version_is_unknown(fresh_v
 
     fresh_version.setattr(importlib.metadata, "version", missing)
     assert omlx_logscan.__version__ == "0+unknown"
+
+
+def test_an_installed_copy_reads_its_version_from_the_metadata_beside_it(tmp_path: Path) -> None:
+    assert omlx_logscan._version_in(str(tmp_path)) is None  # a source tree: nothing beside it
+    info = tmp_path / "omlx_logscan-9.8.7.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: omlx-logscan\nVersion: 9.8.7\n\nThe text.\n")
+    assert omlx_logscan._version_in(str(tmp_path)) == "9.8.7"
+    (tmp_path / "omlx_logscan-1.0.dist-info").mkdir()  # two installs: neither is trusted
+    assert omlx_logscan._version_in(str(tmp_path)) is None
 
 
 def test_the_version_is_written_only_in_pyproject() -> None:

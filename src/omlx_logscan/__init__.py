@@ -48,10 +48,14 @@ def _installed_version() -> str:
 
 
 def _version_beside() -> str | None:
-    """The version in the metadata installed beside this package (its one ``.dist-info`` folder),
-    read directly: importing ``importlib.metadata`` and searching the path costs a run about 15 ms.
-    None when there is no such folder (a source tree, an editable install) or more than one."""
-    folder = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    """The version in the metadata installed beside this package, read directly: importing
+    ``importlib.metadata`` and searching the path costs a run about 15 ms."""
+    return _version_in(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def _version_in(folder: str) -> str | None:
+    """The version in the metadata of this package in ``folder`` (its one ``.dist-info`` folder
+    there); None when there is no such folder (a source tree, an editable install) or more than one."""
     try:
         infos = [
             name for name in os.listdir(folder) if name.startswith("omlx_logscan-") and name.endswith(".dist-info")
