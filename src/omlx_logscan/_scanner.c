@@ -116,7 +116,8 @@ static int copy_set(PyObject *tuple, literal_set *out) {
 
 /* The plan for ``set`` in a block whose sample of ``lines`` lines holds byte b ``counts[b]`` times:
  * a greedy cover of the literals by anchor bytes, each next anchor the byte with the least cost
- * (a pass a line, and a test at each place it is found) per literal it newly covers. */
+ * (a pass a line, and at each place it is found a test of each literal it would anchor) per literal
+ * it newly covers. */
 static void plan_search(const literal_set *set, const size_t counts[256], size_t lines, search_plan *plan) {
     unsigned char anchor_of[MAX_LITERALS], covered[MAX_LITERALS] = {0};
     size_t holding[256] = {0}; /* by byte: the literals not yet covered that hold it */
@@ -131,7 +132,8 @@ static void plan_search(const literal_set *set, const size_t counts[256], size_t
         int best = -1;
         for (int b = 0; b < 256; b++) {
             if (holding[b] == 0) continue;
-            size_t cost = PASS_COST * lines + counts[b], best_cost = best < 0 ? 0 : PASS_COST * lines + counts[best];
+            size_t cost = PASS_COST * lines + counts[b] * holding[b];
+            size_t best_cost = best < 0 ? 0 : PASS_COST * lines + counts[best] * holding[best];
             /* cost / holding[b] < best_cost / holding[best], the rarer kind of byte winning a tie */
             if (best < 0 || cost * holding[best] < best_cost * holding[b] ||
                 (cost * holding[best] == best_cost * holding[b] && commonness((unsigned char)b) < commonness((unsigned char)best)))
