@@ -87,26 +87,13 @@ def test_rows_before_a_line(big: int, rows: list[tuple[int, int]], source: int, 
         assert dense.count_before(sources, lines, source, line) == sum(1 for s, n in rows if s == source and n < line)
 
 
-@_both
 @settings(deadline=None, max_examples=40)
-@given(st.lists(st.integers(0, 1000), max_size=40), st.lists(st.integers(1, 5), min_size=1, max_size=6))
-def test_runs_are_offset_by_their_bases(big: int, values: list[int], cuts: list[int]) -> None:
-    runs, start = [], 0
-    for base, size in enumerate(cuts):
-        size = min(size, len(values) - start)
-        runs.append((size, 100 * base))
-        start += size
-    runs.append((len(values) - start, 999))
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(dense, "BIG", big)
-        found = list(dense.offset_runs(array("I", values), runs))
-    expected = [v + base for (size, base), run in zip(runs, _pieces(values, runs), strict=True) for v in run[:size]]
-    assert found == expected
-
-
-def _pieces(values: list[int], runs: list[tuple[int, int]]) -> list[list[int]]:
-    ends = list(itertools.accumulate(size for size, _ in runs))
-    return [values[a:b] for a, b in itertools.pairwise([0, *ends])]
+@given(st.lists(st.integers(0, 2**31), max_size=40), st.integers(0, 2**31))
+def test_a_column_is_shifted_the_same_in_numpy_and_in_python(values: list[int], by: int) -> None:
+    column = array("I", values)
+    python, vectorised = (dense.shifted(column, by, vectorised=flag) for flag in (False, True))
+    assert list(python) == list(vectorised) == [v + by for v in values]
+    assert python.typecode == vectorised.typecode == "I"
 
 
 @_both

@@ -204,9 +204,34 @@ def test_clock_jumps_match_one_pass_over_all_stamps(stamps: list[tuple[int, int]
         for (_, before), (line, now) in itertools.pairwise(moments)
         if (before - now).total_seconds() > CLOCK_JUMP_S
     ]
-    requests = scan._numbered(0, blocks, REQUEST_SCHEMA)
+    numbering = scan._Numbering(0, REQUEST_SCHEMA)
+    for base, table in blocks:
+        numbering.add(base, table)
+    requests = numbering.table()
     found = _clock_jumps(scan.SourceScan(Source("server.log", None), 0, requests=requests), records)
     assert [(jump["line"], jump["back_s"]) for jump in found] == expected
+
+
+@settings(deadline=None, max_examples=30)
+@given(st.lists(st.lists(st.tuples(st.integers(1, 50), st.integers(0, 10**6)), max_size=8), max_size=8))
+def test_dense_rows_are_numbered_as_lines_of_the_source_in_python_and_in_numpy(
+    blocks: list[list[tuple[int, int]]],
+) -> None:
+    """Each block's rows, filed as it comes, are its lines after the lines of the blocks before it;
+    past ``BIG`` rows a block is shifted in numpy, with the same numbers."""
+    tables = []
+    for big in (10**9, -1):
+        numbering, base = scan._Numbering(3, REQUEST_SCHEMA), 0
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(scan, "BIG", big)
+            for block in blocks:
+                rows = from_rows([(n, 1000 * n, tokens) for n, tokens in block], BLOCK_REQUESTS)
+                numbered = numbering.add(base, rows)
+                assert numbered.rows("line", "tokens") == [(base + n, tokens) for n, tokens in block]
+                base += 60
+        tables.append(numbering.table().rows())
+    expected = [(3, 60 * b + n, 1000 * n, tokens) for b, block in enumerate(blocks) for n, tokens in block]
+    assert tables[0] == tables[1] == expected
 
 
 def test_blocks_cut_inside_a_character_stay_on_the_fast_path(monkeypatch: pytest.MonkeyPatch) -> None:

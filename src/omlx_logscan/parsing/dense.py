@@ -226,19 +226,12 @@ def count_before(sources: array[int], lines: array[int], source: int, line: int)
     return sum(1 for s, n in zip(sources, lines, strict=True) if s == source and n < line)
 
 
-def offset_runs(column: array[int], runs: Sequence[tuple[int, int]]) -> array[int]:
-    """``column`` with a number added to each run of its rows: (rows, number) for each run, in order."""
-    if len(column) > BIG:
-        import numpy as np
-
-        counts, bases = zip(*runs, strict=True)
-        return _array(_numpy(column) + np.repeat(np.array(bases, dtype=np.int64), counts), column.typecode)
-    out = array(column.typecode)
-    start = 0
-    for rows, base in runs:
-        out.extend(n + base for n in column[start : start + rows])
-        start += rows
-    return out
+def shifted(column: array[int], by: int, *, vectorised: bool) -> array[int]:
+    """``column`` with ``by`` added to each row: in numpy when ``vectorised`` (the blocks of a table
+    already past ``BIG`` rows: numpy is imported once, while the scan goes on), else in Python."""
+    if vectorised:
+        return _array(_numpy(column) + by, column.typecode)
+    return array(column.typecode, [n + by for n in column])
 
 
 def inserted(table: Dense, rows: Dense, places: Sequence[int]) -> Dense:

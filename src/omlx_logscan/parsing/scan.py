@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import re
 import threading
+from array import array
 from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field
 from types import ModuleType
@@ -25,7 +26,7 @@ from omlx_logscan.inputs.blocks import ByteBlock, linked, read_blocks
 from omlx_logscan.inputs.decoding import compression_of, file_head, normalise, refuse_binary, sniff_codec
 from omlx_logscan.inputs.lines import KeptLine
 from omlx_logscan.inputs.sources import Source
-from omlx_logscan.parsing.dense import ARRIVAL_SCHEMA, REQUEST_SCHEMA, Dense, concat, offset_runs, repeated
+from omlx_logscan.parsing.dense import ARRIVAL_SCHEMA, BIG, REQUEST_SCHEMA, Dense, repeated, shifted
 from omlx_logscan.parsing.native import native_block, native_scanner
 from omlx_logscan.parsing.shapes import DATED_LINE
 from omlx_logscan.parsing.shapes import BlockOutput as _BlockOutput
@@ -60,16 +61,35 @@ class SourceScan:
     problem: str | None = None  # why reading stopped early, if it did
 
 
-def _numbered(index: int, blocks: list[tuple[int, Dense]], schema: dict[str, str]) -> Dense:
-    """Blocks' dense rows as lines of the source, in one table of ``schema``'s columns (and "key"
-    and "text" when the blocks have them): (lines before the block, rows whose "n" counts from the
-    block's first line) each. Numbering them once, at the end, costs the scan's caller nothing per block."""
-    if not blocks:
-        return Dense.empty(schema)
-    rows = concat([table for _, table in blocks], {})
-    lines = offset_runs(rows.ints("n"), [(table.height, base) for base, table in blocks])
-    numbered: dict[str, Column] = {"source": repeated("I", index, rows.height), "line": lines}
-    return Dense(numbered | {name: column for name, column in rows.columns.items() if name != "n"})
+class _Numbering:
+    """One dense table of a source, gathered as its blocks come and numbered as lines of the source
+    then, so that the scan's end has nothing left to do; its columns are ``schema``'s (and "key"
+    and "text" when the blocks have them)."""
+
+    def __init__(self, index: int, schema: dict[str, str]) -> None:
+        self.index = index
+        self.schema = schema
+        self.columns: dict[str, Column] = {}
+
+    def add(self, base: int, rows: Dense) -> Dense:
+        """A block's rows, whose "n" counts from its first line, after ``base`` lines of the source:
+        filed, and returned numbered."""
+        gathered = len(self.columns["line"]) if self.columns else 0
+        lines = shifted(rows.ints("n"), base, vectorised=gathered > BIG)
+        columns: dict[str, Column] = {"source": repeated("I", self.index, rows.height), "line": lines}
+        numbered = Dense(columns | {name: column for name, column in rows.columns.items() if name != "n"})
+        if not self.columns:
+            self.columns = {name: _empty_like(column) for name, column in numbered.columns.items()}
+        for name, column in numbered.columns.items():
+            self.columns[name].extend(column)
+        return numbered
+
+    def table(self) -> Dense:
+        return Dense(self.columns) if self.columns else Dense.empty(self.schema)
+
+
+def _empty_like(column: Column) -> Column:
+    return array(column.typecode) if isinstance(column, array) else []
 
 
 _DATED_LINE_AT_START = re.compile(DATED_LINE)
@@ -127,8 +147,7 @@ def _scan(
     on_dense: Callable[[Dense, Dense], None] | None = None,
 ) -> SourceScan:
     result = SourceScan(source, index)
-    request_blocks: list[tuple[int, Dense]] = []
-    arrival_blocks: list[tuple[int, Dense]] = []
+    requests, arrivals = _Numbering(index, REQUEST_SCHEMA), _Numbering(index, ARRIVAL_SCHEMA)
     records = UnkeptRecords()
 
     scanner = native_scanner()
@@ -143,12 +162,10 @@ def _scan(
     try:
         for output in outputs:
             base = result.lines
-            on_kept(_take(result, output, request_blocks, arrival_blocks, records))
+            on_kept(_take(result, output, records))
+            numbered = requests.add(base, output.requests), arrivals.add(base, output.arrivals)
             if on_dense is not None:
-                requests, arrivals = (
-                    [(base, rows)] if rows.height else [] for rows in (output.requests, output.arrivals)
-                )
-                on_dense(_numbered(index, requests, REQUEST_SCHEMA), _numbered(index, arrivals, ARRIVAL_SCHEMA))
+                on_dense(*numbered)
             if progress is not None:
                 progress(output.size)
     except InputError as exc:
@@ -156,8 +173,8 @@ def _scan(
     finally:
         outputs.close()  # the workers stop before the blocks close, also when Ctrl-C lands between two blocks
         blocks.close()  # the file, held by a block read but never run
-    result.requests = _numbered(index, request_blocks, REQUEST_SCHEMA)
-    result.arrivals = _numbered(index, arrival_blocks, ARRIVAL_SCHEMA)
+    result.requests = requests.table()
+    result.arrivals = arrivals.table()
     result.records = records.table()
     if result.lines == 0 and result.problem is None:
         result.problem = f"{source.name}: empty file"
@@ -263,21 +280,12 @@ def _run(
     return plan_block(block, source_name, keep_all, keep_key, keep_request_text)
 
 
-def _take(
-    result: SourceScan,
-    output: _BlockOutput,
-    requests: list[tuple[int, Dense]],
-    arrivals: list[tuple[int, Dense]],
-    records: UnkeptRecords,
-) -> list[KeptLine]:
-    """File one block's output under the source's line numbers; return its lines for the grammar."""
+def _take(result: SourceScan, output: _BlockOutput, records: UnkeptRecords) -> list[KeptLine]:
+    """File one block's output (but its dense rows) under the source's line numbers; return its
+    lines for the grammar."""
     if not output.lines:  # a block of no lines (an empty input)
         return []
     base = result.lines
-    if output.requests.height:
-        requests.append((base, output.requests))
-    if output.arrivals.height:
-        arrivals.append((base, output.arrivals))
     result.levels |= output.levels
     result.routine_records += output.lines - len(output.kept) - output.requests.height - output.arrivals.height
     result.lines += output.lines
