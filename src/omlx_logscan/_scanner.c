@@ -478,7 +478,8 @@ static PyObject *text_of(const char *data, int64_t start, int64_t stop) {
 static PyObject *edge_texts(const char *data, const buffer *edges) {
     if (edges->len < 4 * sizeof(int64_t)) return PyTuple_Pack(2, Py_None, Py_None);
     const int64_t *e = (const int64_t *)edges->data;
-    PyObject *first = text_of(data, e[0], e[1]), *last = text_of(data, e[2], e[3]);
+    PyObject *first = text_of(data, e[0], e[1]);
+    PyObject *last = first ? text_of(data, e[2], e[3]) : NULL; /* no call with an exception set */
     PyObject *pair = first && last ? PyTuple_Pack(2, first, last) : NULL;
     Py_XDECREF(first);
     Py_XDECREF(last);
@@ -492,8 +493,9 @@ static PyObject *kept_rows(const char *data, const buffer *kept) {
     Py_ssize_t count = (Py_ssize_t)(kept->len / (5 * sizeof(int64_t)));
     PyObject *rows = PyList_New(count);
     for (Py_ssize_t i = 0; rows != NULL && i < count; i++, k += 5) {
-        PyObject *n = PyLong_FromLongLong(k[0]), *text = text_of(data, k[1], k[2]);
-        PyObject *before = k[3] >= 0 ? text_of(data, k[3], k[4]) : Py_NewRef(Py_None);
+        PyObject *n = PyLong_FromLongLong(k[0]); /* each made only if the one before was: no call with an exception set */
+        PyObject *text = n ? text_of(data, k[1], k[2]) : NULL;
+        PyObject *before = !text ? NULL : k[3] >= 0 ? text_of(data, k[3], k[4]) : Py_NewRef(Py_None);
         PyObject *row = n && text && before ? PyTuple_Pack(3, n, text, before) : NULL;
         Py_XDECREF(n);
         Py_XDECREF(text);

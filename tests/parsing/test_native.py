@@ -357,6 +357,15 @@ def _decodes(data: bytes) -> bool:
     return True
 
 
+@pytest.mark.parametrize("data", [b"\xff", b"2026-06-20 08:03:00,000 - x - ERROR - \xff\n", b"ok\n\xff"])
+def test_bytes_the_check_would_refuse_are_a_decode_error_not_a_crash(data: bytes) -> None:
+    """The scanner is handed only checked or mended bytes; given others, each text it makes fails
+    cleanly, one at a time (never a call into Python with an error already set)."""
+    assert SCANNER is not None
+    with pytest.raises(UnicodeDecodeError):
+        SCANNER.scan_block(data, False, False)
+
+
 @pytest.mark.parametrize("data", UTF8_EDGES)
 def test_the_utf8_check_is_pythons(data: bytes) -> None:
     assert SCANNER is not None
