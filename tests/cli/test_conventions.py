@@ -150,6 +150,29 @@ def test_ctrl_c_in_a_batch_command_is_130_and_keeps_the_old_output(tmp_path: Pat
     assert out.read_text() == "old\n" and len(list(tmp_path.iterdir())) == 1
 
 
+def test_ctrl_c_while_a_pipe_s_writer_stays_silent_is_130_at_once() -> None:
+    """A read of a pipe whose writer holds it open and writes nothing is not waited for."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "omlx_logscan", "timeline", "-", "-q"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env=ENV,
+    )
+    assert process.stdin is not None and process.stderr is not None
+    try:
+        process.stdin.write(EXAMPLE.read_bytes())
+        process.stdin.flush()  # and held open: a worker waits in its next read
+        _wait_until_python_catches_sigint(process.pid)
+        time.sleep(0.5)  # the scan is under way, waiting on the silent pipe
+        process.send_signal(signal.SIGINT)
+        assert process.wait(timeout=60) == 130  # while the writer still holds the pipe open
+    finally:
+        process.kill()
+        process.stdin.close()
+    assert process.stderr.read().decode().strip().endswith("interrupted")
+
+
 def test_watch_appends_to_its_output(tmp_path: Path) -> None:
     log, out = tmp_path / "server.log", tmp_path / "watch.ndjson"
     log.write_text(EXAMPLE.read_text())

@@ -4,6 +4,7 @@ the rows a batch read of the same input prints, in the same order."""
 from __future__ import annotations
 
 import gzip
+import json
 import os
 import select
 import subprocess
@@ -228,3 +229,20 @@ def test_rows_come_while_a_slow_writer_still_holds_the_pipe_open() -> None:
     batch = subprocess.run([*command, str(EXAMPLE)], capture_output=True, timeout=120, check=True)
     assert child.returncode == 0, errors
     assert first + rest == batch.stdout.replace(str(EXAMPLE).encode(), b"<stdin>")
+
+
+def test_a_limit_on_a_silent_pipe_ends_the_run_while_the_writer_holds_it_open() -> None:
+    """``-n`` stops the reading: the run does not wait for a writer that sends nothing more."""
+    lines = EXAMPLE.read_bytes().splitlines(keepends=True)
+    command = [sys.executable, "-m", "omlx_logscan", "events", "-f", "ndjson", "-q", "-n", "3", "-"]
+    child = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert child.stdin is not None and child.stdout is not None
+    try:
+        child.stdin.write(b"".join(lines[:600]))
+        child.stdin.flush()  # and held open, silent
+        assert child.wait(timeout=60) == 0
+        rows = child.stdout.read().splitlines()
+    finally:
+        child.kill()
+        child.stdin.close()
+    assert len(rows) == 3 and all(json.loads(row)["source"] == "<stdin>" for row in rows)

@@ -16,7 +16,7 @@ import os
 import re
 import threading
 from array import array
-from collections.abc import Callable, Generator, Iterator
+from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import TYPE_CHECKING
@@ -158,7 +158,7 @@ def _scan(
         return _run(block, source.name, keep_all, dedup_keys, keep_request_text, scanner)
 
     blocks = linked(read_blocks(source, native), _timed)
-    outputs = _in_order(run, blocks)
+    outputs = _in_order(run, blocks, waits=source.path is None or not source.path.is_file())
     try:
         for output in outputs:
             base = result.lines
@@ -171,8 +171,7 @@ def _scan(
     except InputError as exc:
         result.problem = str(exc)
     finally:
-        outputs.close()  # the workers stop before the blocks close, also when Ctrl-C lands between two blocks
-        blocks.close()  # the file, held by a block read but never run
+        outputs.close()  # the workers stop, then the blocks close, also when Ctrl-C lands between two blocks
     result.requests = requests.table()
     result.arrivals = arrivals.table()
     result.records = records.table()
@@ -181,7 +180,9 @@ def _scan(
     return result
 
 
-def _in_order(run: Callable[[ByteBlock], _BlockOutput], blocks: Iterator[ByteBlock]) -> Generator[_BlockOutput]:
+def _in_order(
+    run: Callable[[ByteBlock], _BlockOutput], blocks: Generator[ByteBlock, None, None], *, waits: bool = False
+) -> Generator[_BlockOutput]:
     """Each block's output, in the blocks' order, the blocks read and run by ``IN_FLIGHT`` worker
     threads. The workers take the next block in turn, under a lock; for a plain file that is only
     finding where its last line ends, and each worker reads its own block (``ByteBlock.load``) as
@@ -189,7 +190,10 @@ def _in_order(run: Callable[[ByteBlock], _BlockOutput], blocks: Iterator[ByteBlo
     so the caller's Python work on one block overlaps polars' work on the next ones; the workers
     go on to the next blocks while the caller is busy, up to ``AHEAD`` outputs ahead of it. A
     read or a block that fails ends the output there: what the blocks before it found comes
-    first, then the error."""
+    first, then the error. Once the workers have stopped, the blocks are closed (a block read but
+    never run holds its file). A read of a pipe (``waits``) can wait for its writer for ever: when
+    the caller stops early (``-n``, Ctrl-C) while a worker is held in one, the workers are not
+    waited for, and the blocks are left to them; they end with the process."""
     changed = threading.Condition()  # guards everything below; signalled when any of it changes
     reading = threading.Lock()  # blocks are taken in order, one at a time, and numbered as taken
     ready: dict[int, _BlockOutput] = {}
@@ -197,6 +201,7 @@ def _in_order(run: Callable[[ByteBlock], _BlockOutput], blocks: Iterator[ByteBlo
     end: int | None = None  # the number of the first block that is not there, or failed
     failure: BaseException | None = None
     stopping = False
+    reader: threading.Thread | None = None  # the worker inside ``next(blocks)``, if one is
 
     def finish(seq: int, problem: BaseException | None) -> None:
         nonlocal end, failure
@@ -206,7 +211,7 @@ def _in_order(run: Callable[[ByteBlock], _BlockOutput], blocks: Iterator[ByteBlo
             changed.notify_all()
 
     def work() -> None:
-        nonlocal read
+        nonlocal read, reader
         seq = 0
         try:
             while True:
@@ -216,8 +221,13 @@ def _in_order(run: Callable[[ByteBlock], _BlockOutput], blocks: Iterator[ByteBlo
                     if stopping or end is not None:
                         return
                 with reading:
-                    seq = read
-                    block = next(blocks, None)
+                    if stopping:  # the caller stopped while this worker waited for its turn
+                        return
+                    seq, reader = read, threading.current_thread()
+                    try:
+                        block = next(blocks, None)
+                    finally:
+                        reader = None
                     if block is None:
                         finish(seq, None)
                         return
@@ -247,9 +257,14 @@ def _in_order(run: Callable[[ByteBlock], _BlockOutput], blocks: Iterator[ByteBlo
         with changed:
             stopping = True
             changed.notify_all()
-        for worker in workers:
-            if worker.ident is not None:  # started
-                worker.join()
+        if not (waits and reader is not None):
+            for worker in workers:
+                if worker.ident is not None:  # started
+                    worker.join()
+            blocks.close()
+        # else a worker waits in a read of a pipe, and the others may wait for their turn after it:
+        # none is waited for (each ends when its read or its turn comes, or with the process), and
+        # the blocks stay open for them
     if failure is not None:
         raise failure
 
