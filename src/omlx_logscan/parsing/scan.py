@@ -40,6 +40,12 @@ if TYPE_CHECKING:
 IN_FLIGHT = min((os.cpu_count() or 2) + 1, 4)
 
 
+# The longest the caller's thread waits for an output before it looks again. A Ctrl-C that lands
+# while it waits (say, on a silent pipe) only marks the signal; Python raises it when this thread
+# runs again, which an untimed wait would put off until the next output.
+WAKE_S = 0.25
+
+
 AHEAD = 4 * IN_FLIGHT  # outputs (small: request rows and the lines for the grammar) read ahead of the caller
 
 
@@ -246,7 +252,7 @@ def _in_order(
         while True:
             with changed:
                 while taken not in ready and (end is None or taken < end):
-                    changed.wait()
+                    changed.wait(WAKE_S)  # not for ever: Ctrl-C is handled only once this thread wakes
                 if end is not None and taken >= end:
                     break
                 output = ready.pop(taken)
