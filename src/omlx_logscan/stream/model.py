@@ -127,7 +127,7 @@ class EventStream:
             self.requests.height > 0
             or self.arrivals.height > 0
             or self.records.height > 0  # routine records only counted by the scan: timed omlx.* records
-            or any((ev.logger or "").startswith(LOGGER_PREFIX) or ev.kind in OMLX_ONLY_KINDS for ev in self.events)
+            or any(map(is_omlx, self.events))
         )
 
     @property
@@ -138,3 +138,9 @@ class EventStream:
         """Whether records of ``level`` would have been written (the log level is at or below it)."""
         lowest = self.lowest_level
         return lowest is not None and LEVEL_RANK[lowest] <= LEVEL_RANK[level]
+
+
+def is_omlx(event: Event) -> bool:
+    """What makes an event oMLX's for the refusal of input that is no oMLX log: an oMLX logger's
+    record, or a kind only oMLX's logs hold (``OMLX_ONLY_KINDS``)."""
+    return (event.logger or "").startswith(LOGGER_PREFIX) or event.kind in OMLX_ONLY_KINDS

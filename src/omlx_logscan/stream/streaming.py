@@ -21,10 +21,9 @@ from dataclasses import dataclass, field, replace
 from datetime import tzinfo
 from typing import Any, Protocol
 
-from omlx_logscan.parsing.catalog import LOGGER_PREFIX
 from omlx_logscan.parsing.dense import Dense
 from omlx_logscan.parsing.event import Event
-from omlx_logscan.parsing.kinds import OMLX_ONLY_KINDS
+from omlx_logscan.stream.model import is_omlx
 from omlx_logscan.stream.reports import date_panic_report
 from omlx_logscan.stream.starts import StartCollapser
 
@@ -56,11 +55,6 @@ class _Sorted:
             del self.items[: self.start]
             self.start = 0
         return event
-
-
-def _is_omlx(event: Event) -> bool:
-    """What makes an event oMLX's for the refusal of input that is no oMLX log."""
-    return (event.logger or "").startswith(LOGGER_PREFIX) or event.kind in OMLX_ONLY_KINDS
 
 
 class RowSink(Protocol):
@@ -139,7 +133,7 @@ class StreamedOrder:
     def _arrive(self, queue: int, event: Event) -> None:
         place = (event.sort_time, queue)
         self._latest = max(self._latest, event.sort_time)
-        self._recognised = self._recognised or _is_omlx(event)
+        self._recognised = self._recognised or is_omlx(event)
         # A sorted row goes before every row written after its place; the grammar's next event
         # before those written while none of its events waited. Either way, it came too late.
         before = self._written if queue != GRAMMAR else None if self._grammar else self._since_grammar_empty
