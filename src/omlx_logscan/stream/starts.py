@@ -49,8 +49,7 @@ class StartCollapser:
         """True when the event stands on its own; False when it was folded into a start (or dropped)."""
         if event.kind == "process_start":
             marker = event.fields.get("marker")
-            gap = seconds(self._last_marker_time, event.time or event.prev_time)
-            if self._open is not None and marker != "banner" and (gap is None or gap <= STARTUP_JOIN_SECONDS):
+            if self._open is not None and marker != "banner" and self._joins_at(event.time or event.prev_time):
                 return self._join(self._open, event)
             if marker in ONCE_PER_PROCESS_MARKERS and self._current is not None:
                 return self._join(self._current, event)
@@ -75,11 +74,15 @@ class StartCollapser:
         shows: it is open and that marker would be close enough to join it, or it is the running
         process's and lacks what a once-per-process marker adds (the startup block, a time; such a
         line names no pid or version)."""
-        if start is self._open:
-            gap = seconds(self._last_marker_time, earliest)
-            if gap is None or gap <= STARTUP_JOIN_SECONDS:
-                return True
+        if start is self._open and self._joins_at(earliest):
+            return True
         return start is self._current and (STARTUP_BLOCK not in start.fields["markers"] or start.time is None)
+
+    def _joins_at(self, time: str | None) -> bool:
+        """Whether a marker at ``time`` is close enough to the last one to join the open start
+        (when either time is unknown, it is)."""
+        gap = seconds(self._last_marker_time, time)
+        return gap is None or gap <= STARTUP_JOIN_SECONDS
 
     def _join(self, start: Event, marker: Event) -> bool:
         _join_start(start, marker)
