@@ -161,7 +161,7 @@ def decode_line(raw: bytes) -> str:
         return raw.decode("cp1252", errors="replace")
 
 
-def _decode_lines_mixed(block: bytes) -> bytes:
+def mend_lines(block: bytes) -> bytes:
     """Re-encode a block whose bytes are not all UTF-8: each bad line is read by ``decode_line``."""
     return "\n".join(decode_line(raw) for raw in block.split(b"\n")).encode("utf-8")
 
@@ -179,4 +179,4 @@ def is_utf8(data: bytes) -> bool:
 
 def normalise(block: bytes) -> bytes:
     """Valid UTF-8: lines that are not are read as Windows-1252."""
-    return block if is_utf8(block) else _decode_lines_mixed(block)
+    return block if is_utf8(block) else mend_lines(block)

@@ -16,7 +16,7 @@ from types import ModuleType
 
 from omlx_logscan.errors import LogscanError
 from omlx_logscan.inputs.blocks import ByteBlock
-from omlx_logscan.inputs.decoding import normalise
+from omlx_logscan.inputs.decoding import mend_lines
 from omlx_logscan.parsing.catalog import CHAT_COMPLETION, CHAT_COUNTS, NO_REQUEST_ID
 from omlx_logscan.parsing.catalog_arrivals import ARRIVAL_FORMS, ARRIVALS
 from omlx_logscan.parsing.dense import Dense, numbers
@@ -115,7 +115,7 @@ def _columns(**buffers: bytes) -> Dense:
 def native_block(scanner: ModuleType, block: ByteBlock, source_name: str) -> BlockOutput:
     """One block by the native scanner: what ``plan.plan_block`` gives for it (without keys or text),
     its bytes mended as for the plan (lines that are not UTF-8 read as Windows-1252)."""
-    data = block.data if scanner.is_utf8(block.data) else normalise(bytes(block.data))
+    data = block.data if scanner.is_utf8(block.data) else mend_lines(bytes(block.data))  # checked once
     out = scanner.scan_block(data, block.prev_timed, block.next_timed)
     (first, last), req_n, req_ms, req_tokens, arr_n, arr_ms, arr_form, rows, undecided, lines, any_debug, mask = out
     requests = _columns(n=req_n, time=req_ms, tokens=req_tokens)
