@@ -114,6 +114,14 @@ static int copy_set(PyObject *tuple, literal_set *out) {
 /* A memchr pass over a line costs about as much as this many places where its byte is found. */
 #define PASS_COST 4
 
+/* Add ``step`` to ``holding[b]`` for each distinct byte b of the literal. */
+static void count_bytes_of(const literal *lit, size_t holding[256], int step) {
+    unsigned char seen[256] = {0};
+    for (Py_ssize_t i = 0; i < lit->len; i++) seen[(unsigned char)lit->text[i]] = 1;
+    for (int b = 0; b < 256; b++)
+        if (seen[b]) holding[b] += (size_t)step;
+}
+
 /* The plan for ``set`` in a block whose sample of ``lines`` lines holds byte b ``counts[b]`` times:
  * a greedy cover of the literals by anchor bytes, each next anchor the byte with the least cost
  * (a pass a line, and at each place it is found a test of each literal it would anchor) per literal
@@ -121,11 +129,7 @@ static int copy_set(PyObject *tuple, literal_set *out) {
 static void plan_search(const literal_set *set, const size_t counts[256], size_t lines, search_plan *plan) {
     unsigned char anchor_of[MAX_LITERALS], covered[MAX_LITERALS] = {0};
     size_t holding[256] = {0}; /* by byte: the literals not yet covered that hold it */
-    for (int k = 0; k < set->count; k++) {
-        unsigned char seen[256] = {0};
-        for (Py_ssize_t i = 0; i < set->items[k].len; i++) seen[(unsigned char)set->items[k].text[i]] = 1;
-        for (int b = 0; b < 256; b++) holding[b] += seen[b];
-    }
+    for (int k = 0; k < set->count; k++) count_bytes_of(&set->items[k], holding, 1);
     plan->set = set;
     plan->n_anchors = 0;
     for (int left = set->count; left > 0;) {
@@ -147,9 +151,7 @@ static void plan_search(const literal_set *set, const size_t counts[256], size_t
             left--;
             anchor_of[k] = (unsigned char)best;
             plan->offset[k] = hit - set->items[k].text;
-            unsigned char seen[256] = {0};
-            for (Py_ssize_t i = 0; i < set->items[k].len; i++) seen[(unsigned char)set->items[k].text[i]] = 1;
-            for (int b = 0; b < 256; b++) holding[b] -= seen[b];
+            count_bytes_of(&set->items[k], holding, -1);
         }
     }
     int next = 0;
