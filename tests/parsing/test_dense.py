@@ -121,6 +121,14 @@ def test_falls_of_two_merged_tables(big: int, first: list[tuple[int, int]], seco
     ]
 
 
+def test_timed_rows_in_order_leave_the_untimed_out_and_an_ordered_table_as_it_is(column_path: str) -> None:
+    rows = [(0, 1, 30, 0), (0, 2, NO_TIME, 0), (0, 3, 10, 5), (1, 1, 20, 7)]
+    table = from_rows(rows, REQUEST_SCHEMA)
+    assert dense.timed_in_order(table).rows("line", "time") == [(3, 10), (1, 20), (1, 30)]
+    ordered = from_rows(sorted((r for r in rows if r[2] != NO_TIME), key=lambda r: r[2]), REQUEST_SCHEMA)
+    assert dense.timed_in_order(ordered) is ordered
+
+
 def test_taking_rows_by_position_on_both_paths(column_path: str) -> None:
     table = from_rows([(0, n, n * 10, n % 3) for n in range(1, 8)], ARRIVAL_SCHEMA)
     picked = table.take(dense.order(array("B", [n % 3 for n in range(1, 8)])))

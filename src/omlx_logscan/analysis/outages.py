@@ -23,7 +23,7 @@ from omlx_logscan.analysis.outage_model import (
     Outages,
 )
 from omlx_logscan.parsing.catalog_outages import ENGINE_LOOP_ERROR, fatal_reason
-from omlx_logscan.parsing.dense import NO_TIME, Dense, form_code, is_sorted, moment_of, ms_of, order
+from omlx_logscan.parsing.dense import Dense, form_code, moment_of, ms_of, timed_in_order
 from omlx_logscan.parsing.kinds import CRASH_KINDS
 from omlx_logscan.timeutil import seconds, stamp_of
 
@@ -238,14 +238,11 @@ class _Arrivals:
     memory speed, without a Python object per row."""
 
     def __init__(self, arrivals: Dense) -> None:
-        if not is_sorted(arrivals.ints("time")):  # several sources, or a clock that went back: one sort
-            arrivals = arrivals.take(order(arrivals["time"]))
-        times = arrivals.ints("time")
-        untimed = bisect.bisect_right(times, NO_TIME)  # nulls sort first
-        self.times = times[untimed:] if untimed else times
-        self.forms = arrivals.ints("form")[untimed:].tobytes()
-        self.sources = arrivals.ints("source")[untimed:]
-        self.lines = arrivals.ints("line")[untimed:]
+        arrivals = timed_in_order(arrivals)
+        self.times = arrivals.ints("time")
+        self.forms = arrivals.ints("form").tobytes()
+        self.sources = arrivals.ints("source")
+        self.lines = arrivals.ints("line")
 
     def at_or_after(self, stamp: str) -> int:
         """The first row timed at or after ``stamp`` (compared at the ms the times have)."""

@@ -9,17 +9,15 @@ from datetime import datetime, timedelta
 
 from omlx_logscan.parsing.catalog import GENERATION_TYPES
 from omlx_logscan.parsing.dense import (
-    NO_TIME,
     REQUEST_SCHEMA,
     Dense,
     concat,
     count_before,
     from_rows,
-    is_sorted,
     moment_of,
     ms_of,
-    order,
     prefix_sums,
+    timed_in_order,
 )
 from omlx_logscan.parsing.event import Event
 from omlx_logscan.stream.model import EventStream
@@ -43,10 +41,7 @@ class _Sorted:
     """
 
     def __init__(self, table: Dense) -> None:
-        if not is_sorted(table.ints("time")):
-            table = table.take(order(table["time"]))
-        untimed = bisect.bisect_right(table.ints("time"), NO_TIME)  # nulls sort first
-        self.table = table.slice(untimed) if untimed else table
+        self.table = timed_in_order(table)
         self.times = self.table.ints("time")  # ms since the epoch of the naive local times
         self._token_sums = prefix_sums(self.table.ints("tokens"))  # [i]: tokens of the first i rows
 

@@ -10,6 +10,7 @@ has it loaded already.
 
 from __future__ import annotations
 
+import bisect
 import heapq
 import itertools
 import operator
@@ -174,6 +175,15 @@ def is_sorted(column: array[int]) -> bool:
         values = _numpy(column)
         return bool((values[1:] >= values[:-1]).all())
     return all(map(operator.le, column, itertools.islice(column, 1, None)))
+
+
+def timed_in_order(table: Dense) -> Dense:
+    """``table``'s timed rows in time order: as it is when, as usual, it is in order already and
+    every row is timed (no copy), else sorted once, and its untimed rows (which sort first) left out."""
+    if not is_sorted(table.ints("time")):  # several sources, or a clock that went back
+        table = table.take(order(table["time"]))
+    untimed = bisect.bisect_right(table.ints("time"), NO_TIME)
+    return table.slice(untimed) if untimed else table
 
 
 def order(*columns: Column) -> Rows:
