@@ -173,6 +173,14 @@ def test_ctrl_c_while_a_pipe_s_writer_stays_silent_is_130_at_once() -> None:
     assert process.stderr.read().decode().strip().endswith("interrupted")
 
 
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full, a device every write to fails")
+@pytest.mark.parametrize("command", [["timeline"], ["events", "-f", "parquet"], ["events", "-f", "ndjson"]])
+def test_a_device_that_refuses_the_output_is_a_one_line_error(command: list[str]) -> None:
+    result = runner.invoke(app, [*command, str(EXAMPLE), "-q", "-o", "/dev/full"])
+    assert result.exit_code == 2, result.output
+    assert result.stderr.strip() == "logscan: error: /dev/full: cannot write (No space left on device)"
+
+
 def test_watch_appends_to_its_output(tmp_path: Path) -> None:
     log, out = tmp_path / "server.log", tmp_path / "watch.ndjson"
     log.write_text(EXAMPLE.read_text())

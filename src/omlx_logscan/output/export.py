@@ -9,6 +9,7 @@ row; days the new export does not cover stay as they were. ``docs/export.md`` is
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import shutil
@@ -236,11 +237,10 @@ def write_parquet(frame: pl.DataFrame, path: Path, table: str) -> None:
     """One table's file, replacing ``path`` only once it is complete (an interrupted run leaves the old one)."""
     from omlx_logscan.output.files import replaced_whole
 
-    with replaced_whole(path) as temporary:
-        try:
-            frame.write_parquet(temporary, metadata=table_metadata(table))
-        except OSError as exc:
-            raise LogscanError(f"{path}: cannot write ({exc.strerror or exc})") from None
+    encoded = io.BytesIO()  # polars reports a failed write as its own error: the file is written here
+    frame.write_parquet(encoded, metadata=table_metadata(table))
+    with replaced_whole(path) as temporary:  # a write that fails is its one-line error
+        temporary.write_bytes(encoded.getbuffer())
 
 
 def export_host(export: HostExport, out_dir: Path) -> dict[str, int]:

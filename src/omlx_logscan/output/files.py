@@ -25,7 +25,10 @@ def replaced_whole(path: Path) -> Iterator[Path]:
     What is there and is no regular file (``/dev/stdout``, ``/dev/null``, a named pipe) is written
     to itself: renaming over it would replace the device or the pipe, not fill it."""
     if path.exists() and not path.is_file():
-        yield path
+        try:
+            yield path
+        except OSError as exc:  # a device that cannot take it (a full disk's /dev/full, a closed pipe)
+            raise LogscanError(f"{path}: cannot write ({exc.strerror or exc})") from None
         return
     try:
         handle, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
