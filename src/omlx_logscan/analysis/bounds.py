@@ -102,10 +102,10 @@ class BoundsRow:
 
     def per_start(self) -> tuple[float | None, float | None]:
         """Rate and 95 % upper bound per process start (None without a start in the log)."""
-        return _rate(self.fault_count, self.process_starts)
+        return rate(self.fault_count, self.process_starts)
 
     def per_hour(self) -> tuple[float | None, float | None]:
-        return _rate(self.fault_count, self.hours)
+        return rate(self.fault_count, self.hours)
 
     def as_dict(self) -> dict[str, Any]:
         rate_start, upper_start = self.per_start()
@@ -135,7 +135,9 @@ class BoundsRow:
         }
 
 
-def _rate(count: int, exposure: float) -> tuple[float | None, float | None]:
+def rate(count: int, exposure: float) -> tuple[float | None, float | None]:
+    """The observed rate of ``count`` over ``exposure`` and its exact one-sided 95 % upper bound
+    (None, None without exposure): for one version's rows and for a fleet's pooled counts alike."""
     if exposure <= 0:
         return None, None
     return count / exposure, poisson_upper(count) / exposure

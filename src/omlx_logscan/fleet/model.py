@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from omlx_logscan.analysis.bounds import CONFIDENCE, poisson_upper
+from omlx_logscan.analysis.bounds import rate
 from omlx_logscan.fleet.tables import fleet_views, run_query
 from omlx_logscan.timeutil import seconds
 
@@ -21,12 +21,13 @@ class Fleet:
 
 def pooled_bounds(faults: int, starts: int, hours: float) -> dict[str, float | None]:
     """Observed fault rates and their exact one-sided 95 % upper bounds, per start and per hour."""
-    upper = poisson_upper(faults, CONFIDENCE)
+    per_start, upper_per_start = rate(faults, starts)
+    per_hour, upper_per_hour = rate(faults, hours)
     return {
-        "faults_per_start": faults / starts if starts else None,
-        "upper95_faults_per_start": upper / starts if starts else None,
-        "faults_per_hour": faults / hours if hours > 0 else None,
-        "upper95_faults_per_hour": upper / hours if hours > 0 else None,
+        "faults_per_start": per_start,
+        "upper95_faults_per_start": upper_per_start,
+        "faults_per_hour": per_hour,
+        "upper95_faults_per_hour": upper_per_hour,
     }
 
 
