@@ -80,20 +80,21 @@ def default_map(commands: Mapping[str, _Command], start: Path) -> dict[str, dict
         return {}
     where, table = found
     defaults: dict[str, dict[str, Any]] = {name: {} for name in commands}
+    names = {name: _option_names(command) for name, command in commands.items()}
     shared = {key: value for key, value in table.items() if not isinstance(value, dict)}
     for key, value in shared.items():
-        takers = [name for name, command in commands.items() if key in _option_names(command)]
+        takers = [name for name, options in names.items() if key in options]
         if not takers:
             raise LogscanError(f"{where}: {key!r} is no option of any logscan command")
         for name in takers:
-            param = _option_names(commands[name])[key]
+            param = names[name][key]
             defaults[name][str(param.name)] = _value(param, value)
     for section, values in table.items():
         if not isinstance(values, dict):
             continue
         if section not in commands:
             raise LogscanError(f"{where}: [{section}] is no logscan command (commands: {', '.join(commands)})")
-        options = _option_names(commands[section])
+        options = names[section]
         for key, value in values.items():
             if key not in options:
                 raise LogscanError(f"{where}: {key!r} is no option of logscan {section}")
