@@ -11,10 +11,16 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, bench_module
+import omlx_logscan
+from conftest import bench_module
 from omlx_logscan.parsing import native
 
 HEAVY = ("polars", "numpy", "rich")
+
+
+# The copy this test process imports (an installed one, or the source tree with its scanner built):
+# the child must run the same one, or the skip below would judge another copy's scanner.
+TESTED = Path(omlx_logscan.__file__).resolve().parents[1]
 
 
 def _native_in_use() -> bool:
@@ -30,7 +36,7 @@ def imported(*args: str, env: dict[str, str] | None = None) -> set[str]:
         [sys.executable, "-X", "importtime", "-m", "omlx_logscan", *args],
         capture_output=True,
         text=True,
-        env={**os.environ, "PYTHONPATH": str(ROOT / "src"), **(env or {})},
+        env={**os.environ, "PYTHONPATH": str(TESTED), **(env or {})},
         check=True,
     )
     names = (line.rsplit("|", 1)[-1].strip() for line in run.stderr.splitlines() if line.startswith("import time:"))
