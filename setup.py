@@ -32,6 +32,13 @@ class OptionalBuildExt(build_ext):
 
 
 setup(
-    ext_modules=[Extension("omlx_logscan._scanner", ["src/omlx_logscan/_scanner.c"], optional=True)],
+    ext_modules=[
+        Extension(
+            "omlx_logscan._scanner",
+            ["src/omlx_logscan/_scanner.c"],
+            depends=["src/omlx_logscan/_search.h"],
+            optional=True,
+        )
+    ],
     cmdclass={"build_ext": OptionalBuildExt},
 )

@@ -17,6 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "_search.h"
+
 #define MAX_LITERALS 256
 
 #define MAX_ARRIVALS 16
@@ -55,9 +57,14 @@ typedef struct {
     literal opening;
 } arrival_shape;
 
+/* What a line's finds say of it: the sets of literals it holds one of. */
+enum { DEBUG_TAG = 1, NOT_ROUTINE_TAG = 2, NOT_DENSE_TAG = 4 };
+
 static struct {
     int ready;
     literal_set debug, not_routine, not_dense, interesting;
+    fingerprints flagged; /* the first three sets' literals, each once, tagged with the sets that hold it */
+    finder find;          /* the fastest version of the search this CPU runs */
     literal level_marker[LEVELS];
     literal request_head, request_id, request_opening;
     literal model_open, model_close, tokens_close, seconds_close; /* the chat counts' fixed parts */
@@ -349,30 +356,63 @@ typedef struct {
     int levels; /* bit L: a record of level L among the lines that are neither routine nor dense */
 } block_result;
 
-/* The block's search plans, from the bytes of its first SAMPLE_BYTES. */
+/* The block's search plans, from the bytes of its first SAMPLE_BYTES: the few lines that may be
+ * worth the grammar's look are searched one at a time; the literals every line is tested for are
+ * found in one pass over the block (``_search.h``). */
 typedef struct {
-    search_plan debug, not_routine, not_dense, interesting;
+    search_plan interesting;
+    fingerprints flagged;
 } block_plans;
 
-static void plan_block(const char *s, Py_ssize_t n, block_plans *plans) {
+static int plan_block(const char *s, Py_ssize_t n, block_plans *plans) {
     size_t counts[256] = {0}, lines = 1;
     const unsigned char *u = (const unsigned char *)s;
-    for (Py_ssize_t i = 0; i < (n < SAMPLE_BYTES ? n : SAMPLE_BYTES); i++) counts[u[i]]++;
+    Py_ssize_t sample = n < SAMPLE_BYTES ? n : SAMPLE_BYTES;
+    for (Py_ssize_t i = 0; i < sample; i++) counts[u[i]]++;
     lines += counts['\n'];
-    plan_search(&cfg.debug, counts, lines, &plans->debug);
-    plan_search(&cfg.not_routine, counts, lines, &plans->not_routine);
-    plan_search(&cfg.not_dense, counts, lines, &plans->not_dense);
     plan_search(&cfg.interesting, counts, lines, &plans->interesting);
+    plans->flagged = cfg.flagged;
+    return plan_fingerprints(&plans->flagged, u, sample);
 }
 
 /* A line of the block: its bytes [start, stop), a trailing '\r' left out as polars does. */
 typedef struct {
     Py_ssize_t start, stop;
     int timed;
+    unsigned char tags; /* the sets of flagged literals it holds one of */
 } line;
 
+/* The block's flagged literals, found a stretch of whole lines at a time, so the lines are still in
+ * the cache when they are split and classified. */
+typedef struct {
+    const fingerprints *plan;
+    Py_ssize_t searched; /* the stretch searched so far ends here, at a line's start */
+    found_list found;
+    size_t taken; /* found.items[taken] is the first find no line has had */
+} finds;
+
+#define STRETCH_BYTES (64 * 1024)
+
+/* The tags of the finds in line ``l``, which ends before ``after``: a literal holds no newline, so
+ * each find lies in the line its window starts in; one running past ``stop`` took the '\r'. */
+static unsigned char tags_of(finds *fd, const char *s, Py_ssize_t n, const line *l, Py_ssize_t after) {
+    if (l->start >= fd->searched) {
+        Py_ssize_t to = l->start + STRETCH_BYTES;
+        const char *nl = to < n ? memchr(s + to, '\n', n - to) : NULL;
+        to = nl ? nl - s + 1 : n;
+        fd->found.len = 0;
+        fd->taken = 0;
+        cfg.find(fd->plan, s, n, l->start, to, &fd->found);
+        fd->searched = to;
+    }
+    unsigned char tags = 0;
+    for (; fd->taken < fd->found.len && fd->found.items[fd->taken].at < after; fd->taken++)
+        if (fd->found.items[fd->taken].end <= l->stop) tags |= fd->found.items[fd->taken].tags;
+    return tags;
+}
+
 /* The line that begins at ``*pos``, if there is one; ``*pos`` moves past it. */
-static int next_line(const char *s, Py_ssize_t n, Py_ssize_t *pos, line *out) {
+static int next_line(const char *s, Py_ssize_t n, Py_ssize_t *pos, finds *fd, line *out) {
     Py_ssize_t start = *pos;
     if (start >= n) return 0;
     const char *nl = memchr(s + start, '\n', n - start);
@@ -381,6 +421,7 @@ static int next_line(const char *s, Py_ssize_t n, Py_ssize_t *pos, line *out) {
     out->start = start;
     out->stop = end > start && s[end - 1] == '\r' ? end - 1 : end;
     out->timed = dated(s + start, out->stop - start);
+    out->tags = tags_of(fd, s, n, out, *pos);
     return 1;
 }
 
@@ -390,12 +431,12 @@ static void classify(const char *data, const block_plans *plans, const line *cur
                      uint32_t line_no, block_result *r) {
     const char *s = data + cur->start;
     Py_ssize_t n = cur->stop - cur->start;
-    int debug = contains_any(&plans->debug, s, n);
+    int debug = cur->tags & DEBUG_TAG;
     r->any_debug |= debug;
-    if (single && debug && !contains_any(&plans->not_routine, s, n)) return; /* routine: counted only */
+    if (single && debug && !(cur->tags & NOT_ROUTINE_TAG)) return; /* routine: counted only */
     if (single && n <= cfg.max_line) {
         int64_t ms = stamp_ms(s, n);
-        if (ms >= 0 && !contains_any(&plans->not_dense, s, n)) {
+        if (ms >= 0 && !(cur->tags & NOT_DENSE_TAG)) {
             if (at(s, n, STAMP_LEN, &cfg.request_head)) {
                 Py_ssize_t p = after_opening(s, n, STAMP_LEN + cfg.request_head.len, &cfg.request_opening);
                 int64_t tokens = p < 0 ? -1 : chat_tokens(s, n, p);
@@ -441,22 +482,23 @@ static void classify(const char *data, const block_plans *plans, const line *cur
  * a one-line record only when its neighbours are timed too). */
 static void scan_lines(const char *data, Py_ssize_t n, int prev_timed, int next_timed, block_result *r) {
     block_plans *plans = malloc(sizeof *plans); /* too large for a small thread stack */
-    if (plans == NULL) {
+    if (plans == NULL || plan_block(data, n, plans) < 0) {
+        free(plans);
         r->out[EDGES].failed = 1;
         return;
     }
-    plan_block(data, n, plans);
+    finds fd = {.plan = &plans->flagged};
     line lines[3]; /* the one before, this one, the next: rotated */
     line *prev = NULL, *cur = &lines[0], *next = &lines[1], *spare = &lines[2];
     Py_ssize_t pos = 0;
-    if (!next_line(data, n, &pos, cur)) {
+    if (!next_line(data, n, &pos, &fd, cur)) {
         free(plans);
         return;
     }
     put_i64(&r->out[EDGES], cur->start);
     put_i64(&r->out[EDGES], cur->stop);
     for (;;) {
-        int more = next_line(data, n, &pos, next);
+        int more = next_line(data, n, &pos, &fd, next);
         r->lines++;
         int single = cur->timed && (more ? next->timed : next_timed) && (prev ? prev->timed : prev_timed);
         classify(data, plans, cur, prev, single, (uint32_t)r->lines, r);
@@ -468,6 +510,8 @@ static void scan_lines(const char *data, Py_ssize_t n, int prev_timed, int next_
     }
     put_i64(&r->out[EDGES], cur->start);
     put_i64(&r->out[EDGES], cur->stop);
+    r->out[EDGES].failed |= fd.found.failed;
+    free(fd.found.items);
     free(plans);
 }
 
@@ -552,6 +596,35 @@ static PyObject *scan_block(PyObject *Py_UNUSED(self), PyObject *args) {
     return result;
 }
 
+/* shifted(numbers, by): the native-endian uint32 ``numbers`` (a block's line numbers) with ``by``
+ * added to each, as bytes of uint32; OverflowError past the type's range. A Python loop over a
+ * big log's million rows would hold the GIL the scan's other work needs. */
+static PyObject *shifted(PyObject *Py_UNUSED(self), PyObject *args) {
+    Py_buffer view;
+    unsigned long long by;
+    if (!PyArg_ParseTuple(args, "y*K", &view, &by)) return NULL;
+    Py_ssize_t count = view.len / (Py_ssize_t)sizeof(uint32_t);
+    PyObject *out = PyBytes_FromStringAndSize(NULL, count * (Py_ssize_t)sizeof(uint32_t));
+    if (out != NULL) {
+        const unsigned char *from = view.buf;
+        unsigned char *to = (unsigned char *)PyBytes_AS_STRING(out);
+        uint32_t most = 0;
+        for (Py_ssize_t i = 0; i < count; i++) {
+            uint32_t n;
+            memcpy(&n, from + i * 4, 4);
+            most = n > most ? n : most;
+            uint32_t moved = (uint32_t)(n + by);
+            memcpy(to + i * 4, &moved, 4);
+        }
+        if (count && by + most > UINT32_MAX) {
+            Py_CLEAR(out);
+            PyErr_SetString(PyExc_OverflowError, "a line number past 2**32 - 1");
+        }
+    }
+    PyBuffer_Release(&view);
+    return out;
+}
+
 /* Whether the bytes are UTF-8 as Python's strict decoder takes it (no overlong forms, no
  * surrogates, nothing past U+10FFFF), without making the str a decode would. */
 static int valid_utf8(const unsigned char *s, Py_ssize_t n) {
@@ -611,6 +684,63 @@ static PyObject *is_utf8(PyObject *Py_UNUSED(self), PyObject *arg) {
     return PyBool_FromLong(valid);
 }
 
+/* Add the set's literals to the flagged ones, each literal once with the tags of every set holding it.
+ * One with a newline is left out: no line holds it. */
+static int flag(const literal_set *set, unsigned char tag) {
+    fingerprints *f = &cfg.flagged;
+    for (int i = 0; i < set->count; i++) {
+        const literal *lit = &set->items[i];
+        if (memchr(lit->text, '\n', lit->len)) continue;
+        int k = 0;
+        while (k < f->count && !(f->len[k] == lit->len && memcmp(f->text[k], lit->text, lit->len) == 0)) k++;
+        if (k == f->count) {
+            if (k == SEARCH_MAX) {
+                PyErr_SetString(PyExc_ValueError, "at most 256 literals in the debug, not_routine and not_dense sets");
+                return -1;
+            }
+            f->text[k] = lit->text;
+            f->len[k] = lit->len;
+            f->tags[k] = 0;
+            f->count++;
+        }
+        f->tags[k] |= tag;
+    }
+    return 0;
+}
+
+/* The names of the search's versions this CPU runs, the one in use first. */
+static PyObject *searches(PyObject *Py_UNUSED(self), PyObject *Py_UNUSED(args)) {
+    search_version versions[4];
+    int count = search_versions(versions);
+    PyObject *names = PyList_New(0);
+    for (int pass = 0; names != NULL && pass < 2; pass++)
+        for (int i = 0; i < count; i++) {
+            if ((versions[i].find == cfg.find) != (pass == 0)) continue;
+            PyObject *name = PyUnicode_FromString(versions[i].name);
+            if (name == NULL || PyList_Append(names, name) < 0) Py_CLEAR(names);
+            Py_XDECREF(name);
+            if (names == NULL) break;
+        }
+    PyObject *tuple = names ? PyList_AsTuple(names) : NULL;
+    Py_XDECREF(names);
+    return tuple;
+}
+
+/* Use the named version of the search (the tests compare them); not while blocks are scanned. */
+static PyObject *use_search(PyObject *Py_UNUSED(self), PyObject *arg) {
+    const char *wanted = PyUnicode_AsUTF8(arg);
+    if (wanted == NULL) return NULL;
+    search_version versions[4];
+    int count = search_versions(versions);
+    for (int i = 0; i < count; i++)
+        if (strcmp(versions[i].name, wanted) == 0) {
+            cfg.find = versions[i].find;
+            Py_RETURN_NONE;
+        }
+    PyErr_Format(PyExc_ValueError, "no search version %R on this CPU", arg);
+    return NULL;
+}
+
 static PyObject *configure(PyObject *Py_UNUSED(self), PyObject *Py_UNUSED(args), PyObject *kwargs) {
     static char *names[] = {"debug",          "not_routine",  "not_dense",   "interesting",  "levels",
                             "request_head",   "request_id",   "request_opening", "counts",   "arrivals",
@@ -638,6 +768,12 @@ static PyObject *configure(PyObject *Py_UNUSED(self), PyObject *Py_UNUSED(args),
         copy_literal(request_head, &cfg.request_head) < 0 || copy_literal(request_id, &cfg.request_id) < 0 ||
         copy_literal(request_opening, &cfg.request_opening) < 0)
         return NULL;
+    if (flag(&cfg.debug, DEBUG_TAG) < 0 || flag(&cfg.not_routine, NOT_ROUTINE_TAG) < 0 ||
+        flag(&cfg.not_dense, NOT_DENSE_TAG) < 0)
+        return NULL;
+    search_version versions[4];
+    search_versions(versions);
+    cfg.find = versions[0].find;
     for (int i = 0; i < LEVELS; i++)
         if (copy_literal(PyTuple_GET_ITEM(levels, i), &cfg.level_marker[i]) < 0) return NULL;
     for (int i = 0; i < 4; i++)
@@ -664,6 +800,9 @@ static PyMethodDef methods[] = {
     {"configure", (PyCFunction)(void (*)(void))configure, METH_VARARGS | METH_KEYWORDS,
      "Set the catalog's texts the scanner tests (once per process)."},
     {"is_utf8", is_utf8, METH_O, "Whether the bytes are valid UTF-8, as bytes.decode() finds."},
+    {"shifted", shifted, METH_VARARGS, "shifted(numbers, by) -> the uint32 numbers with by added, as bytes."},
+    {"searches", searches, METH_NOARGS, "The versions of the literal search this CPU runs, the one in use first."},
+    {"use_search", use_search, METH_O, "Use the named version of the literal search (for tests)."},
     {"scan_block", scan_block, METH_VARARGS,
      "scan_block(data, prev_timed, next_timed) -> the block's first and last lines, its columns as bytes, "
      "its kept lines, its line count, whether a line holds the DEBUG marker, and the levels its other "

@@ -37,6 +37,9 @@ from omlx_logscan.stream.read import CLOCK_JUMP_S, _clock_jumps, read_events
 
 WORKDIR = Path(tempfile.mkdtemp(prefix="logscan-scan-"))
 
+# The ways a source's dense rows are numbered: in Python, and by the native scanner where it is built.
+SCANNERS = [None] + ([native._module()[0]] if native._module()[0] is not None else [])
+
 
 def document_of(path: Path) -> dict[str, object]:
     stream = stream_of(path)
@@ -204,24 +207,26 @@ def test_clock_jumps_match_one_pass_over_all_stamps(stamps: list[tuple[int, int]
         for (_, before), (line, now) in itertools.pairwise(moments)
         if (before - now).total_seconds() > CLOCK_JUMP_S
     ]
-    numbering = scan._Numbering(0, REQUEST_SCHEMA)
-    for base, table in blocks:
-        numbering.add(base, table)
-    requests = numbering.table()
-    found = _clock_jumps(scan.SourceScan(Source("server.log", None), 0, requests=requests), records)
-    assert [(jump["line"], jump["back_s"]) for jump in found] == expected
+    for scanner in SCANNERS:
+        numbering = scan._Numbering(0, REQUEST_SCHEMA, scanner)
+        for base, table in blocks:
+            numbering.add(base, table)
+        requests = numbering.table()
+        found = _clock_jumps(scan.SourceScan(Source("server.log", None), 0, requests=requests), records)
+        assert [(jump["line"], jump["back_s"]) for jump in found] == expected
 
 
 @settings(deadline=None, max_examples=30)
 @given(st.lists(st.lists(st.tuples(st.integers(1, 50), st.integers(0, 10**6)), max_size=8), max_size=8))
-def test_dense_rows_are_numbered_as_lines_of_the_source_in_python_and_in_numpy(
+def test_dense_rows_are_numbered_as_lines_of_the_source_in_python_in_numpy_and_natively(
     blocks: list[list[tuple[int, int]]],
 ) -> None:
     """Each block's rows, filed as it comes, are its lines after the lines of the blocks before it;
-    past ``BIG`` rows a block is shifted in numpy, with the same numbers."""
+    past ``BIG`` rows a block is shifted in numpy, and by the native scanner where it is built,
+    with the same numbers."""
     tables = []
-    for big in (10**9, -1):
-        numbering, base = scan._Numbering(3, REQUEST_SCHEMA), 0
+    for big, scanner in [(10**9, None), (-1, None)] + [(10**9, s) for s in SCANNERS if s is not None]:
+        numbering, base = scan._Numbering(3, REQUEST_SCHEMA, scanner), 0
         with pytest.MonkeyPatch.context() as patch:
             patch.setattr(scan, "BIG", big)
             for block in blocks:
@@ -231,7 +236,21 @@ def test_dense_rows_are_numbered_as_lines_of_the_source_in_python_and_in_numpy(
                 base += 60
         tables.append(numbering.table().rows())
     expected = [(3, 60 * b + n, 1000 * n, tokens) for b, block in enumerate(blocks) for n, tokens in block]
-    assert tables[0] == tables[1] == expected
+    assert all(table == expected for table in tables) and len(tables) == len(SCANNERS) + 1
+
+
+def test_native_numbering_refuses_a_line_past_the_column_type() -> None:
+    """A line number past 2**32 - 1 is an OverflowError, as the Python path's array gives."""
+    scanner = SCANNERS[-1]
+    if scanner is None:
+        pytest.skip(f"the native scanner is not built here ({native.scanner_name()})")
+    from array import array
+
+    assert native.shifted_lines(scanner, array("I", [1, 2**32 - 2]), 1).tolist() == [2, 2**32 - 1]
+    with pytest.raises(OverflowError):
+        native.shifted_lines(scanner, array("I", [1, 2**32 - 2]), 2)
+    with pytest.raises(OverflowError):
+        array("I", [2**32 - 2 + 2])
 
 
 def test_blocks_cut_inside_a_character_stay_on_the_fast_path(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -160,9 +160,15 @@ def guarded(func: F) -> F:
 ALLOCATOR_SETTINGS = ("_RJEM_MALLOC_CONF", "narenas:1,dirty_decay_ms:250,muzzy_decay_ms:0")
 
 
+# numpy does whole-column sums and comparisons here, never linear algebra: the BLAS thread pool it
+# starts on import would only spin on the cores the scan uses. A user's own setting wins.
+BLAS_SETTINGS = ("OPENBLAS_NUM_THREADS", "1")
+
+
 def main() -> None:
     """Console-script entry point."""
     os.environ.setdefault(*ALLOCATOR_SETTINGS)
+    os.environ.setdefault(*BLAS_SETTINGS)
     # A one-shot run makes few reference cycles and exits within seconds: Python's cycle collector
     # would only walk the objects of polars' import and of the analysis again and again.
     gc.disable()
