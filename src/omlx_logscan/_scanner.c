@@ -625,6 +625,119 @@ static PyObject *shifted(PyObject *Py_UNUSED(self), PyObject *args) {
     return out;
 }
 
+/* Whole-column loops for the dense tables (parsing/dense.py) past its BIG rows: what numpy would do
+ * there, without the import a big log's run would otherwise pay for these few. A column is any
+ * buffer of native integers: an array.array of the dense tables' typecodes. */
+
+static int column_of(PyObject *object, Py_buffer *view) {
+    if (PyObject_GetBuffer(object, view, PyBUF_FORMAT | PyBUF_C_CONTIGUOUS) < 0) return -1;
+    const char *f = view->format ? view->format : "B";
+    if (strchr("bBhHiIlLqQ", f[0]) == NULL || f[1] != '\0') {
+        PyBuffer_Release(view);
+        PyErr_Format(PyExc_TypeError, "a column of integers expected, not format %s", f);
+        return -1;
+    }
+    return 0;
+}
+
+/* Item i of a column, as int64 (a uint64 past INT64_MAX wraps, as numpy's int64 view would). */
+static int64_t item(const Py_buffer *view, Py_ssize_t i) {
+    const char *p = (const char *)view->buf + i * view->itemsize;
+    int is_signed = view->format && strchr("bhilq", view->format[0]) != NULL;
+    switch (view->itemsize) {
+    case 1: return is_signed ? (int64_t) * (const int8_t *)p : (int64_t) * (const uint8_t *)p;
+    case 2: return is_signed ? (int64_t) * (const int16_t *)p : (int64_t) * (const uint16_t *)p;
+    case 4: return is_signed ? (int64_t) * (const int32_t *)p : (int64_t) * (const uint32_t *)p;
+    default: return *(const int64_t *)p;
+    }
+}
+
+static PyObject *is_sorted(PyObject *Py_UNUSED(self), PyObject *arg) {
+    Py_buffer view;
+    if (column_of(arg, &view) < 0) return NULL;
+    Py_ssize_t count = view.len / view.itemsize, i = 1;
+    for (; i < count && item(&view, i - 1) <= item(&view, i); i++) {}
+    PyBuffer_Release(&view);
+    return PyBool_FromLong(i >= count);
+}
+
+/* time_span(column, null) -> (least, greatest) of the values other than ``null``, or None. */
+static PyObject *time_span(PyObject *Py_UNUSED(self), PyObject *args) {
+    PyObject *column;
+    long long null;
+    Py_buffer view;
+    if (!PyArg_ParseTuple(args, "OL", &column, &null) || column_of(column, &view) < 0) return NULL;
+    Py_ssize_t count = view.len / view.itemsize;
+    int64_t least = INT64_MAX, greatest = INT64_MIN;
+    int any = 0;
+    for (Py_ssize_t i = 0; i < count; i++) {
+        int64_t v = item(&view, i);
+        if (v == null) continue;
+        any = 1;
+        least = v < least ? v : least;
+        greatest = v > greatest ? v : greatest;
+    }
+    PyBuffer_Release(&view);
+    if (!any) Py_RETURN_NONE;
+    return Py_BuildValue("(LL)", (long long)least, (long long)greatest);
+}
+
+/* prefix_sums(column) -> bytes of int64: [i] the sum of the first i values. */
+static PyObject *prefix_sums(PyObject *Py_UNUSED(self), PyObject *arg) {
+    Py_buffer view;
+    if (column_of(arg, &view) < 0) return NULL;
+    Py_ssize_t count = view.len / view.itemsize;
+    PyObject *out = PyBytes_FromStringAndSize(NULL, (count + 1) * (Py_ssize_t)sizeof(int64_t));
+    if (out != NULL) {
+        int64_t sum = 0;
+        char *to = PyBytes_AS_STRING(out);
+        memcpy(to, &sum, sizeof sum);
+        for (Py_ssize_t i = 0; i < count; i++) {
+            sum = (int64_t)((uint64_t)sum + (uint64_t)item(&view, i)); /* wraps as numpy's cumsum */
+            memcpy(to + (i + 1) * (Py_ssize_t)sizeof sum, &sum, sizeof sum);
+        }
+    }
+    PyBuffer_Release(&view);
+    return out;
+}
+
+/* falls(lines, times, more_lines, more_times, more_than) -> [(line, before, time)]: where the
+ * times of two tables merged in line order (each in line order; a row of ``more`` goes before a
+ * row of the first at the same line) go back by more than ``more_than``, exactly. */
+static PyObject *falls(PyObject *Py_UNUSED(self), PyObject *args) {
+    PyObject *objects[4];
+    long long more_than;
+    if (!PyArg_ParseTuple(args, "OOOOL", &objects[0], &objects[1], &objects[2], &objects[3], &more_than)) return NULL;
+    Py_buffer views[4];
+    int got = 0;
+    for (; got < 4; got++)
+        if (column_of(objects[got], &views[got]) < 0) break;
+    PyObject *found = NULL;
+    if (got == 4 && more_than < 0) {
+        PyErr_SetString(PyExc_ValueError, "more_than must be at least 0");
+    } else if (got == 4 && (views[0].len / views[0].itemsize != views[1].len / views[1].itemsize ||
+                     views[2].len / views[2].itemsize != views[3].len / views[3].itemsize)) {
+        PyErr_SetString(PyExc_ValueError, "lines and times of different lengths");
+    } else if (got == 4) {
+        found = PyList_New(0);
+        Py_ssize_t n = views[0].len / views[0].itemsize, m = views[2].len / views[2].itemsize, i = 0, j = 0;
+        int64_t before = 0;
+        for (Py_ssize_t k = 0; found != NULL && k < n + m; k++) {
+            int extra = j < m && (i >= n || item(&views[2], j) <= item(&views[0], i));
+            int64_t line = extra ? item(&views[2], j) : item(&views[0], i);
+            int64_t now = extra ? item(&views[3], j++) : item(&views[1], i++);
+            if (k > 0 && before > now && (uint64_t)before - (uint64_t)now > (uint64_t)more_than) {
+                PyObject *row = Py_BuildValue("(LLL)", (long long)line, (long long)before, (long long)now);
+                if (row == NULL || PyList_Append(found, row) < 0) Py_CLEAR(found);
+                Py_XDECREF(row);
+            }
+            before = now;
+        }
+    }
+    for (int v = 0; v < got; v++) PyBuffer_Release(&views[v]);
+    return found;
+}
+
 /* Whether the bytes are UTF-8 as Python's strict decoder takes it (no overlong forms, no
  * surrogates, nothing past U+10FFFF), without making the str a decode would. */
 static int valid_utf8(const unsigned char *s, Py_ssize_t n) {
@@ -800,6 +913,11 @@ static PyMethodDef methods[] = {
     {"configure", (PyCFunction)(void (*)(void))configure, METH_VARARGS | METH_KEYWORDS,
      "Set the catalog's texts the scanner tests (once per process)."},
     {"is_utf8", is_utf8, METH_O, "Whether the bytes are valid UTF-8, as bytes.decode() finds."},
+    {"is_sorted", is_sorted, METH_O, "Whether a column of integers is in order (each value at most the next)."},
+    {"time_span", time_span, METH_VARARGS, "time_span(column, null) -> (least, greatest) of the other values, or None."},
+    {"prefix_sums", prefix_sums, METH_O, "prefix_sums(column) -> int64 bytes: [i] the sum of the first i values."},
+    {"falls", falls, METH_VARARGS,
+     "falls(lines, times, more_lines, more_times, more_than) -> [(line, before, time)] where the merged times fall."},
     {"shifted", shifted, METH_VARARGS, "shifted(numbers, by) -> the uint32 numbers with by added, as bytes."},
     {"searches", searches, METH_NOARGS, "The versions of the literal search this CPU runs, the one in use first."},
     {"use_search", use_search, METH_O, "Use the named version of the literal search (for tests)."},

@@ -1,5 +1,5 @@
-"""The dense tables' column operations: the Python loops (small columns) and numpy (big ones)
-give the same as a plain reading of the rows, and polars round trips keep every value."""
+"""The dense tables' column operations: the Python loops (small columns), numpy and the native
+module's loops (big ones) give the same as a plain reading of the rows, and polars round trips keep every value."""
 
 from __future__ import annotations
 
@@ -36,25 +36,35 @@ from omlx_logscan.stream.window import within
 times_st = st.lists(st.one_of(st.integers(-5, 40), st.just(NO_TIME)), max_size=60)
 
 
-@pytest.fixture(params=["python", "numpy"])
+NATIVE = dense._native()
+PATHS = ["python", "numpy", *(["native"] if NATIVE is not None else [])]
+
+
+def _take_path(patch: pytest.MonkeyPatch, path: str) -> None:
+    """Every column small (Python), or every column big, in numpy or in the native module's loops."""
+    patch.setattr(dense, "BIG", 10**9 if path == "python" else -1)
+    patch.setattr(dense, "_native", lambda: NATIVE if path == "native" else None)
+
+
+@pytest.fixture(params=PATHS)
 def column_path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
-    """Each case runs once with every column small (Python) and once with every column big (numpy)."""
-    monkeypatch.setattr(dense, "BIG", 10**9 if request.param == "python" else -1)
+    """Each case runs on every path."""
+    _take_path(monkeypatch, request.param)
     yield request.param
 
 
 def _both(test):  # type: ignore[no-untyped-def]
-    """A hypothesis test run on both paths (the fixture cannot be used inside ``given``)."""
-    return pytest.mark.parametrize("big", [10**9, -1], ids=["python", "numpy"])(test)
+    """A hypothesis test run on every path (the fixture cannot be used inside ``given``)."""
+    return pytest.mark.parametrize("path", PATHS)(test)
 
 
 @_both
 @settings(deadline=None, max_examples=40)
 @given(times_st)
-def test_sorted_order_and_span(big: int, values: list[int]) -> None:
+def test_sorted_order_and_span(path: str, values: list[int]) -> None:
     column = array("q", values)
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(dense, "BIG", big)
+        _take_path(patch, path)
         assert dense.is_sorted(column) == (values == sorted(values))
         assert list(dense.order(column)) == sorted(range(len(values)), key=values.__getitem__)
         timed = [v for v in values if v != NO_TIME]
@@ -67,9 +77,9 @@ def test_sorted_order_and_span(big: int, values: list[int]) -> None:
 @_both
 @settings(deadline=None, max_examples=40)
 @given(times_st, st.one_of(st.none(), st.integers(-5, 40)), st.one_of(st.none(), st.integers(-5, 40)))
-def test_times_within_a_window(big: int, values: list[int], lo: int | None, hi: int | None) -> None:
+def test_times_within_a_window(path: str, values: list[int], lo: int | None, hi: int | None) -> None:
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(dense, "BIG", big)
+        _take_path(patch, path)
         found = list(dense.timed_within(array("q", values), lo, hi))
     expected = [
         row for row, v in enumerate(values) if v != NO_TIME and (lo is None or v >= lo) and (hi is None or v <= hi)
@@ -80,10 +90,10 @@ def test_times_within_a_window(big: int, values: list[int], lo: int | None, hi: 
 @_both
 @settings(deadline=None, max_examples=40)
 @given(st.lists(st.tuples(st.integers(0, 2), st.integers(1, 30)), max_size=50), st.integers(0, 2), st.integers(0, 31))
-def test_rows_before_a_line(big: int, rows: list[tuple[int, int]], source: int, line: int) -> None:
+def test_rows_before_a_line(path: str, rows: list[tuple[int, int]], source: int, line: int) -> None:
     sources, lines = array("I", [s for s, _ in rows]), array("I", [n for _, n in rows])
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(dense, "BIG", big)
+        _take_path(patch, path)
         assert dense.count_before(sources, lines, source, line) == sum(1 for s, n in rows if s == source and n < line)
 
 
@@ -102,12 +112,12 @@ def test_a_column_is_shifted_the_same_in_numpy_and_in_python(values: list[int], 
     st.lists(st.tuples(st.integers(0, 60), st.integers(0, 100_000)), max_size=40, unique_by=lambda row: row[0]),
     st.lists(st.tuples(st.integers(61, 120), st.integers(0, 100_000)), max_size=10, unique_by=lambda row: row[0]),
 )
-def test_falls_of_two_merged_tables(big: int, first: list[tuple[int, int]], second: list[tuple[int, int]]) -> None:
+def test_falls_of_two_merged_tables(path: str, first: list[tuple[int, int]], second: list[tuple[int, int]]) -> None:
     first.sort()
     second = sorted((line - 60 + (60 if line % 2 else 0), ms) for line, ms in second)  # lines between and after
     second = [row for row in second if row[0] not in {line for line, _ in first}]
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(dense, "BIG", big)
+        _take_path(patch, path)
         found = dense.falls(
             array("I", [n for n, _ in first]),
             array("q", [t for _, t in first]),
@@ -192,3 +202,35 @@ def test_a_whole_timeline_is_the_same_on_both_paths(tmp_path: Path, monkeypatch:
     events = in_python["header"]["events"]  # type: ignore[index]
     assert events["request_arrival"] > events["request_complete"] > 0  # both dense kinds are there
     assert in_python["window"]["header"]["events"] != events  # type: ignore[index]  # and the window cut some
+
+
+@pytest.mark.skipif(NATIVE is None, reason="the native scanner's module is not built here")
+@settings(deadline=None, max_examples=60)
+@given(st.sampled_from("bBhHiIqQ"), st.lists(st.integers(0, 127), max_size=30), st.booleans())
+def test_the_native_loops_read_every_integer_typecode(code: str, values: list[int], negate: bool) -> None:
+    assert NATIVE is not None
+    column = array(code, [-v if negate and code in "bhiq" else v for v in values])
+    items = list(column)
+    assert NATIVE.is_sorted(column) == (items == sorted(items))
+    sums = array("q")
+    sums.frombytes(NATIVE.prefix_sums(column))
+    assert list(sums) == list(itertools.accumulate(items, initial=0))
+    other = [v for v in items if v != 3]
+    assert NATIVE.time_span(column, 3) == ((min(other), max(other)) if other else None)
+
+
+def test_the_native_loops_refuse_what_is_no_column() -> None:
+    if NATIVE is None:
+        pytest.skip("the native scanner's module is not built here")
+    with pytest.raises(TypeError):
+        NATIVE.is_sorted(array("d", [1.0]))
+    with pytest.raises(TypeError):
+        NATIVE.is_sorted("text")
+    with pytest.raises(ValueError):
+        NATIVE.falls(array("I", [1]), array("q", [1]), array("q"), array("q"), -1)
+    with pytest.raises(ValueError):
+        NATIVE.falls(array("I", [1, 2]), array("q", [1]), array("q"), array("q"), 5)
+    # a fall is measured exactly, also between the extremes of the time type
+    assert NATIVE.falls(array("I", [1, 2]), array("q", [2**63 - 1, -(2**63)]), array("q"), array("q"), 0) == [
+        (2, 2**63 - 1, -(2**63))
+    ]

@@ -3,7 +3,8 @@
 A big log has millions of finished-request lines: they stay numbers in ``array.array`` columns,
 with no Python object per row, and a small log's run imports neither polars nor numpy for them.
 A whole-column operation on more than ``BIG`` rows (a log of tens of megabytes) runs in numpy,
-imported then: one vectorised pass there costs less than a Python loop. polars is only for what
+imported then: one vectorised pass there costs less than a Python loop. The few a timeline needs
+run in the native scanner's module instead, where it is built, and spare that run the import. polars is only for what
 writes tables (``to_polars``) and for the blocks of the polars plan (``from_polars``), which
 has it loaded already.
 """
@@ -19,6 +20,8 @@ from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from functools import cache
+from types import ModuleType
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 from omlx_logscan.parsing.catalog_arrivals import ARRIVAL_FORMS
@@ -170,7 +173,20 @@ def take(column: Column, rows: Rows) -> Column:
     return [column[row] for row in rows]
 
 
+@cache
+def _native() -> ModuleType | None:
+    """The native scanner's module, built or not: its loops for the few whole-column operations a
+    big log's timeline needs spare that run the numpy import (about 30 ms)."""
+    try:
+        from omlx_logscan import _scanner
+    except ImportError:
+        return None
+    return _scanner
+
+
 def is_sorted(column: array[int]) -> bool:
+    if len(column) > BIG and (native := _native()) is not None:
+        return bool(native.is_sorted(column))
     if len(column) > BIG:
         values = _numpy(column)
         return bool((values[1:] >= values[:-1]).all())
@@ -199,6 +215,10 @@ def order(*columns: Column) -> Rows:
 
 def prefix_sums(column: array[int]) -> array[int]:
     """[i]: the sum of the first i values (so one more item than ``column``)."""
+    if len(column) > BIG and (native := _native()) is not None:
+        sums = array("q")
+        sums.frombytes(native.prefix_sums(column))
+        return sums
     if len(column) > BIG:
         import numpy as np
 
@@ -221,6 +241,9 @@ def timed_within(times: array[int], lo: int | None, hi: int | None) -> Rows:
 
 def time_span(times: array[int]) -> tuple[int, int] | None:
     """The earliest and latest time of a column, nulls aside; None when it has none."""
+    if len(times) > BIG and (native := _native()) is not None:
+        span: tuple[int, int] | None = native.time_span(times, NO_TIME)
+        return span
     if len(times) > BIG:
         values = _numpy(times)
         values = values[values != NO_TIME]
@@ -266,6 +289,11 @@ def falls(
 ) -> list[tuple[int, int, int]]:
     """Where times go back by more than ``more_than``: (line, time before, time) of each row after
     such a fall, the rows of two tables (lines and times, each in line order) merged in line order."""
+    if len(lines) > BIG and (native := _native()) is not None:
+        found: list[tuple[int, int, int]] = native.falls(
+            lines, times, array("q", more_lines), array("q", more_times), more_than
+        )
+        return found
     if len(lines) > BIG:
         import numpy as np
 
