@@ -181,7 +181,8 @@ def _native() -> ModuleType | None:
         from omlx_logscan import _scanner
     except ImportError:
         return None
-    return _scanner
+    module: ModuleType = _scanner
+    return module
 
 
 def is_sorted(column: array[int]) -> bool:
