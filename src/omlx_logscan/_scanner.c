@@ -58,12 +58,12 @@ typedef struct {
 } arrival_shape;
 
 /* What a line's finds say of it: the sets of literals it holds one of. */
-enum { DEBUG_TAG = 1, NOT_ROUTINE_TAG = 2, NOT_DENSE_TAG = 4 };
+enum { NOT_ROUTINE_TAG = 1, NOT_DENSE_TAG = 2 };
 
 static struct {
     int ready;
     literal_set debug, not_routine, not_dense, interesting;
-    fingerprints flagged; /* the first three sets' literals, each once, tagged with the sets that hold it */
+    fingerprints flagged; /* the not_routine and not_dense literals, each once, tagged with the sets holding it */
     finder find;          /* the fastest version of the search this CPU runs */
     literal level_marker[LEVELS];
     literal request_head, request_id, request_opening;
@@ -360,7 +360,7 @@ typedef struct {
  * worth the grammar's look are searched one at a time; the literals every line is tested for are
  * found in one pass over the block (``_search.h``). */
 typedef struct {
-    search_plan interesting;
+    search_plan debug, interesting;
     fingerprints flagged;
 } block_plans;
 
@@ -370,6 +370,7 @@ static int plan_block(const char *s, Py_ssize_t n, block_plans *plans) {
     Py_ssize_t sample = n < SAMPLE_BYTES ? n : SAMPLE_BYTES;
     for (Py_ssize_t i = 0; i < sample; i++) counts[u[i]]++;
     lines += counts['\n'];
+    plan_search(&cfg.debug, counts, lines, &plans->debug);
     plan_search(&cfg.interesting, counts, lines, &plans->interesting);
     plans->flagged = cfg.flagged;
     return plan_fingerprints(&plans->flagged, u, sample);
@@ -425,13 +426,25 @@ static int next_line(const char *s, Py_ssize_t n, Py_ssize_t *pos, finds *fd, li
     return 1;
 }
 
+/* Whether the line holds a DEBUG marker: first where a record's level stands (after the stamp,
+ * " - " and the logger's name, at the next blank), which most DEBUG lines of a DEBUG log pass;
+ * then anywhere. */
+static int holds_debug(const block_plans *plans, const char *s, Py_ssize_t n) {
+    if (n > STAMP_LEN + 3 && s[STAMP_LEN] == ' ' && s[STAMP_LEN + 1] == '-' && s[STAMP_LEN + 2] == ' ') {
+        const char *blank = memchr(s + STAMP_LEN + 3, ' ', (size_t)(n - STAMP_LEN - 3));
+        for (int k = 0; blank != NULL && k < cfg.debug.count; k++)
+            if (at(s, n, blank - s, &cfg.debug.items[k])) return 1;
+    }
+    return contains_any(&plans->debug, s, n);
+}
+
 /* One line, ``single`` when it and its neighbours are timed (a one-line record): counted as
  * routine, filed as a dense row, or kept for the grammar with the line before it. */
 static void classify(const char *data, const block_plans *plans, const line *cur, const line *prev, int single,
                      uint32_t line_no, block_result *r) {
     const char *s = data + cur->start;
     Py_ssize_t n = cur->stop - cur->start;
-    int debug = cur->tags & DEBUG_TAG;
+    int debug = holds_debug(plans, s, n);
     r->any_debug |= debug;
     if (single && debug && !(cur->tags & NOT_ROUTINE_TAG)) return; /* routine: counted only */
     if (single && n <= cfg.max_line) {
@@ -881,7 +894,7 @@ static PyObject *configure(PyObject *Py_UNUSED(self), PyObject *Py_UNUSED(args),
         copy_literal(request_head, &cfg.request_head) < 0 || copy_literal(request_id, &cfg.request_id) < 0 ||
         copy_literal(request_opening, &cfg.request_opening) < 0)
         return NULL;
-    if (flag(&cfg.debug, DEBUG_TAG) < 0 || flag(&cfg.not_routine, NOT_ROUTINE_TAG) < 0 ||
+    if (flag(&cfg.not_routine, NOT_ROUTINE_TAG) < 0 ||
         flag(&cfg.not_dense, NOT_DENSE_TAG) < 0)
         return NULL;
     search_version versions[4];
