@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 import threading
 from array import array
 from collections.abc import Callable, Generator
@@ -44,6 +45,13 @@ IN_FLIGHT = min((os.cpu_count() or 2) + 1, 4)
 # while it waits (say, on a silent pipe) only marks the signal; Python raises it when this thread
 # runs again, which an untimed wait would put off until the next output.
 WAKE_S = 0.25
+
+
+# How long a thread holds the GIL while another waits for it, during a scan (Python's default is
+# 5 ms). A worker whose block is scanned needs the GIL only briefly, to hand its output over; made
+# to wait out the caller's grammar, it leaves its core idle: at 0.1 ms a 1 GiB DEBUG log's
+# timeline took 0.59-0.60 s here instead of 0.64-0.67.
+SWITCH_S = 0.0001
 
 
 AHEAD = 4 * IN_FLIGHT  # outputs (small: request rows and the lines for the grammar) read ahead of the caller
@@ -249,6 +257,8 @@ def _in_order(
             finish(seq, exc)
 
     workers = [threading.Thread(target=work, name="logscan-scan", daemon=True) for _ in range(IN_FLIGHT)]
+    switching = sys.getswitchinterval()
+    sys.setswitchinterval(SWITCH_S)
     try:
         for worker in workers:
             worker.start()
@@ -263,6 +273,7 @@ def _in_order(
                 changed.notify_all()
             yield output
     finally:  # the end, or a consumer that stopped early: the workers finish their block and stop
+        sys.setswitchinterval(switching)
         with changed:
             stopping = True
             changed.notify_all()
