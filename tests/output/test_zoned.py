@@ -132,3 +132,34 @@ def test_two_zones_order_by_their_instants() -> None:
     assert local_time_kind(datetime(2026, 11, 1, 1, 30), new_york) is LocalTime.ambiguous
     assert local_time_kind(datetime(2026, 3, 8, 2, 30), new_york) is LocalTime.nonexistent
     assert local_time_kind(datetime(2026, 3, 8, 3, 30), new_york) is LocalTime.single
+
+
+def test_a_command_builds_its_streams_clock_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The warnings and the document share one clock: building it is a pass over every event."""
+    from omlx_logscan.output import zoned
+
+    built: list[int] = []
+    original = zoned.clock_for
+
+    def counted(*args: object) -> zoned.ZoneClock:
+        built.append(1)
+        return original(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(zoned, "clock_for", counted)
+    result = runner.invoke(app, ["timeline", str(EXAMPLE), "-f", "json", "-q"])
+    assert result.exit_code == 0, result.output
+    assert len(built) == 1
+
+
+def test_a_stream_that_grew_gets_a_new_clock(tmp_path: Path) -> None:
+    from omlx_logscan.inputs.sources import resolve
+    from omlx_logscan.output.zoned import stream_clock
+    from omlx_logscan.stream.read import read_events
+
+    log = tmp_path / "server.log"
+    log.write_text(warnings_at("2026-11-01T01:30:00", "2026-11-01T01:40:00"))
+    stream = read_events(resolve([str(log)]))
+    first = stream_clock(stream)
+    assert stream_clock(stream) is first
+    stream.events.append(stream.events[0])
+    assert stream_clock(stream) is not first

@@ -133,9 +133,9 @@ def _check_output(options: CommonOptions, sources: list[Source]) -> None:
 
 def _warn_skipped_times(stream: EventStream) -> None:
     """Name the local times that a spring-forward skipped: they are kept, with the offset before the gap."""
-    from omlx_logscan.output.zoned import clock_for
+    from omlx_logscan.output.zoned import stream_clock
 
-    clock = clock_for(stream.zone, stream.events)
+    clock = stream_clock(stream)
     for skipped in clock.nonexistent[:3]:
         sys.stderr.write(
             f"logscan: warning: {skipped['source']}:{skipped['line']}: {skipped['local']} does not exist in "

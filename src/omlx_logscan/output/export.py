@@ -23,7 +23,7 @@ from urllib.parse import quote
 import polars as pl
 
 from omlx_logscan.errors import LogscanError
-from omlx_logscan.output.zoned import ZoneClock, clock_for
+from omlx_logscan.output.zoned import ZoneClock, stream_clock
 from omlx_logscan.parsing.dense import to_polars
 from omlx_logscan.timeutil import LOCAL_STAMP, LocalTime
 
@@ -70,7 +70,7 @@ class HostExport(RowStyle):
         chip: str | None = None,
         history: OsHistory | None = None,
     ) -> None:
-        super().__init__(clock_for(analysis.stream.zone, analysis.stream.events))
+        super().__init__(stream_clock(analysis.stream))
         self.host, self.analysis, self.chip, self.history = host, analysis, chip, history
 
     def os_version(self, stamp: str | None) -> str | None:

@@ -177,9 +177,9 @@ class RowWriter:
 
     def settle(self, stream: EventStream) -> None:
         """The input ended: the clock sees every event, as the batch read's does, for the rows left."""
-        from omlx_logscan.output.zoned import clock_for
+        from omlx_logscan.output.zoned import stream_clock
 
-        self._clock = clock_for(stream.zone, stream.events)
+        self._clock = stream_clock(stream)
 
 
 def _write_parquet(events: Iterable[Event], stream: EventStream, output: Path) -> None:
@@ -187,9 +187,9 @@ def _write_parquet(events: Iterable[Event], stream: EventStream, output: Path) -
     import polars as pl
 
     from omlx_logscan.output.export import RowStyle, event_frame, write_parquet
-    from omlx_logscan.output.zoned import clock_for
+    from omlx_logscan.output.zoned import stream_clock
 
-    frame = event_frame(events, RowStyle(clock_for(stream.zone, stream.events)))
+    frame = event_frame(events, RowStyle(stream_clock(stream)))
     write_parquet(frame.with_columns(host=pl.lit(stream.host, pl.String)), output, "events")
 
 

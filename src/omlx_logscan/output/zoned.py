@@ -149,13 +149,29 @@ def clock_for(zone: tzinfo | None, events: Iterable[Event] = ()) -> ZoneClock:
     return clock
 
 
+# The last stream's clock, with what it was built from: a command asks for it two or three times
+# (its warnings, its document, its rows), and each build is a pass over every event.
+_LAST_CLOCK: list[tuple[list[Event], int, tzinfo | None, ZoneClock]] = []
+
+
+def stream_clock(stream: EventStream) -> ZoneClock:
+    """``clock_for`` the stream's zone and events, built once for the same stream."""
+    if _LAST_CLOCK:
+        events, count, zone, clock = _LAST_CLOCK[0]
+        if events is stream.events and count == len(events) and zone is stream.zone:
+            return clock
+    clock = clock_for(stream.zone, stream.events)
+    _LAST_CLOCK[:] = [(stream.events, len(stream.events), stream.zone, clock)]
+    return clock
+
+
 # The rows of a document that each belong to one host's server.
 HOST_ROWS = ("sessions", "faults", "dead_windows", "events")
 
 
 def event_rows(stream: EventStream, events: Iterable[Event]) -> Iterator[dict[str, Any]]:
     """Each event's row with its times zoned, labelled with the stream's host when it has one."""
-    clock = clock_for(stream.zone, stream.events)
+    clock = stream_clock(stream)
     for event in events:
         yield host_row(clock, event, stream.host)
 
@@ -171,7 +187,7 @@ def host_row(clock: ZoneClock, event: Event, host: str | None) -> dict[str, Any]
 def zone_document(document: dict[str, Any], stream: EventStream) -> dict[str, Any]:
     """A document with every time zoned, the zone it was read in (``tz``) and its notes (``time_notes``)
     after its ``generator``; with a host, ``host`` there too and on every row of its server."""
-    clock = clock_for(stream.zone, stream.events)
+    clock = stream_clock(stream)
     labels: dict[str, Any] = {"tz": clock.name, "time_notes": clock.notes()}
     if stream.host is not None:
         labels = {"host": stream.host, **labels}
