@@ -135,7 +135,7 @@ def test_two_zones_order_by_their_instants() -> None:
 
 
 def test_a_command_builds_its_streams_clock_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The warnings and the document share one clock: building it is a pass over every event."""
+    """The document's rows and its time notes share one clock: building it is a pass over every event."""
     from omlx_logscan.output import zoned
 
     built: list[int] = []
@@ -146,7 +146,7 @@ def test_a_command_builds_its_streams_clock_once(tmp_path: Path, monkeypatch: py
         return original(*args)  # type: ignore[arg-type]
 
     monkeypatch.setattr(zoned, "clock_for", counted)
-    result = runner.invoke(app, ["timeline", str(EXAMPLE), "-f", "json", "-q"])
+    result = runner.invoke(app, ["events", str(EXAMPLE), "-f", "json", "-q"])
     assert result.exit_code == 0, result.output
     assert len(built) == 1
 
