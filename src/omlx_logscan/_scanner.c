@@ -642,75 +642,84 @@ static PyObject *shifted(PyObject *Py_UNUSED(self), PyObject *args) {
  * there, without the import a big log's run would otherwise pay for these few. A column is any
  * buffer of native integers: an array.array of the dense tables' typecodes. */
 
-static int column_of(PyObject *object, Py_buffer *view) {
-    if (PyObject_GetBuffer(object, view, PyBUF_FORMAT | PyBUF_C_CONTIGUOUS) < 0) return -1;
-    const char *f = view->format ? view->format : "B";
+/* A column: its buffer, its length, and how an item is read (its size, and whether signed). */
+typedef struct {
+    Py_buffer view;
+    Py_ssize_t count;
+    int kind; /* the item's size in bytes, negative when signed */
+} column;
+
+static int column_of(PyObject *object, column *c) {
+    if (PyObject_GetBuffer(object, &c->view, PyBUF_FORMAT | PyBUF_C_CONTIGUOUS) < 0) return -1;
+    const char *f = c->view.format ? c->view.format : "B";
     if (strchr("bBhHiIlLqQ", f[0]) == NULL || f[1] != '\0') {
-        PyBuffer_Release(view);
+        PyBuffer_Release(&c->view);
         PyErr_Format(PyExc_TypeError, "a column of integers expected, not format %s", f);
         return -1;
     }
+    c->count = c->view.len / c->view.itemsize;
+    c->kind = strchr("bhilq", f[0]) ? -(int)c->view.itemsize : (int)c->view.itemsize;
     return 0;
 }
 
 /* Item i of a column, as int64 (a uint64 past INT64_MAX wraps, as numpy's int64 view would). */
-static int64_t item(const Py_buffer *view, Py_ssize_t i) {
-    const char *p = (const char *)view->buf + i * view->itemsize;
-    int is_signed = view->format && strchr("bhilq", view->format[0]) != NULL;
-    switch (view->itemsize) {
-    case 1: return is_signed ? (int64_t) * (const int8_t *)p : (int64_t) * (const uint8_t *)p;
-    case 2: return is_signed ? (int64_t) * (const int16_t *)p : (int64_t) * (const uint16_t *)p;
-    case 4: return is_signed ? (int64_t) * (const int32_t *)p : (int64_t) * (const uint32_t *)p;
-    default: return *(const int64_t *)p;
+static int64_t item(const column *c, Py_ssize_t i) {
+    const char *p = (const char *)c->view.buf;
+    switch (c->kind) {
+    case -1: return ((const int8_t *)p)[i];
+    case 1: return ((const uint8_t *)p)[i];
+    case -2: return ((const int16_t *)p)[i];
+    case 2: return ((const uint16_t *)p)[i];
+    case -4: return ((const int32_t *)p)[i];
+    case 4: return ((const uint32_t *)p)[i];
+    default: return ((const int64_t *)p)[i];
     }
 }
 
 static PyObject *is_sorted(PyObject *Py_UNUSED(self), PyObject *arg) {
-    Py_buffer view;
-    if (column_of(arg, &view) < 0) return NULL;
-    Py_ssize_t count = view.len / view.itemsize, i = 1;
-    for (; i < count && item(&view, i - 1) <= item(&view, i); i++) {}
-    PyBuffer_Release(&view);
-    return PyBool_FromLong(i >= count);
+    column c;
+    if (column_of(arg, &c) < 0) return NULL;
+    Py_ssize_t i = 1;
+    for (; i < c.count && item(&c, i - 1) <= item(&c, i); i++) {}
+    PyBuffer_Release(&c.view);
+    return PyBool_FromLong(i >= c.count);
 }
 
 /* time_span(column, null) -> (least, greatest) of the values other than ``null``, or None. */
 static PyObject *time_span(PyObject *Py_UNUSED(self), PyObject *args) {
-    PyObject *column;
+    PyObject *object;
     long long null;
-    Py_buffer view;
-    if (!PyArg_ParseTuple(args, "OL", &column, &null) || column_of(column, &view) < 0) return NULL;
-    Py_ssize_t count = view.len / view.itemsize;
+    column c;
+    if (!PyArg_ParseTuple(args, "OL", &object, &null) || column_of(object, &c) < 0) return NULL;
     int64_t least = INT64_MAX, greatest = INT64_MIN;
     int any = 0;
-    for (Py_ssize_t i = 0; i < count; i++) {
-        int64_t v = item(&view, i);
+    for (Py_ssize_t i = 0; i < c.count; i++) {
+        int64_t v = item(&c, i);
         if (v == null) continue;
         any = 1;
         least = v < least ? v : least;
         greatest = v > greatest ? v : greatest;
     }
-    PyBuffer_Release(&view);
+    PyBuffer_Release(&c.view);
     if (!any) Py_RETURN_NONE;
     return Py_BuildValue("(LL)", (long long)least, (long long)greatest);
 }
 
 /* prefix_sums(column) -> bytes of int64: [i] the sum of the first i values. */
 static PyObject *prefix_sums(PyObject *Py_UNUSED(self), PyObject *arg) {
-    Py_buffer view;
-    if (column_of(arg, &view) < 0) return NULL;
-    Py_ssize_t count = view.len / view.itemsize;
-    PyObject *out = PyBytes_FromStringAndSize(NULL, (count + 1) * (Py_ssize_t)sizeof(int64_t));
+    column c;
+    if (column_of(arg, &c) < 0) return NULL;
+    PyObject *out = PyBytes_FromStringAndSize(NULL, (c.count + 1) * (Py_ssize_t)sizeof(int64_t));
     if (out != NULL) {
         int64_t sum = 0;
         char *to = PyBytes_AS_STRING(out);
         memcpy(to, &sum, sizeof sum);
-        for (Py_ssize_t i = 0; i < count; i++) {
-            sum = (int64_t)((uint64_t)sum + (uint64_t)item(&view, i)); /* wraps as numpy's cumsum */
+        for (Py_ssize_t i = 0; i < c.count; i++) {
+            sum = (int64_t)((uint64_t)sum + (uint64_t)item(&c, i)); /* wraps as numpy's cumsum */
             memcpy(to + (i + 1) * (Py_ssize_t)sizeof sum, &sum, sizeof sum);
         }
     }
-    PyBuffer_Release(&view);
+    PyBuffer_Release(&c.view);
     return out;
 }
 
@@ -721,24 +730,23 @@ static PyObject *falls(PyObject *Py_UNUSED(self), PyObject *args) {
     PyObject *objects[4];
     long long more_than;
     if (!PyArg_ParseTuple(args, "OOOOL", &objects[0], &objects[1], &objects[2], &objects[3], &more_than)) return NULL;
-    Py_buffer views[4];
+    column c[4];
     int got = 0;
     for (; got < 4; got++)
-        if (column_of(objects[got], &views[got]) < 0) break;
+        if (column_of(objects[got], &c[got]) < 0) break;
     PyObject *found = NULL;
     if (got == 4 && more_than < 0) {
         PyErr_SetString(PyExc_ValueError, "more_than must be at least 0");
-    } else if (got == 4 && (views[0].len / views[0].itemsize != views[1].len / views[1].itemsize ||
-                     views[2].len / views[2].itemsize != views[3].len / views[3].itemsize)) {
+    } else if (got == 4 && (c[0].count != c[1].count || c[2].count != c[3].count)) {
         PyErr_SetString(PyExc_ValueError, "lines and times of different lengths");
     } else if (got == 4) {
         found = PyList_New(0);
-        Py_ssize_t n = views[0].len / views[0].itemsize, m = views[2].len / views[2].itemsize, i = 0, j = 0;
+        Py_ssize_t n = c[0].count, m = c[2].count, i = 0, j = 0;
         int64_t before = 0;
         for (Py_ssize_t k = 0; found != NULL && k < n + m; k++) {
-            int extra = j < m && (i >= n || item(&views[2], j) <= item(&views[0], i));
-            int64_t line = extra ? item(&views[2], j) : item(&views[0], i);
-            int64_t now = extra ? item(&views[3], j++) : item(&views[1], i++);
+            int extra = j < m && (i >= n || item(&c[2], j) <= item(&c[0], i));
+            int64_t line = extra ? item(&c[2], j) : item(&c[0], i);
+            int64_t now = extra ? item(&c[3], j++) : item(&c[1], i++);
             if (k > 0 && before > now && (uint64_t)before - (uint64_t)now > (uint64_t)more_than) {
                 PyObject *row = Py_BuildValue("(LLL)", (long long)line, (long long)before, (long long)now);
                 if (row == NULL || PyList_Append(found, row) < 0) Py_CLEAR(found);
@@ -747,7 +755,7 @@ static PyObject *falls(PyObject *Py_UNUSED(self), PyObject *args) {
             before = now;
         }
     }
-    for (int v = 0; v < got; v++) PyBuffer_Release(&views[v]);
+    for (int v = 0; v < got; v++) PyBuffer_Release(&c[v].view);
     return found;
 }
 

@@ -98,7 +98,7 @@ def test_rows_before_a_line(path: str, rows: list[tuple[int, int]], source: int,
 
 
 @settings(deadline=None, max_examples=40)
-@given(st.lists(st.integers(0, 2**31), max_size=40), st.integers(0, 2**31))
+@given(st.lists(st.integers(0, 2**31 - 1), max_size=40), st.integers(0, 2**31))  # sums fit in 32 bits
 def test_a_column_is_shifted_the_same_in_numpy_and_in_python(values: list[int], by: int) -> None:
     column = array("I", values)
     python, vectorised = (dense.shifted(column, by, vectorised=flag) for flag in (False, True))

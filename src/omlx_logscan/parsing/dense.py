@@ -274,14 +274,23 @@ def inserted(table: Dense, rows: Dense, places: Sequence[int]) -> Dense:
     out: dict[str, Column] = {}
     for name, column in table.columns.items():
         extra = rows.columns.get(name)
-        missing = 0 if isinstance(column, array) else None
-        values = list(extra) if extra is not None else [missing] * rows.height
-        pieces = [column[start:stop] for start, stop in itertools.pairwise([0, *places, len(column)])]
-        new = pieces[0]
-        for value, piece in zip(values, pieces[1:], strict=True):
-            new.append(value)  # type: ignore[arg-type]  # a number for an array, text or None for a list
-            new.extend(piece)
-        out[name] = new
+        spans = list(itertools.pairwise([0, *places, len(column)]))
+        if isinstance(column, array):  # copied once, through views of its buffer: it may have millions of rows
+            numbers = list(extra) if extra is not None else [0] * rows.height
+            view, size, copy = memoryview(column).cast("B"), column.itemsize, array(column.typecode)
+            copy.frombytes(view[: spans[0][1] * size])
+            for number, (start, stop) in zip(numbers, spans[1:], strict=True):
+                copy.append(number)
+                copy.frombytes(view[start * size : stop * size])
+            out[name] = copy
+            continue
+        texts = column[: spans[0][1]]
+        for text, (start, stop) in zip(
+            list(extra) if extra is not None else [None] * rows.height, spans[1:], strict=True
+        ):
+            texts.append(text)
+            texts.extend(column[start:stop])
+        out[name] = texts
     return Dense(out)
 
 
