@@ -304,7 +304,8 @@ def test_both_scanners_give_the_same_timeline(name: str, monkeypatch: pytest.Mon
 def test_the_version_names_the_scanner() -> None:
     result = CliRunner().invoke(app, ["--version"])
     assert result.exit_code == 0
-    assert result.output.splitlines()[1] == "scanner: native"
+    assert SCANNER is not None
+    assert result.output.splitlines()[1] == f"scanner: native ({SCANNER.searches()[0]} search)"
     env = {**os.environ, native.SCANNER_VARIABLE: "polars"}
     run = subprocess.run(
         [sys.executable, "-m", "omlx_logscan", "--version"], capture_output=True, text=True, env=env, check=True

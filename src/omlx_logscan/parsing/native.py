@@ -88,7 +88,7 @@ def _module() -> tuple[ModuleType | None, str]:
         max_line=MAX_LINE_CHARS,
         years=(PLAUSIBLE_YEARS.start, PLAUSIBLE_YEARS.stop),
     )
-    return _scanner, "native"
+    return _scanner, f"native ({_scanner.searches()[0]} search)"
 
 
 def scanner_name() -> str:
