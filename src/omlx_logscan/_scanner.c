@@ -352,6 +352,7 @@ enum { EDGES, REQ_N, REQ_MS, REQ_TOKENS, ARR_N, ARR_MS, ARR_FORM, KEPT, UNDECIDE
 typedef struct {
     buffer out[BUFFERS];
     Py_ssize_t lines;
+    int wide; /* a byte is not ASCII: the block's UTF-8 is checked */
     int any_debug;
     int levels; /* bit L: a record of level L among the lines that are neither routine nor dense */
 } block_result;
@@ -383,29 +384,67 @@ typedef struct {
     unsigned char tags; /* the sets of flagged literals it holds one of */
 } line;
 
-/* The block's flagged literals, found a stretch of whole lines at a time, so the lines are still in
- * the cache when they are split and classified. */
+/* The block's flagged literals and newlines, found a stretch of whole lines at a time, so the
+ * lines are still in the cache when they are split and classified. */
 typedef struct {
     const fingerprints *plan;
     Py_ssize_t searched; /* the stretch searched so far ends here, at a line's start */
     found_list found;
     size_t taken; /* found.items[taken] is the first find no line has had */
+    marks marks;  /* the stretch's newlines, and whether it is all ASCII */
+    size_t marks_cap;
+    int wide, failed; /* a byte of the block is not ASCII; memory ran out */
 } finds;
 
 #define STRETCH_BYTES (64 * 1024)
 
+/* Search the stretch of whole lines from ``start``, a line's start. */
+static void search_stretch(finds *fd, const char *s, Py_ssize_t n, Py_ssize_t start) {
+    Py_ssize_t to = start + STRETCH_BYTES;
+    const char *nl = to < n ? memchr(s + to, '\n', n - to) : NULL;
+    to = nl ? nl - s + 1 : n;
+    size_t need = (size_t)(to - start) / 8 + 8; /* and 8 more: the newline search reads whole words */
+    if (need > fd->marks_cap) {
+        uint8_t *grown = realloc(fd->marks.newlines, need);
+        if (grown == NULL) {
+            fd->failed = 1;
+            need = 0;
+            to = start; /* nothing searched: the block fails */
+        } else {
+            fd->marks.newlines = grown;
+            fd->marks_cap = need;
+        }
+    }
+    fd->found.len = 0;
+    fd->taken = 0;
+    fd->searched = to;
+    if (fd->failed) return;
+    memset(fd->marks.newlines, 0, need);
+    fd->marks.base = start;
+    fd->marks.wide = 0;
+    cfg.find(fd->plan, s, n, start, to, &fd->found, &fd->marks);
+    fd->wide |= fd->marks.wide;
+}
+
+/* Where the first newline at or after ``start`` in the stretch is, or -1. */
+static Py_ssize_t newline_from(const finds *fd, Py_ssize_t start) {
+    Py_ssize_t bit = start - fd->marks.base, bits = fd->searched - fd->marks.base;
+    while (bit < bits) {
+        uint64_t word;
+        memcpy(&word, fd->marks.newlines + (bit >> 3), sizeof word);
+        word >>= bit & 7;
+        if (word) {
+            Py_ssize_t at = bit + __builtin_ctzll(word);
+            return at < bits ? fd->marks.base + at : -1;
+        }
+        bit += 64 - (bit & 7);
+    }
+    return -1;
+}
+
 /* The tags of the finds in line ``l``, which ends before ``after``: a literal holds no newline, so
  * each find lies in the line its window starts in; one running past ``stop`` took the '\r'. */
-static unsigned char tags_of(finds *fd, const char *s, Py_ssize_t n, const line *l, Py_ssize_t after) {
-    if (l->start >= fd->searched) {
-        Py_ssize_t to = l->start + STRETCH_BYTES;
-        const char *nl = to < n ? memchr(s + to, '\n', n - to) : NULL;
-        to = nl ? nl - s + 1 : n;
-        fd->found.len = 0;
-        fd->taken = 0;
-        cfg.find(fd->plan, s, n, l->start, to, &fd->found);
-        fd->searched = to;
-    }
+static unsigned char tags_of(finds *fd, const line *l, Py_ssize_t after) {
     unsigned char tags = 0;
     for (; fd->taken < fd->found.len && fd->found.items[fd->taken].at < after; fd->taken++)
         if (fd->found.items[fd->taken].end <= l->stop) tags |= fd->found.items[fd->taken].tags;
@@ -415,14 +454,15 @@ static unsigned char tags_of(finds *fd, const char *s, Py_ssize_t n, const line 
 /* The line that begins at ``*pos``, if there is one; ``*pos`` moves past it. */
 static int next_line(const char *s, Py_ssize_t n, Py_ssize_t *pos, finds *fd, line *out) {
     Py_ssize_t start = *pos;
-    if (start >= n) return 0;
-    const char *nl = memchr(s + start, '\n', n - start);
-    Py_ssize_t end = nl ? nl - s : n;
-    *pos = nl ? end + 1 : n;
+    if (start >= n || fd->failed) return 0;
+    if (start >= fd->searched) search_stretch(fd, s, n, start);
+    if (fd->failed) return 0;
+    Py_ssize_t nl = newline_from(fd, start), end = nl < 0 ? n : nl;
+    *pos = nl < 0 ? n : end + 1;
     out->start = start;
     out->stop = end > start && s[end - 1] == '\r' ? end - 1 : end;
     out->timed = dated(s + start, out->stop - start);
-    out->tags = tags_of(fd, s, n, out, *pos);
+    out->tags = tags_of(fd, out, *pos);
     return 1;
 }
 
@@ -505,6 +545,9 @@ static void scan_lines(const char *data, Py_ssize_t n, int prev_timed, int next_
     line *prev = NULL, *cur = &lines[0], *next = &lines[1], *spare = &lines[2];
     Py_ssize_t pos = 0;
     if (!next_line(data, n, &pos, &fd, cur)) {
+        r->out[EDGES].failed |= fd.failed;
+        free(fd.found.items);
+        free(fd.marks.newlines);
         free(plans);
         return;
     }
@@ -523,8 +566,10 @@ static void scan_lines(const char *data, Py_ssize_t n, int prev_timed, int next_
     }
     put_i64(&r->out[EDGES], cur->start);
     put_i64(&r->out[EDGES], cur->stop);
-    r->out[EDGES].failed |= fd.found.failed;
+    r->out[EDGES].failed |= fd.found.failed | fd.failed;
+    r->wide = fd.wide;
     free(fd.found.items);
+    free(fd.marks.newlines);
     free(plans);
 }
 
@@ -565,6 +610,8 @@ static PyObject *kept_rows(const char *data, const buffer *kept) {
     return rows;
 }
 
+static int valid_utf8(const unsigned char *s, Py_ssize_t n);
+
 static PyObject *scan_block(PyObject *Py_UNUSED(self), PyObject *args) {
     Py_buffer view;
     int prev_timed, next_timed;
@@ -576,13 +623,17 @@ static PyObject *scan_block(PyObject *Py_UNUSED(self), PyObject *args) {
     }
     block_result r;
     memset(&r, 0, sizeof r);
+    int not_utf8 = 0;
     Py_BEGIN_ALLOW_THREADS
     scan_lines(view.buf, view.len, prev_timed, next_timed, &r);
+    not_utf8 = r.wide && !valid_utf8(view.buf, view.len); /* no str is made of bytes that are not UTF-8 */
     Py_END_ALLOW_THREADS
     PyObject *result = NULL;
     int failed = 0;
     for (int b = 0; b < BUFFERS; b++) failed |= r.out[b].failed;
-    if (failed) {
+    if (not_utf8) {
+        result = Py_NewRef(Py_None);
+    } else if (failed) {
         PyErr_NoMemory();
     } else {
         result = PyTuple_New(BUFFERS + 3);
@@ -807,17 +858,6 @@ static int valid_utf8(const unsigned char *s, Py_ssize_t n) {
     return 1;
 }
 
-static PyObject *is_utf8(PyObject *Py_UNUSED(self), PyObject *arg) {
-    Py_buffer view;
-    if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0) return NULL;
-    int valid;
-    Py_BEGIN_ALLOW_THREADS
-    valid = valid_utf8(view.buf, view.len);
-    Py_END_ALLOW_THREADS
-    PyBuffer_Release(&view);
-    return PyBool_FromLong(valid);
-}
-
 /* Add the set's literals to the flagged ones, each literal once with the tags of every set holding it.
  * One with a newline is left out: no line holds it. */
 static int flag(const literal_set *set, unsigned char tag) {
@@ -933,7 +973,6 @@ static PyObject *configure(PyObject *Py_UNUSED(self), PyObject *Py_UNUSED(args),
 static PyMethodDef methods[] = {
     {"configure", (PyCFunction)(void (*)(void))configure, METH_VARARGS | METH_KEYWORDS,
      "Set the catalog's texts the scanner tests (once per process)."},
-    {"is_utf8", is_utf8, METH_O, "Whether the bytes are valid UTF-8, as bytes.decode() finds."},
     {"is_sorted", is_sorted, METH_O, "Whether a column of integers is in order (each value at most the next)."},
     {"time_span", time_span, METH_VARARGS, "time_span(column, null) -> (least, greatest) of the other values, or None."},
     {"prefix_sums", prefix_sums, METH_O, "prefix_sums(column) -> int64 bytes: [i] the sum of the first i values."},
@@ -945,7 +984,7 @@ static PyMethodDef methods[] = {
     {"scan_block", scan_block, METH_VARARGS,
      "scan_block(data, prev_timed, next_timed) -> the block's first and last lines, its columns as bytes, "
      "its kept lines, its line count, whether a line holds the DEBUG marker, and the levels its other "
-     "lines show."},
+     "lines show; None when the bytes are not UTF-8 (mend them and scan again)."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -53,6 +53,15 @@ typedef struct {
     int failed;
 } found_list;
 
+/* What a search also notes of the stretch [base, to) it reads, for the caller that splits it into
+ * lines: where its newlines are (bit p - base of ``newlines``, given zeroed, (to - base) / 8 + 8
+ * bytes), and whether a byte is not ASCII (then its text needs a UTF-8 check). */
+typedef struct {
+    ptrdiff_t base;
+    uint8_t *newlines;
+    int wide;
+} marks;
+
 /* How often the pair of bytes (a, b) was seen in the sample: a hashed count, high only when some
  * pair is common, which is all the window choice needs. */
 #define PAIR_SLOTS (1 << 14)
@@ -224,9 +233,11 @@ static void compare_at(const fingerprints *f, const char *s, ptrdiff_t n, ptrdif
 
 /* The windows at [from, to), a byte at a time: the reference, and every version's tail. */
 static void find_plain(const fingerprints *f, const char *s, ptrdiff_t n, ptrdiff_t from, ptrdiff_t to,
-                       found_list *out) {
+                       found_list *out, marks *m) {
     const unsigned char *u = (const unsigned char *)s;
     for (ptrdiff_t p = from; p < to; p++) {
+        if (u[p] == '\n') m->newlines[(p - m->base) >> 3] |= (uint8_t)(1u << ((p - m->base) & 7));
+        m->wide |= u[p] >> 7;
         unsigned hit = 0xFF;
         for (int j = 0; j < WINDOW && hit; j++)
             hit &= p + j < n ? (unsigned)(f->masks[j][0][u[p + j] & 15] & f->masks[j][1][u[p + j] >> 4]) : f->any[j];
@@ -243,15 +254,18 @@ static void take_hits(const fingerprints *f, const char *s, ptrdiff_t n, ptrdiff
 
 #ifdef SEARCH_X86
 __attribute__((target("ssse3"))) static void find_ssse3(const fingerprints *f, const char *s, ptrdiff_t n,
-                                                         ptrdiff_t from, ptrdiff_t to, found_list *out) {
-    __m128i low[WINDOW], high[WINDOW], nibble = _mm_set1_epi8(15);
+                                                         ptrdiff_t from, ptrdiff_t to, found_list *out, marks *m) {
+    __m128i low[WINDOW], high[WINDOW], nibble = _mm_set1_epi8(15), newline = _mm_set1_epi8('\n'), any = _mm_setzero_si128();
     for (int j = 0; j < WINDOW; j++) {
         low[j] = _mm_loadu_si128((const __m128i *)f->masks[j][0]);
         high[j] = _mm_loadu_si128((const __m128i *)f->masks[j][1]);
     }
     ptrdiff_t p = from;
     for (; p + 16 <= to && p + 16 + WINDOW - 1 <= n; p += 16) {
-        __m128i hit = _mm_set1_epi8(-1);
+        __m128i hit = _mm_set1_epi8(-1), first = _mm_loadu_si128((const __m128i *)(s + p));
+        uint16_t lines = (uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(first, newline));
+        memcpy(m->newlines + ((p - m->base) >> 3), &lines, 2); /* p - base: a multiple of 16 */
+        any = _mm_or_si128(any, first);
         for (int j = 0; j < WINDOW; j++) {
             __m128i v = _mm_loadu_si128((const __m128i *)(s + p + j));
             __m128i a = _mm_shuffle_epi8(low[j], _mm_and_si128(v, nibble));
@@ -264,19 +278,24 @@ __attribute__((target("ssse3"))) static void find_ssse3(const fingerprints *f, c
             take_hits(f, s, n, p, hits, 16, out);
         }
     }
-    find_plain(f, s, n, p, to, out);
+    m->wide |= _mm_movemask_epi8(any) != 0;
+    find_plain(f, s, n, p, to, out, m);
 }
 
 __attribute__((target("avx2"))) static void find_avx2(const fingerprints *f, const char *s, ptrdiff_t n,
-                                                       ptrdiff_t from, ptrdiff_t to, found_list *out) {
-    __m256i low[WINDOW], high[WINDOW], nibble = _mm256_set1_epi8(15);
+                                                       ptrdiff_t from, ptrdiff_t to, found_list *out, marks *m) {
+    __m256i low[WINDOW], high[WINDOW], nibble = _mm256_set1_epi8(15), newline = _mm256_set1_epi8('\n');
+    __m256i any = _mm256_setzero_si256();
     for (int j = 0; j < WINDOW; j++) { /* the lookups work in each 16-byte half: the tables twice */
         low[j] = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)f->masks[j][0]));
         high[j] = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)f->masks[j][1]));
     }
     ptrdiff_t p = from;
     for (; p + 32 <= to && p + 32 + WINDOW - 1 <= n; p += 32) {
-        __m256i hit = _mm256_set1_epi8(-1);
+        __m256i hit = _mm256_set1_epi8(-1), first = _mm256_loadu_si256((const __m256i *)(s + p));
+        uint32_t lines = (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(first, newline));
+        memcpy(m->newlines + ((p - m->base) >> 3), &lines, 4); /* p - base: a multiple of 32 */
+        any = _mm256_or_si256(any, first);
         for (int j = 0; j < WINDOW; j++) {
             __m256i v = _mm256_loadu_si256((const __m256i *)(s + p + j));
             __m256i a = _mm256_shuffle_epi8(low[j], _mm256_and_si256(v, nibble));
@@ -293,21 +312,28 @@ __attribute__((target("avx2"))) static void find_avx2(const fingerprints *f, con
             }
         }
     }
-    find_plain(f, s, n, p, to, out);
+    m->wide |= _mm256_movemask_epi8(any) != 0;
+    find_plain(f, s, n, p, to, out, m);
 }
 #endif
 
 #ifdef SEARCH_NEON
 static void find_neon(const fingerprints *f, const char *s, ptrdiff_t n, ptrdiff_t from, ptrdiff_t to,
-                      found_list *out) {
-    uint8x16_t low[WINDOW], high[WINDOW], nibble = vdupq_n_u8(15);
+                      found_list *out, marks *m) {
+    static const uint8_t weights[16] = {1, 2, 4, 8, 16, 32, 64, 128, 1, 2, 4, 8, 16, 32, 64, 128};
+    uint8x16_t low[WINDOW], high[WINDOW], nibble = vdupq_n_u8(15), newline = vdupq_n_u8('\n'), any = vdupq_n_u8(0);
+    uint8x16_t weight = vld1q_u8(weights);
     for (int j = 0; j < WINDOW; j++) {
         low[j] = vld1q_u8(f->masks[j][0]);
         high[j] = vld1q_u8(f->masks[j][1]);
     }
     ptrdiff_t p = from;
     for (; p + 16 <= to && p + 16 + WINDOW - 1 <= n; p += 16) {
-        uint8x16_t hit = vdupq_n_u8(0xFF);
+        uint8x16_t hit = vdupq_n_u8(0xFF), first = vld1q_u8((const uint8_t *)s + p);
+        uint8x16_t lines = vandq_u8(vceqq_u8(first, newline), weight); /* a bit a byte, as a movemask gives */
+        uint8_t halves[2] = {vaddv_u8(vget_low_u8(lines)), vaddv_u8(vget_high_u8(lines))};
+        memcpy(m->newlines + ((p - m->base) >> 3), halves, 2); /* p - base: a multiple of 16 */
+        any = vorrq_u8(any, first);
         for (int j = 0; j < WINDOW; j++) {
             uint8x16_t v = vld1q_u8((const uint8_t *)s + p + j);
             hit = vandq_u8(hit, vandq_u8(vqtbl1q_u8(low[j], vandq_u8(v, nibble)), vqtbl1q_u8(high[j], vshrq_n_u8(v, 4))));
@@ -318,11 +344,14 @@ static void find_neon(const fingerprints *f, const char *s, ptrdiff_t n, ptrdiff
             take_hits(f, s, n, p, hits, 16, out);
         }
     }
-    find_plain(f, s, n, p, to, out);
+    m->wide |= vmaxvq_u8(any) >= 0x80;
+    find_plain(f, s, n, p, to, out, m);
 }
 #endif
 
-typedef void (*finder)(const fingerprints *, const char *, ptrdiff_t, ptrdiff_t, ptrdiff_t, found_list *);
+/* A version of the search: finds at [from, to) into ``out``, that stretch's marks into ``m``
+ * (whose base is ``from``). */
+typedef void (*finder)(const fingerprints *, const char *, ptrdiff_t, ptrdiff_t, ptrdiff_t, found_list *, marks *);
 
 typedef struct {
     const char *name;

@@ -27,7 +27,7 @@ from conftest import EXAMPLE, GENERATED, REAL, bench_module
 from omlx_logscan.analysis.lifetimes import analyze
 from omlx_logscan.cli import app
 from omlx_logscan.inputs import blocks
-from omlx_logscan.inputs.decoding import normalise
+from omlx_logscan.inputs.decoding import mend_lines, normalise
 from omlx_logscan.inputs.sources import resolve
 from omlx_logscan.output.documents import timeline_document
 from omlx_logscan.parsing import native, scan
@@ -359,12 +359,17 @@ def _decodes(data: bytes) -> bool:
 
 
 @pytest.mark.parametrize("data", [b"\xff", b"2026-06-20 08:03:00,000 - x - ERROR - \xff\n", b"ok\n\xff"])
-def test_bytes_the_check_would_refuse_are_a_decode_error_not_a_crash(data: bytes) -> None:
-    """The scanner is handed only checked or mended bytes; given others, each text it makes fails
-    cleanly, one at a time (never a call into Python with an error already set)."""
+def test_bytes_that_are_not_utf8_are_refused_for_mending(data: bytes) -> None:
+    """The scanner makes no text of bytes that are not UTF-8: it says so (None), and the caller mends them."""
     assert SCANNER is not None
-    with pytest.raises(UnicodeDecodeError):
-        SCANNER.scan_block(data, False, False)
+    assert SCANNER.scan_block(data, False, False) is None
+    assert SCANNER.scan_block(mend_lines(data), False, False) is not None
+
+
+def _scans(data: bytes) -> bool:
+    """Whether the scanner takes the bytes as UTF-8 (it checks them only where a byte is not ASCII)."""
+    assert SCANNER is not None
+    return SCANNER.scan_block(data, False, False) is not None
 
 
 @pytest.mark.parametrize("data", UTF8_EDGES)
@@ -372,13 +377,12 @@ def test_the_utf8_check_is_pythons(data: bytes) -> None:
     assert SCANNER is not None
     # ASCII around it, so that it stands at every kind of place: in the 64-byte steps and the 8-byte ones
     for padded in (data, b"x" * 7 + data, data + b"y" * 9, b"x" * 63 + data, b"x" * 64 + data + b"y" * 70):
-        assert SCANNER.is_utf8(padded) == _decodes(padded), padded
+        assert _scans(padded) == _decodes(padded), padded
 
 
 @given(st.binary(max_size=200) | st.text(max_size=80).map(lambda t: t.encode("utf-8", "surrogatepass")))
 def test_the_utf8_check_is_pythons_on_any_bytes(data: bytes) -> None:
-    assert SCANNER is not None
-    assert SCANNER.is_utf8(data) == _decodes(data)
+    assert _scans(data) == _decodes(data)
 
 
 def test_blocks_with_thousands_of_dense_rows(tmp_path: Path) -> None:

@@ -116,8 +116,11 @@ def _columns(**buffers: bytes) -> Dense:
 def native_block(scanner: ModuleType, block: ByteBlock, source_name: str) -> BlockOutput:
     """One block by the native scanner: what ``plan.plan_block`` gives for it (without keys or text),
     its bytes mended as for the plan (lines that are not UTF-8 read as Windows-1252)."""
-    data = block.data if scanner.is_utf8(block.data) else mend_lines(bytes(block.data))  # checked once
-    out = scanner.scan_block(data, block.prev_timed, block.next_timed)
+    data: bytes | memoryview = block.data
+    out = scanner.scan_block(data, block.prev_timed, block.next_timed)  # it checks UTF-8 where a byte is not ASCII
+    if out is None:  # not UTF-8: scanned again with its lines mended
+        data = mend_lines(bytes(block.data))
+        out = scanner.scan_block(data, block.prev_timed, block.next_timed)
     (first, last), req_n, req_ms, req_tokens, arr_n, arr_ms, arr_form, rows, undecided, lines, any_debug, mask = out
     requests = _columns(n=req_n, time=req_ms, tokens=req_tokens)
     arrivals = _columns(n=arr_n, time=arr_ms, form=arr_form)
