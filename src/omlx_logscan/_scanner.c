@@ -352,7 +352,7 @@ enum { EDGES, REQ_N, REQ_MS, REQ_TOKENS, ARR_N, ARR_MS, ARR_FORM, KEPT, UNDECIDE
 typedef struct {
     buffer out[BUFFERS];
     Py_ssize_t lines;
-    int wide; /* a byte is not ASCII: the block's UTF-8 is checked */
+    int not_utf8; /* then no text is made of it: the caller mends it */
     int any_debug;
     int levels; /* bit L: a record of level L among the lines that are neither routine nor dense */
 } block_result;
@@ -393,10 +393,12 @@ typedef struct {
     size_t taken; /* found.items[taken] is the first find no line has had */
     marks marks;  /* the stretch's newlines, and whether it is all ASCII */
     size_t marks_cap;
-    int wide, failed; /* a byte of the block is not ASCII; memory ran out */
+    int not_utf8, failed; /* a stretch is not UTF-8; memory ran out */
 } finds;
 
 #define STRETCH_BYTES (64 * 1024)
+
+static int valid_utf8(const unsigned char *s, Py_ssize_t n);
 
 /* Search the stretch of whole lines from ``start``, a line's start. */
 static void search_stretch(finds *fd, const char *s, Py_ssize_t n, Py_ssize_t start) {
@@ -423,7 +425,8 @@ static void search_stretch(finds *fd, const char *s, Py_ssize_t n, Py_ssize_t st
     fd->marks.base = start;
     fd->marks.wide = 0;
     cfg.find(fd->plan, s, n, start, to, &fd->found, &fd->marks);
-    fd->wide |= fd->marks.wide;
+    /* checked here, where it is in the cache, and only past ASCII; no character runs over a newline */
+    if (fd->marks.wide && !valid_utf8((const unsigned char *)s + start, to - start)) fd->not_utf8 = 1;
 }
 
 /* Where the first newline at or after ``start`` in the stretch is, or -1. */
@@ -567,7 +570,7 @@ static void scan_lines(const char *data, Py_ssize_t n, int prev_timed, int next_
     put_i64(&r->out[EDGES], cur->start);
     put_i64(&r->out[EDGES], cur->stop);
     r->out[EDGES].failed |= fd.found.failed | fd.failed;
-    r->wide = fd.wide;
+    r->not_utf8 = fd.not_utf8;
     free(fd.found.items);
     free(fd.marks.newlines);
     free(plans);
@@ -610,8 +613,6 @@ static PyObject *kept_rows(const char *data, const buffer *kept) {
     return rows;
 }
 
-static int valid_utf8(const unsigned char *s, Py_ssize_t n);
-
 static PyObject *scan_block(PyObject *Py_UNUSED(self), PyObject *args) {
     Py_buffer view;
     int prev_timed, next_timed;
@@ -623,15 +624,13 @@ static PyObject *scan_block(PyObject *Py_UNUSED(self), PyObject *args) {
     }
     block_result r;
     memset(&r, 0, sizeof r);
-    int not_utf8 = 0;
     Py_BEGIN_ALLOW_THREADS
     scan_lines(view.buf, view.len, prev_timed, next_timed, &r);
-    not_utf8 = r.wide && !valid_utf8(view.buf, view.len); /* no str is made of bytes that are not UTF-8 */
     Py_END_ALLOW_THREADS
     PyObject *result = NULL;
     int failed = 0;
     for (int b = 0; b < BUFFERS; b++) failed |= r.out[b].failed;
-    if (not_utf8) {
+    if (r.not_utf8) {
         result = Py_NewRef(Py_None);
     } else if (failed) {
         PyErr_NoMemory();
