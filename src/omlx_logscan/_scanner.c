@@ -51,6 +51,7 @@ typedef struct {
 } search_plan;
 
 #define SAMPLE_BYTES (64 * 1024)
+#define FINGERPRINT_SAMPLE (16 * 1024) /* enough to tell a common window of three bytes from a rare one */
 
 typedef struct {
     literal head;
@@ -241,20 +242,34 @@ static int64_t days_from_civil(int64_t y, int m, int d) {
 /* The plan's time parse ("%Y-%m-%d %H:%M:%S,%3f" on the first 23 characters) and its checks on it
  * (a plausible year, no second 60): milliseconds since 1970, or -1. Only ASCII digits at fixed
  * places are taken; a stamp polars would also read otherwise is no dense line (see dated()). */
-static int64_t stamp_ms(const char *s, Py_ssize_t n) {
-    if (n < STAMP_LEN || s[4] != '-' || s[7] != '-' || s[10] != ' ' || s[13] != ':' || s[16] != ':' || s[19] != ',')
-        return -1;
-    if (!(digits(s, 0, 4) && digits(s, 5, 7) && digits(s, 8, 10) && digits(s, 11, 13) && digits(s, 14, 16) &&
-          digits(s, 17, 19) && digits(s, 20, 23)))
-        return -1;
+typedef struct {
+    char date[10]; /* the last date read, as written */
+    int64_t ms;    /* its midnight in ms since 1970, or -1 for no real date */
+} day_cache;
+
+/* The ms of a "YYYY-MM-DD" date's midnight, or -1: a plausible year, a real day. */
+static int64_t date_ms(const char *s) {
+    if (!(digits(s, 0, 4) && digits(s, 5, 7) && digits(s, 8, 10))) return -1;
     int year = num(s, 0, 4), month = num(s, 5, 2), day = num(s, 8, 2);
-    int hour = num(s, 11, 2), minute = num(s, 14, 2), second = num(s, 17, 2), ms = num(s, 20, 3);
     static const int month_days[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
     if (year < cfg.first_year || year >= cfg.end_year || month < 1 || month > 12 || day < 1) return -1;
     int leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
     if (day > month_days[month - 1] + (month == 2 && leap)) return -1;
+    return days_from_civil(year, month, day) * 86400000;
+}
+
+static int64_t stamp_ms(const char *s, Py_ssize_t n, day_cache *days) {
+    if (n < STAMP_LEN || s[4] != '-' || s[7] != '-' || s[10] != ' ' || s[13] != ':' || s[16] != ':' || s[19] != ',')
+        return -1;
+    if (memcmp(s, days->date, sizeof days->date) != 0) { /* most lines are of the day before them */
+        memcpy(days->date, s, sizeof days->date);
+        days->ms = date_ms(s);
+    }
+    if (days->ms < 0 || !(digits(s, 11, 13) && digits(s, 14, 16) && digits(s, 17, 19) && digits(s, 20, 23)))
+        return -1;
+    int hour = num(s, 11, 2), minute = num(s, 14, 2), second = num(s, 17, 2), ms = num(s, 20, 3);
     if (hour > 23 || minute > 59 || second > 59) return -1;
-    return days_from_civil(year, month, day) * 86400000 + hour * 3600000LL + minute * 60000LL + second * 1000LL + ms;
+    return days->ms + hour * 3600000LL + minute * 60000LL + second * 1000LL + ms;
 }
 
 /* Where the text after a head goes on: past the request-id field of a record outside a request, if
@@ -270,8 +285,9 @@ static Py_ssize_t after_opening(const char *s, Py_ssize_t n, Py_ssize_t start, c
  * the tokens when they fit an Int32, else -1. */
 static int64_t chat_tokens(const char *s, Py_ssize_t n, Py_ssize_t p) {
     if (at(s, n, p, &cfg.model_open)) {
-        Py_ssize_t q = p + cfg.model_open.len, r = q;
-        while (r < n && s[r] != ',') r++;
+        Py_ssize_t q = p + cfg.model_open.len;
+        const char *comma = q < n ? memchr(s + q, ',', (size_t)(n - q)) : NULL;
+        Py_ssize_t r = comma ? comma - s : n;
         if (r == q || !at(s, n, r, &cfg.model_close)) return -1;
         p = r + cfg.model_close.len;
     }
@@ -353,6 +369,7 @@ typedef struct {
     buffer out[BUFFERS];
     Py_ssize_t lines;
     int not_utf8; /* then no text is made of it: the caller mends it */
+    day_cache days;
     int any_debug;
     int levels; /* bit L: a record of level L among the lines that are neither routine nor dense */
 } block_result;
@@ -374,7 +391,7 @@ static int plan_block(const char *s, Py_ssize_t n, block_plans *plans) {
     plan_search(&cfg.debug, counts, lines, &plans->debug);
     plan_search(&cfg.interesting, counts, lines, &plans->interesting);
     plans->flagged = cfg.flagged;
-    return plan_fingerprints(&plans->flagged, u, sample);
+    return plan_fingerprints(&plans->flagged, u, sample < FINGERPRINT_SAMPLE ? sample : FINGERPRINT_SAMPLE);
 }
 
 /* A line of the block: its bytes [start, stop), a trailing '\r' left out as polars does. */
@@ -491,7 +508,7 @@ static void classify(const char *data, const block_plans *plans, const line *cur
     r->any_debug |= debug;
     if (single && debug && !(cur->tags & NOT_ROUTINE_TAG)) return; /* routine: counted only */
     if (single && n <= cfg.max_line) {
-        int64_t ms = stamp_ms(s, n);
+        int64_t ms = stamp_ms(s, n, &r->days);
         if (ms >= 0 && !(cur->tags & NOT_DENSE_TAG)) {
             if (at(s, n, STAMP_LEN, &cfg.request_head)) {
                 Py_ssize_t p = after_opening(s, n, STAMP_LEN + cfg.request_head.len, &cfg.request_opening);
