@@ -47,10 +47,11 @@ IN_FLIGHT = min((os.cpu_count() or 2) + 1, 4)
 WAKE_S = 0.25
 
 
-# How long a thread holds the GIL while another waits for it, during a scan (Python's default is
-# 5 ms). A worker whose block is scanned needs the GIL only briefly, to hand its output over; made
-# to wait out the caller's grammar, it leaves its core idle: at 0.1 ms a 1 GiB DEBUG log's
-# timeline took 0.59-0.60 s here instead of 0.64-0.67.
+# How long a thread holds the GIL while another waits for it, during a native scan (Python's
+# default is 5 ms). A worker whose block is scanned needs the GIL only briefly, to hand its output
+# over; made to wait out the caller's grammar, it leaves its core idle: at 0.1 ms a 1 GiB DEBUG
+# log's timeline took 0.59-0.60 s here instead of 0.64-0.67. The polars plan's workers convert
+# tables under the GIL, and keep the default.
 SWITCH_S = 0.0001
 
 
@@ -175,7 +176,9 @@ def _scan(
         return _run(block, source.name, keep_all, dedup_keys, keep_request_text, scanner)
 
     blocks = linked(read_blocks(source, native), _timed)
-    outputs = _in_order(run, blocks, waits=source.path is None or not source.path.is_file())
+    outputs = _in_order(
+        run, blocks, waits=source.path is None or not source.path.is_file(), switch_s=SWITCH_S if scanner else None
+    )
     try:
         for output in outputs:
             base = result.lines
@@ -198,7 +201,11 @@ def _scan(
 
 
 def _in_order(
-    run: Callable[[ByteBlock], _BlockOutput], blocks: Generator[ByteBlock, None, None], *, waits: bool = False
+    run: Callable[[ByteBlock], _BlockOutput],
+    blocks: Generator[ByteBlock, None, None],
+    *,
+    waits: bool = False,
+    switch_s: float | None = None,
 ) -> Generator[_BlockOutput]:
     """Each block's output, in the blocks' order, the blocks read and run by ``IN_FLIGHT`` worker
     threads. The workers take the next block in turn, under a lock; for a plain file that is only
@@ -210,7 +217,8 @@ def _in_order(
     first, then the error. Once the workers have stopped, the blocks are closed (a block read but
     never run holds its file). A read of a pipe (``waits``) can wait for its writer for ever: when
     the caller stops early (``-n``, Ctrl-C) while a worker is held in one, the workers are not
-    waited for, and the blocks are left to them; they end with the process."""
+    waited for, and the blocks are left to them; they end with the process. ``switch_s``: the
+    GIL's switch interval while the workers run (None: as it is)."""
     changed = threading.Condition()  # guards everything below; signalled when any of it changes
     reading = threading.Lock()  # blocks are taken in order, one at a time, and numbered as taken
     ready: dict[int, _BlockOutput] = {}
@@ -258,7 +266,7 @@ def _in_order(
 
     workers = [threading.Thread(target=work, name="logscan-scan", daemon=True) for _ in range(IN_FLIGHT)]
     switching = sys.getswitchinterval()
-    sys.setswitchinterval(SWITCH_S)
+    sys.setswitchinterval(switch_s or switching)
     try:
         for worker in workers:
             worker.start()
