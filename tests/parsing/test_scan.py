@@ -509,6 +509,22 @@ def test_blocks_come_back_in_order_up_to_the_first_failure(count: int, failing: 
     assert raised is (expected_error if stop < count else None)
 
 
+@pytest.mark.parametrize("stop_early", [False, True])
+def test_the_short_switch_interval_lasts_as_long_as_the_workers(stop_early: bool) -> None:
+    before = sys.getswitchinterval()
+    outputs = scan._in_order(_fake_run(), _fake_blocks(20), switch_s=scan.SWITCH_S)
+    seen = []
+    for output in outputs:
+        seen.append(sys.getswitchinterval())
+        if stop_early and output.size == 2:
+            outputs.close()
+            break
+    assert seen and all(abs(interval - scan.SWITCH_S) < 1e-9 for interval in seen)
+    assert sys.getswitchinterval() == before != scan.SWITCH_S
+    list(scan._in_order(_fake_run(), _fake_blocks(3)))  # no interval asked for: it stays as it is
+    assert sys.getswitchinterval() == before
+
+
 def test_a_consumer_that_stops_early_leaves_no_worker_running() -> None:
     outputs = scan._in_order(_fake_run(), _fake_blocks(500))
     assert [next(outputs).size for _ in range(3)] == [0, 1, 2]
