@@ -681,8 +681,14 @@ static PyObject *scan_block(PyObject *Py_UNUSED(self), PyObject *args) {
  * big log's million rows would hold the GIL the scan's other work needs. */
 static PyObject *shifted(PyObject *Py_UNUSED(self), PyObject *args) {
     Py_buffer view;
-    unsigned long long by;
-    if (!PyArg_ParseTuple(args, "y*K", &view, &by)) return NULL;
+    long long by;
+    if (!PyArg_ParseTuple(args, "y*L", &view, &by)) return NULL;
+    if (by < 0 || by > UINT32_MAX || view.len % (Py_ssize_t)sizeof(uint32_t) != 0) {
+        PyBuffer_Release(&view);
+        PyErr_SetString(by < 0 || by > UINT32_MAX ? PyExc_OverflowError : PyExc_ValueError,
+                        by < 0 || by > UINT32_MAX ? "a shift outside 0 .. 2**32 - 1" : "a buffer of whole uint32 items expected");
+        return NULL;
+    }
     Py_ssize_t count = view.len / (Py_ssize_t)sizeof(uint32_t);
     PyObject *out = PyBytes_FromStringAndSize(NULL, count * (Py_ssize_t)sizeof(uint32_t));
     if (out != NULL) {
@@ -696,7 +702,7 @@ static PyObject *shifted(PyObject *Py_UNUSED(self), PyObject *args) {
             uint32_t moved = (uint32_t)(n + by);
             memcpy(to + i * 4, &moved, 4);
         }
-        if (count && by + most > UINT32_MAX) {
+        if (count && (uint64_t)by + most > UINT32_MAX) {
             Py_CLEAR(out);
             PyErr_SetString(PyExc_OverflowError, "a line number past 2**32 - 1");
         }
@@ -729,19 +735,27 @@ static int column_of(PyObject *object, column *c) {
     return 0;
 }
 
-/* Item i of a column, as int64 (a uint64 past INT64_MAX wraps, as numpy's int64 view would). */
+/* Item i of a column, as int64 (a uint64 past INT64_MAX wraps, as numpy's int64 view would); read
+ * by memcpy, as a buffer need not be aligned. */
+#define ITEM_AS(type) \
+    do { \
+        type v; \
+        memcpy(&v, p + i * (Py_ssize_t)sizeof v, sizeof v); \
+        return (int64_t)v; \
+    } while (0)
 static int64_t item(const column *c, Py_ssize_t i) {
     const char *p = (const char *)c->view.buf;
     switch (c->kind) {
-    case -1: return ((const int8_t *)p)[i];
-    case 1: return ((const uint8_t *)p)[i];
-    case -2: return ((const int16_t *)p)[i];
-    case 2: return ((const uint16_t *)p)[i];
-    case -4: return ((const int32_t *)p)[i];
-    case 4: return ((const uint32_t *)p)[i];
-    default: return ((const int64_t *)p)[i];
+    case -1: ITEM_AS(int8_t);
+    case 1: ITEM_AS(uint8_t);
+    case -2: ITEM_AS(int16_t);
+    case 2: ITEM_AS(uint16_t);
+    case -4: ITEM_AS(int32_t);
+    case 4: ITEM_AS(uint32_t);
+    default: ITEM_AS(int64_t);
     }
 }
+#undef ITEM_AS
 
 static PyObject *is_sorted(PyObject *Py_UNUSED(self), PyObject *arg) {
     column c;
@@ -885,7 +899,7 @@ static int flag(const literal_set *set, unsigned char tag) {
         while (k < f->count && !(f->len[k] == lit->len && memcmp(f->text[k], lit->text, lit->len) == 0)) k++;
         if (k == f->count) {
             if (k == SEARCH_MAX) {
-                PyErr_SetString(PyExc_ValueError, "at most 256 literals in the debug, not_routine and not_dense sets");
+                PyErr_SetString(PyExc_ValueError, "at most 256 distinct literals in not_routine and not_dense together");
                 return -1;
             }
             f->text[k] = lit->text;
@@ -958,6 +972,7 @@ static PyObject *configure(PyObject *Py_UNUSED(self), PyObject *Py_UNUSED(args),
         copy_literal(request_head, &cfg.request_head) < 0 || copy_literal(request_id, &cfg.request_id) < 0 ||
         copy_literal(request_opening, &cfg.request_opening) < 0)
         return NULL;
+    cfg.flagged.count = 0; /* a configure that failed before may have flagged some */
     if (flag(&cfg.not_routine, NOT_ROUTINE_TAG) < 0 ||
         flag(&cfg.not_dense, NOT_DENSE_TAG) < 0)
         return NULL;

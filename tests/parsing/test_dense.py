@@ -230,6 +230,9 @@ def test_the_native_loops_refuse_what_is_no_column() -> None:
         NATIVE.falls(array("I", [1]), array("q", [1]), array("q"), array("q"), -1)
     with pytest.raises(ValueError):
         NATIVE.falls(array("I", [1, 2]), array("q", [1]), array("q"), array("q"), 5)
+    # a buffer that is not aligned to its items is read as well
+    odd = memoryview(bytearray(b"\x00" + array("q", [1, 2, 3]).tobytes()))[1:].cast("q")
+    assert NATIVE.is_sorted(odd) and NATIVE.time_span(odd, -1) == (1, 3)
     # a fall is measured exactly, also between the extremes of the time type
     assert NATIVE.falls(array("I", [1, 2]), array("q", [2**63 - 1, -(2**63)]), array("q"), array("q"), 0) == [
         (2, 2**63 - 1, -(2**63))

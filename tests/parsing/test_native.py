@@ -392,3 +392,24 @@ def test_blocks_with_thousands_of_dense_rows(tmp_path: Path) -> None:
     assert read_events(resolve([str(path)])).arrivals.height > 2 * FEW
     assert_same(path)
     assert_same(path, 100_000)
+
+
+def test_a_configure_that_failed_leaves_nothing_behind() -> None:
+    """A configure call that fails part way (a bad argument after the literals) flags nothing: the
+    next, good one alone decides what a line holds. Run in a process of its own (configure is once
+    per process)."""
+    program = """
+from omlx_logscan import _scanner
+try:
+    _scanner.configure(debug=(b" - DEBUG - ",), not_routine=(b"STALE",), not_dense=(b"x",), interesting=(b"y",),
+        levels=(b"a", b"b", 3), request_head=b"h", request_id=b"i", request_opening=b"o",
+        counts=(b"1", b"2", b"3", b"4"), arrivals=(), max_line=100, years=(1970, 2200))
+except TypeError:
+    pass
+from omlx_logscan.parsing import native
+scanner = native.native_scanner()
+line = b"2026-06-20 15:23:16,975 - omlx.scheduler - DEBUG - [-] - STALE released\\n"
+print(scanner.scan_block(line * 3, True, True)[-1])  # the levels of the lines neither routine nor dense
+"""
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=60, check=True)
+    assert done.stdout.strip() == "0", done.stdout + done.stderr  # routine: only counted

@@ -251,6 +251,11 @@ def test_native_numbering_refuses_a_line_past_the_column_type() -> None:
         native.shifted_lines(scanner, array("I", [1, 2**32 - 2]), 2)
     with pytest.raises(OverflowError):
         array("I", [2**32 - 2 + 2])
+    for by in (-1, 2**32, 2**64 - 1):  # no shift wraps around
+        with pytest.raises(OverflowError):
+            scanner.shifted(array("I", [5, 7]), by)
+    with pytest.raises(ValueError):
+        scanner.shifted(b"\x01\x00\x00\x00\x02", 1)
 
 
 def test_blocks_cut_inside_a_character_stay_on_the_fast_path(monkeypatch: pytest.MonkeyPatch) -> None:
