@@ -786,6 +786,28 @@ static PyObject *time_span(PyObject *Py_UNUSED(self), PyObject *args) {
     return Py_BuildValue("(LL)", (long long)least, (long long)greatest);
 }
 
+/* count_before(sources, lines, source, line) -> how many rows are of ``source`` before ``line``. */
+static PyObject *count_before(PyObject *Py_UNUSED(self), PyObject *args) {
+    PyObject *objects[2];
+    long long source, line;
+    if (!PyArg_ParseTuple(args, "OOLL", &objects[0], &objects[1], &source, &line)) return NULL;
+    column c[2];
+    if (column_of(objects[0], &c[0]) < 0) return NULL;
+    if (column_of(objects[1], &c[1]) < 0) {
+        PyBuffer_Release(&c[0].view);
+        return NULL;
+    }
+    Py_ssize_t count = 0;
+    if (c[0].count != c[1].count) {
+        PyErr_SetString(PyExc_ValueError, "sources and lines of different lengths");
+        count = -1;
+    }
+    for (Py_ssize_t i = 0; count >= 0 && i < c[0].count; i++) count += item(&c[0], i) == source && item(&c[1], i) < line;
+    PyBuffer_Release(&c[0].view);
+    PyBuffer_Release(&c[1].view);
+    return count < 0 ? NULL : PyLong_FromSsize_t(count);
+}
+
 /* prefix_sums(column) -> bytes of int64: [i] the sum of the first i values. */
 static PyObject *prefix_sums(PyObject *Py_UNUSED(self), PyObject *arg) {
     column c;
@@ -807,6 +829,18 @@ static PyObject *prefix_sums(PyObject *Py_UNUSED(self), PyObject *arg) {
 /* falls(lines, times, more_lines, more_times, more_than) -> [(line, before, time)]: where the
  * times of two tables merged in line order (each in line order; a row of ``more`` goes before a
  * row of the first at the same line) go back by more than ``more_than``, exactly. */
+/* The time of the merged row ``k`` at ``line``, after one at ``before``: a fall past ``more_than``
+ * is added to ``list``, which is dropped (set to NULL at ``into``) when memory runs out. */
+static int64_t fall(PyObject *list, int64_t line, int64_t before, int64_t now, Py_ssize_t k, long long more_than,
+                    PyObject **into) {
+    if (k > 0 && before > now && (uint64_t)before - (uint64_t)now > (uint64_t)more_than) {
+        PyObject *row = Py_BuildValue("(LLL)", (long long)line, (long long)before, (long long)now);
+        if (row == NULL || PyList_Append(list, row) < 0) Py_CLEAR(*into);
+        Py_XDECREF(row);
+    }
+    return now;
+}
+
 static PyObject *falls(PyObject *Py_UNUSED(self), PyObject *args) {
     PyObject *objects[4];
     long long more_than;
@@ -822,18 +856,14 @@ static PyObject *falls(PyObject *Py_UNUSED(self), PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "lines and times of different lengths");
     } else if (got == 4) {
         found = PyList_New(0);
-        Py_ssize_t n = c[0].count, m = c[2].count, i = 0, j = 0;
+        Py_ssize_t n = c[0].count, m = c[2].count, i = 0, j = 0, k = 0;
         int64_t before = 0;
-        for (Py_ssize_t k = 0; found != NULL && k < n + m; k++) {
-            int extra = j < m && (i >= n || item(&c[2], j) <= item(&c[0], i));
-            int64_t line = extra ? item(&c[2], j) : item(&c[0], i);
-            int64_t now = extra ? item(&c[3], j++) : item(&c[1], i++);
-            if (k > 0 && before > now && (uint64_t)before - (uint64_t)now > (uint64_t)more_than) {
-                PyObject *row = Py_BuildValue("(LLL)", (long long)line, (long long)before, (long long)now);
-                if (row == NULL || PyList_Append(found, row) < 0) Py_CLEAR(found);
-                Py_XDECREF(row);
-            }
-            before = now;
+        while (found != NULL && (i < n || j < m)) {
+            /* the first table's rows up to the next row of ``more``, then that row */
+            int64_t stop = j < m ? item(&c[2], j) : INT64_MAX;
+            for (; found != NULL && i < n && item(&c[0], i) < stop; i++, k++)
+                before = fall(found, item(&c[0], i), before, item(&c[1], i), k, more_than, &found);
+            if (found != NULL && j < m) before = fall(found, stop, before, item(&c[3], j++), k++, more_than, &found);
         }
     }
     for (int v = 0; v < got; v++) PyBuffer_Release(&c[v].view);
@@ -1006,6 +1036,8 @@ static PyMethodDef methods[] = {
      "Set the catalog's texts the scanner tests (once per process)."},
     {"is_sorted", is_sorted, METH_O, "Whether a column of integers is in order (each value at most the next)."},
     {"time_span", time_span, METH_VARARGS, "time_span(column, null) -> (least, greatest) of the other values, or None."},
+    {"count_before", count_before, METH_VARARGS,
+     "count_before(sources, lines, source, line) -> how many rows are of source and before line."},
     {"prefix_sums", prefix_sums, METH_O, "prefix_sums(column) -> int64 bytes: [i] the sum of the first i values."},
     {"falls", falls, METH_VARARGS,
      "falls(lines, times, more_lines, more_times, more_than) -> [(line, before, time)] where the merged times fall."},

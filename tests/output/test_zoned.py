@@ -163,3 +163,23 @@ def test_a_stream_that_grew_gets_a_new_clock(tmp_path: Path) -> None:
     assert stream_clock(stream) is first
     stream.events.append(stream.events[0])
     assert stream_clock(stream) is not first
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["Europe/Berlin", "America/New_York", "Australia/Lord_Howe", "America/Santiago", "Pacific/Apia", "Asia/Beirut"],
+)
+def test_the_clock_tells_each_time_as_the_zone_does(name: str) -> None:
+    """The clock's day check (one offset all day: every time of it single) never hides a repeated or
+    skipped time: three years of days, at the hours zones change in and the day's edges."""
+    from omlx_logscan.output.zoned import ZoneClock
+
+    zone = named_zone(name)
+    clock = ZoneClock(zone)
+    times = [timedelta(hours=h, minutes=m) for h, m in ((0, 0), (0, 30), (1, 30), (2, 30), (3, 30), (12, 0), (23, 30))]
+    day = datetime(2024, 1, 1)
+    while day.year < 2027:
+        for at in [day + t for t in times] + [day + timedelta(days=1, microseconds=-1000)]:
+            stamp = at.isoformat(timespec="milliseconds")
+            assert clock.kind(stamp) is local_time_kind(datetime.fromisoformat(stamp), zone), stamp
+        day += timedelta(days=1)

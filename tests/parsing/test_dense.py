@@ -217,6 +217,7 @@ def test_the_native_loops_read_every_integer_typecode(code: str, values: list[in
     assert list(sums) == list(itertools.accumulate(items, initial=0))
     other = [v for v in items if v != 3]
     assert NATIVE.time_span(column, 3) == ((min(other), max(other)) if other else None)
+    assert NATIVE.count_before(column, column, 3, 5) == items.count(3)
 
 
 def test_the_native_loops_refuse_what_is_no_column() -> None:
@@ -230,6 +231,8 @@ def test_the_native_loops_refuse_what_is_no_column() -> None:
         NATIVE.falls(array("I", [1]), array("q", [1]), array("q"), array("q"), -1)
     with pytest.raises(ValueError):
         NATIVE.falls(array("I", [1, 2]), array("q", [1]), array("q"), array("q"), 5)
+    with pytest.raises(ValueError):
+        NATIVE.count_before(array("I", [1, 2]), array("I", [1]), 1, 5)
     # a buffer that is not aligned to its items is read as well
     odd = memoryview(bytearray(b"\x00" + array("q", [1, 2, 3]).tobytes()))[1:].cast("q")
     assert NATIVE.is_sorted(odd) and NATIVE.time_span(odd, -1) == (1, 3)

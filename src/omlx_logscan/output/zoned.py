@@ -41,6 +41,7 @@ class ZoneClock:
     _kinds: dict[str, LocalTime] = field(default_factory=dict, repr=False)
     _offsets: dict[tuple[str, int], str] = field(default_factory=dict, repr=False)
     _fallbacks: dict[tuple[int, str], _Fallback] = field(default_factory=dict, repr=False)
+    _steady_days: dict[str, bool] = field(default_factory=dict, repr=False)
 
     @property
     def name(self) -> str:
@@ -50,11 +51,26 @@ class ZoneClock:
         minute = stamp[:16]
         known = self._kinds.get(minute)
         if known is None:
-            known = self._kinds[minute] = local_time_kind(datetime.fromisoformat(stamp), self.zone)
+            steady = self._steady(stamp[:10])
+            known = LocalTime.single if steady else local_time_kind(datetime.fromisoformat(stamp), self.zone)
+            self._kinds[minute] = known
         if known is not LocalTime.single and len(stamp) > 16:
             # A zone whose change falls inside a minute is rare; the minute's verdict is only a hint then.
             return local_time_kind(datetime.fromisoformat(stamp), self.zone)
         return known
+
+    def _steady(self, day: str) -> bool:
+        """Whether the zone keeps one offset all ``day`` (both folds at its first and last moment):
+        then every time of it is single, and a log's months cost a check a day, not one a minute."""
+        steady = self._steady_days.get(day)
+        if steady is None:
+            first = datetime.fromisoformat(day)
+            last = first + timedelta(days=1, microseconds=-1)
+            offsets = {
+                moment.replace(tzinfo=self.zone, fold=fold).utcoffset() for moment in (first, last) for fold in (0, 1)
+            }
+            steady = self._steady_days[day] = len(offsets) == 1
+        return steady
 
     def hard(self, stamp: str | None) -> bool:
         """Whether a time is one a zone change makes hard: in a repeated or a skipped hour (cached per minute)."""
