@@ -101,3 +101,11 @@ def test_a_templates_literal_is_the_fixed_text_its_pattern_opens_with(pattern: s
 def test_a_pattern_without_fixed_opening_text_needs_a_literal() -> None:
     with pytest.raises(ValueError, match="give one"):
         Template("record", r"(?:a|b) c")
+
+
+def test_every_template_compiles() -> None:
+    """Patterns are compiled at first use, so a bad one would show only on a log that needs it: here, all of them."""
+    from omlx_logscan.parsing.catalog import CATALOG
+
+    assert all(template.regex.pattern == template.pattern for template in CATALOG)
+    assert all(template.regex is template.regex for template in CATALOG)
