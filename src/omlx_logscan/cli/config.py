@@ -10,7 +10,6 @@ given on the command line wins. What is not an option of the command is refused,
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Protocol
@@ -47,6 +46,8 @@ def find_config(start: Path) -> tuple[Path, dict[str, Any]] | None:
 
 
 def _read(path: Path) -> dict[str, Any]:
+    import tomllib  # here, not at import: a run with no configuration file never needs it
+
     try:
         return tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:

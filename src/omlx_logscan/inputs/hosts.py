@@ -17,7 +17,6 @@ The ``--hosts`` file is TOML, one ``[[host]]`` table per Mac::
 from __future__ import annotations
 
 import fnmatch
-import tomllib
 from dataclasses import dataclass, field
 from datetime import tzinfo
 from enum import StrEnum
@@ -122,6 +121,8 @@ def is_glob(pattern: str) -> bool:
 
 def read_hosts_file(path: Path, zone: tzinfo | None) -> list[tuple[Host, list[str]]]:
     """The hosts a ``--hosts`` TOML file declares, each with its path patterns."""
+    import tomllib  # here, not at import: only --hosts needs it
+
     try:
         document = tomllib.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
