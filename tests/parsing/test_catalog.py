@@ -9,8 +9,9 @@ import pytest
 
 from omlx_logscan import read_events, resolve
 from omlx_logscan.parsing import plan
-from omlx_logscan.parsing.catalog import CATALOG, CHAT_COMPLETION, Template, bare_openings
+from omlx_logscan.parsing.catalog import CATALOG, CHAT_COMPLETION, bare_openings
 from omlx_logscan.parsing.grammar import parse_line
+from omlx_logscan.parsing.template import Template
 
 _CHAT_TEMPLATE = next(t for t in CATALOG if t.kind == "request_complete" and t.literal == CHAT_COMPLETION)
 

@@ -28,9 +28,10 @@ from omlx_logscan.inputs.lines import KeptLine
 from omlx_logscan.inputs.sources import Source
 from omlx_logscan.output.documents import timeline_document
 from omlx_logscan.parsing import native, scan
-from omlx_logscan.parsing.catalog import CATALOG, Template, _first_character, candidates
+from omlx_logscan.parsing.catalog import CATALOG, _first_character, candidates
 from omlx_logscan.parsing.dense import REQUEST_SCHEMA, Dense, from_rows, moment_of, ms_of
 from omlx_logscan.parsing.shapes import BLOCK_REQUESTS
+from omlx_logscan.parsing.template import Template
 from omlx_logscan.parsing.unkept import Unkept, stamp_of_line
 from omlx_logscan.stream.model import EventStream
 from omlx_logscan.stream.read import CLOCK_JUMP_S, _clock_jumps, read_events
