@@ -564,28 +564,23 @@ static void scan_lines(const char *data, Py_ssize_t n, int prev_timed, int next_
     line lines[3]; /* the one before, this one, the next: rotated */
     line *prev = NULL, *cur = &lines[0], *next = &lines[1], *spare = &lines[2];
     Py_ssize_t pos = 0;
-    if (!next_line(data, n, &pos, &fd, cur)) {
-        r->out[EDGES].failed |= fd.failed;
-        free(fd.found.items);
-        free(fd.marks.newlines);
-        free(plans);
-        return;
+    if (next_line(data, n, &pos, &fd, cur)) {
+        put_i64(&r->out[EDGES], cur->start);
+        put_i64(&r->out[EDGES], cur->stop);
+        for (;;) {
+            int more = next_line(data, n, &pos, &fd, next);
+            r->lines++;
+            int single = cur->timed && (more ? next->timed : next_timed) && (prev ? prev->timed : prev_timed);
+            classify(data, plans, cur, prev, single, (uint32_t)r->lines, r);
+            if (!more) break;
+            line *gone = prev ? prev : spare;
+            prev = cur;
+            cur = next;
+            next = gone;
+        }
+        put_i64(&r->out[EDGES], cur->start);
+        put_i64(&r->out[EDGES], cur->stop);
     }
-    put_i64(&r->out[EDGES], cur->start);
-    put_i64(&r->out[EDGES], cur->stop);
-    for (;;) {
-        int more = next_line(data, n, &pos, &fd, next);
-        r->lines++;
-        int single = cur->timed && (more ? next->timed : next_timed) && (prev ? prev->timed : prev_timed);
-        classify(data, plans, cur, prev, single, (uint32_t)r->lines, r);
-        if (!more) break;
-        line *gone = prev ? prev : spare;
-        prev = cur;
-        cur = next;
-        next = gone;
-    }
-    put_i64(&r->out[EDGES], cur->start);
-    put_i64(&r->out[EDGES], cur->stop);
     r->out[EDGES].failed |= fd.found.failed | fd.failed;
     r->not_utf8 = fd.not_utf8;
     free(fd.found.items);
@@ -593,7 +588,7 @@ static void scan_lines(const char *data, Py_ssize_t n, int prev_timed, int next_
     free(plans);
 }
 
-/* The text of the block's bytes [start, stop): UTF-8, checked or mended before the scan. */
+/* The text of the block's bytes [start, stop): UTF-8, as the scan checked (or the caller mended). */
 static PyObject *text_of(const char *data, int64_t start, int64_t stop) {
     return PyUnicode_DecodeUTF8(data + start, (Py_ssize_t)(stop - start), "strict");
 }
@@ -676,44 +671,9 @@ static PyObject *scan_block(PyObject *Py_UNUSED(self), PyObject *args) {
     return result;
 }
 
-/* shifted(numbers, by): the native-endian uint32 ``numbers`` (a block's line numbers) with ``by``
- * added to each, as bytes of uint32; OverflowError past the type's range. A Python loop over a
- * big log's million rows would hold the GIL the scan's other work needs. */
-static PyObject *shifted(PyObject *Py_UNUSED(self), PyObject *args) {
-    Py_buffer view;
-    long long by;
-    if (!PyArg_ParseTuple(args, "y*L", &view, &by)) return NULL;
-    if (by < 0 || by > UINT32_MAX || view.len % (Py_ssize_t)sizeof(uint32_t) != 0) {
-        PyBuffer_Release(&view);
-        PyErr_SetString(by < 0 || by > UINT32_MAX ? PyExc_OverflowError : PyExc_ValueError,
-                        by < 0 || by > UINT32_MAX ? "a shift outside 0 .. 2**32 - 1" : "a buffer of whole uint32 items expected");
-        return NULL;
-    }
-    Py_ssize_t count = view.len / (Py_ssize_t)sizeof(uint32_t);
-    PyObject *out = PyBytes_FromStringAndSize(NULL, count * (Py_ssize_t)sizeof(uint32_t));
-    if (out != NULL) {
-        const unsigned char *from = view.buf;
-        unsigned char *to = (unsigned char *)PyBytes_AS_STRING(out);
-        uint32_t most = 0;
-        for (Py_ssize_t i = 0; i < count; i++) {
-            uint32_t n;
-            memcpy(&n, from + i * 4, 4);
-            most = n > most ? n : most;
-            uint32_t moved = (uint32_t)(n + by);
-            memcpy(to + i * 4, &moved, 4);
-        }
-        if (count && (uint64_t)by + most > UINT32_MAX) {
-            Py_CLEAR(out);
-            PyErr_SetString(PyExc_OverflowError, "a line number past 2**32 - 1");
-        }
-    }
-    PyBuffer_Release(&view);
-    return out;
-}
-
-/* Whole-column loops for the dense tables (parsing/dense.py) past its BIG rows: what numpy would do
- * there, without the import a big log's run would otherwise pay for these few. A column is any
- * buffer of native integers: an array.array of the dense tables' typecodes. */
+/* Whole-column loops for the dense tables (parsing/dense.py), on columns of any size: what numpy
+ * would do past its BIG rows, without the import a big log's run would otherwise pay for these
+ * few. A column is any buffer of native integers: an array.array of the dense tables' typecodes. */
 
 /* A column: its buffer, its length, and how an item is read (its size, and whether signed). */
 typedef struct {
@@ -756,6 +716,37 @@ static int64_t item(const column *c, Py_ssize_t i) {
     }
 }
 #undef ITEM_AS
+
+/* shifted(numbers, by) -> bytes of uint32: a block's line numbers, a uint32 column, with ``by``
+ * added to each; OverflowError past the type's range. A Python loop over a big log's million rows
+ * would hold the GIL the scan's other work needs. */
+static PyObject *shifted(PyObject *Py_UNUSED(self), PyObject *args) {
+    PyObject *object;
+    long long by;
+    column c;
+    if (!PyArg_ParseTuple(args, "OL", &object, &by) || column_of(object, &c) < 0) return NULL;
+    PyObject *out = NULL;
+    if (c.kind != 4) {
+        PyErr_SetString(PyExc_ValueError, "a column of uint32 expected");
+    } else if (by < 0 || by > UINT32_MAX) {
+        PyErr_SetString(PyExc_OverflowError, "a shift outside 0 .. 2**32 - 1");
+    } else if ((out = PyBytes_FromStringAndSize(NULL, c.count * (Py_ssize_t)sizeof(uint32_t))) != NULL) {
+        char *to = PyBytes_AS_STRING(out);
+        int64_t most = 0;
+        for (Py_ssize_t i = 0; i < c.count; i++) {
+            int64_t n = item(&c, i);
+            most = n > most ? n : most;
+            uint32_t moved = (uint32_t)(n + by);
+            memcpy(to + i * (Py_ssize_t)sizeof moved, &moved, sizeof moved);
+        }
+        if (most + by > UINT32_MAX) {
+            Py_CLEAR(out);
+            PyErr_SetString(PyExc_OverflowError, "a line number past 2**32 - 1");
+        }
+    }
+    PyBuffer_Release(&c.view);
+    return out;
+}
 
 static PyObject *is_sorted(PyObject *Py_UNUSED(self), PyObject *arg) {
     column c;

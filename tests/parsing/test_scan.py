@@ -27,7 +27,7 @@ from omlx_logscan.inputs import blocks, decoding, sources
 from omlx_logscan.inputs.lines import KeptLine
 from omlx_logscan.inputs.sources import Source
 from omlx_logscan.output.documents import timeline_document
-from omlx_logscan.parsing import native, scan
+from omlx_logscan.parsing import dense, native, scan
 from omlx_logscan.parsing.catalog import CATALOG, _first_character, candidates
 from omlx_logscan.parsing.dense import REQUEST_SCHEMA, Dense, from_rows, moment_of, ms_of
 from omlx_logscan.parsing.shapes import BLOCK_REQUESTS
@@ -38,8 +38,9 @@ from omlx_logscan.stream.read import CLOCK_JUMP_S, _clock_jumps, read_events
 
 WORKDIR = Path(tempfile.mkdtemp(prefix="logscan-scan-"))
 
-# The ways a source's dense rows are numbered: in Python, and by the native scanner where it is built.
-SCANNERS = [None] + ([native._module()[0]] if native._module()[0] is not None else [])
+# The ways a source's dense rows are numbered: in Python, and by the native module where it is built.
+NATIVE = dense._native()
+SCANNERS = [None] + ([NATIVE] if NATIVE is not None else [])
 
 
 def document_of(path: Path) -> dict[str, object]:
@@ -209,9 +210,11 @@ def test_clock_jumps_match_one_pass_over_all_stamps(stamps: list[tuple[int, int]
         if (before - now).total_seconds() > CLOCK_JUMP_S
     ]
     for scanner in SCANNERS:
-        numbering = scan._Numbering(0, REQUEST_SCHEMA, scanner)
-        for base, table in blocks:
-            numbering.add(base, table)
+        numbering = scan._Numbering(0, REQUEST_SCHEMA)
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(dense, "_native", lambda: scanner)  # noqa: B023  # used within this pass
+            for base, table in blocks:
+                numbering.add(base, table)
         requests = numbering.table()
         found = _clock_jumps(scan.SourceScan(Source("server.log", None), 0, requests=requests), records)
         assert [(jump["line"], jump["back_s"]) for jump in found] == expected
@@ -227,9 +230,10 @@ def test_dense_rows_are_numbered_as_lines_of_the_source_in_python_in_numpy_and_n
     with the same numbers."""
     tables = []
     for big, scanner in [(10**9, None), (-1, None)] + [(10**9, s) for s in SCANNERS if s is not None]:
-        numbering, base = scan._Numbering(3, REQUEST_SCHEMA, scanner), 0
+        numbering, base = scan._Numbering(3, REQUEST_SCHEMA), 0
         with pytest.MonkeyPatch.context() as patch:
             patch.setattr(scan, "BIG", big)
+            patch.setattr(dense, "_native", lambda: scanner)  # noqa: B023  # used within this pass
             for block in blocks:
                 rows = from_rows([(n, 1000 * n, tokens) for n, tokens in block], BLOCK_REQUESTS)
                 numbered = numbering.add(base, rows)
@@ -247,9 +251,9 @@ def test_native_numbering_refuses_a_line_past_the_column_type() -> None:
         pytest.skip(f"the native scanner is not built here ({native.scanner_name()})")
     from array import array
 
-    assert native.shifted_lines(scanner, array("I", [1, 2**32 - 2]), 1).tolist() == [2, 2**32 - 1]
+    assert dense.shifted(array("I", [1, 2**32 - 2]), 1, vectorised=False).tolist() == [2, 2**32 - 1]
     with pytest.raises(OverflowError):
-        native.shifted_lines(scanner, array("I", [1, 2**32 - 2]), 2)
+        dense.shifted(array("I", [1, 2**32 - 2]), 2, vectorised=False)
     with pytest.raises(OverflowError):
         array("I", [2**32 - 2 + 2])
     for by in (-1, 2**32, 2**64 - 1):  # no shift wraps around

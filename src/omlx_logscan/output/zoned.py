@@ -165,8 +165,8 @@ def clock_for(zone: tzinfo | None, events: Iterable[Event] = ()) -> ZoneClock:
     return clock
 
 
-# The last stream's clock, with what it was built from: a command asks for it two or three times
-# (its warnings, its document, its rows), and each build is a pass over every event.
+# The last stream's clock, with what it was built from: a command may ask for it more than once
+# (``events -f json``: for its rows, then for its notes), and each build is a pass over every event.
 _LAST_CLOCK: list[tuple[list[Event], int, tzinfo | None, ZoneClock]] = []
 
 

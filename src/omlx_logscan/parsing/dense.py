@@ -4,9 +4,9 @@ A big log has millions of finished-request lines: they stay numbers in ``array.a
 with no Python object per row, and a small log's run imports neither polars nor numpy for them.
 A whole-column operation on more than ``BIG`` rows (a log of tens of megabytes) runs in numpy,
 imported then: one vectorised pass there costs less than a Python loop. The few a timeline needs
-run in the native scanner's module instead, on columns of any size, where it is built. polars is only for what
-writes tables (``to_polars``) and for the blocks of the polars plan (``from_polars``), which
-has it loaded already.
+run in the native scanner's module instead, on columns of any size, where it is built. polars is
+only for what writes tables (``to_polars``) and for the blocks of the polars plan
+(``from_polars``), which has it loaded already.
 """
 
 from __future__ import annotations
@@ -265,8 +265,13 @@ def count_before(sources: array[int], lines: array[int], source: int, line: int)
 
 
 def shifted(column: array[int], by: int, *, vectorised: bool) -> array[int]:
-    """``column`` with ``by`` added to each row: in numpy when ``vectorised`` (the blocks of a table
-    already past ``BIG`` rows: numpy is imported once, while the scan goes on), else in Python."""
+    """``column`` (uint32: a block's line numbers) with ``by`` added to each row: in the native
+    module where it is built, else in numpy when ``vectorised`` (the blocks of a table already past
+    ``BIG`` rows: numpy is imported once, while the scan goes on), else in Python."""
+    if (native := _native()) is not None and column.typecode == "I":
+        lines = array("I")
+        lines.frombytes(native.shifted(column, by))
+        return lines
     if vectorised:
         return _array(_numpy(column) + by, column.typecode)
     return array(column.typecode, [n + by for n in column])

@@ -11,7 +11,6 @@ with ``LOGSCAN_REQUIRE_NATIVE=1`` a missing extension is an error instead.
 from __future__ import annotations
 
 import os
-from array import array
 from functools import cache
 from types import ModuleType
 
@@ -133,14 +132,6 @@ def native_block(scanner: ModuleType, block: ByteBlock, source_name: str) -> Blo
     block.free()  # every text wanted is copied out: the buffer can be read into again
     kept = [(n, line) for n, line, _ in rows]
     return BlockOutput(block.size, lines, requests, kept, levels, unkept, arrivals)
-
-
-def shifted_lines(scanner: ModuleType, column: array[int], by: int) -> array[int]:
-    """A block's line numbers with ``by`` added, by the scanner: no Python loop, and no numpy
-    import on a big log's first blocks."""
-    lines = array("I")
-    lines.frombytes(scanner.shifted(column, by))
-    return lines
 
 
 def _undecided_levels(triples: memoryview, data: bytes | memoryview, known: set[str]) -> set[str]:

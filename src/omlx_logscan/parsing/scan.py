@@ -28,7 +28,7 @@ from omlx_logscan.inputs.decoding import compression_of, file_head, normalise, r
 from omlx_logscan.inputs.lines import KeptLine
 from omlx_logscan.inputs.sources import Source
 from omlx_logscan.parsing.dense import ARRIVAL_SCHEMA, BIG, REQUEST_SCHEMA, Dense, repeated, shifted
-from omlx_logscan.parsing.native import native_block, native_scanner, shifted_lines
+from omlx_logscan.parsing.native import native_block, native_scanner
 from omlx_logscan.parsing.shapes import DATED_LINE
 from omlx_logscan.parsing.shapes import BlockOutput as _BlockOutput
 from omlx_logscan.parsing.unkept import RECORD_SCHEMA, UnkeptRecords
@@ -81,20 +81,16 @@ class _Numbering:
     then, so that the scan's end has nothing left to do; its columns are ``schema``'s (and "key"
     and "text" when the blocks have them)."""
 
-    def __init__(self, index: int, schema: dict[str, str], scanner: ModuleType | None) -> None:
+    def __init__(self, index: int, schema: dict[str, str]) -> None:
         self.index = index
         self.schema = schema
-        self.scanner = scanner  # the native scanner numbers the rows, when it scanned them
         self.columns: dict[str, Column] = {}
 
     def add(self, base: int, rows: Dense) -> Dense:
         """A block's rows, whose "n" counts from its first line, after ``base`` lines of the source:
         filed, and returned numbered."""
         gathered = len(self.columns["line"]) if self.columns else 0
-        if self.scanner is not None:
-            lines = shifted_lines(self.scanner, rows.ints("n"), base)
-        else:
-            lines = shifted(rows.ints("n"), base, vectorised=gathered > BIG)
+        lines = shifted(rows.ints("n"), base, vectorised=gathered > BIG)
         columns: dict[str, Column] = {"source": repeated("I", self.index, rows.height), "line": lines}
         numbered = Dense(columns | {name: column for name, column in rows.columns.items() if name != "n"})
         if not self.columns:
@@ -169,7 +165,7 @@ def _scan(
     scanner = native_scanner()
     if keep_all or dedup_keys or keep_request_text:  # what the native scanner does not give: the plan's
         scanner = None
-    requests, arrivals = _Numbering(index, REQUEST_SCHEMA, scanner), _Numbering(index, ARRIVAL_SCHEMA, scanner)
+    requests, arrivals = _Numbering(index, REQUEST_SCHEMA), _Numbering(index, ARRIVAL_SCHEMA)
     records = UnkeptRecords()
 
     def run(block: ByteBlock) -> _BlockOutput:
