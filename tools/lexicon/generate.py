@@ -54,7 +54,11 @@ MAX_ALTERNATIVES = 8  # templates one call may write (``"a" if x else "b"``, con
 # A placeholder's kind: what text it can stand for.
 INT, FLOAT, ANY = "int", "float", "any"
 
-LOG, RAISE = "log", "raise"
+LOG, RAISE, TEXT = "log", "raise", "text"
+
+# A message oMLX builds for a client or an exception before it is sent or raised: a text assigned to
+# a name like these, or returned by a function whose name holds one.
+_MESSAGE_NAME = re.compile(r"message|msg|detail|reason|error", re.IGNORECASE)
 
 # oMLX's deliberate exit (>= 0.4.2): ``fatal_exit(reason)`` logs ``<reason>; exiting process ...``.
 FATAL_EXIT, FATAL_LOGGER = "fatal_exit", "omlx.utils.fatal"
@@ -64,6 +68,7 @@ _PERCENT = re.compile(r"%(?:\((\w+)\))?[#0\- +]*(?:\*|\d+)?(?:\.(?:\*|\d+))?[hlL
 _VERSION = re.compile(rb"""__version__\s*=\s*["']([^"']+)["']""")
 _HOTFIX = re.compile(r"^(\d+(?:\.\d+)*)([a-z])$")  # 0.1.8b, 0.1.8c, 0.1.8d: hotfixes before 0.1.8.post4
 _HTTP_STATUS = re.compile(r"HTTP_(\d{3})")
+_COLOUR = re.compile(r"\x1b\[[0-9;]*m")
 
 
 @dataclass(frozen=True)
@@ -96,7 +101,7 @@ def placeholder(kind: str = ANY) -> Template:
 class Site:
     """One place that writes a message: what it writes and where."""
 
-    kind: str  # log, stdout, stderr, http, raise
+    kind: str  # log, stdout, stderr, http, raise, text
     level: str | None
     logger: str | None
     status: int | None
@@ -239,6 +244,14 @@ def _is_text(node: ast.expr) -> bool:
     return isinstance(node, ast.Constant) and isinstance(node.value, str)
 
 
+def plain(template: Template) -> Template:
+    """The template without terminal colour codes (the banner's) and the blank lines it opens with:
+    pasted text has none, and a message is matched from its first line of text."""
+    literals = [_COLOUR.sub("", text) for text in template.literals]
+    literals[0] = literals[0].lstrip("\n")
+    return Template(tuple(literals), template.kinds)
+
+
 def worth_keeping(template: Template) -> bool:
     """A template with no text of its own would match any text: it names nothing. Three letters
     or digits are enough (``%s %s -> 400: %s``), or a sign beyond ASCII (``%s %s → %d: %s``)."""
@@ -356,6 +369,21 @@ class ModuleScan(ast.NodeVisitor):
             self._add(LOG, "CRITICAL", FATAL_LOGGER, None, None, reasons, in_handler=True)
         self.generic_visit(node)
 
+    def visit_Assign(self, node: ast.Assign) -> None:
+        if any(_MESSAGE_NAME.search(_name(target) or "") for target in node.targets):
+            self._text(node.value)
+        self.generic_visit(node)
+
+    def visit_Return(self, node: ast.Return) -> None:
+        if node.value is not None and self.scope and _MESSAGE_NAME.search(self.scope[-1]):
+            self._text(node.value)
+        self.generic_visit(node)
+
+    def _text(self, node: ast.expr) -> None:
+        """A built message: only text written out here (not a name, which another site resolves)."""
+        if isinstance(node, ast.JoinedStr | ast.BinOp) or _is_text(node):
+            self._add(TEXT, None, None, None, None, self.messages[-1].of(node))
+
     def visit_Raise(self, node: ast.Raise) -> None:
         call = node.exc
         if isinstance(call, ast.Call) and call.args and _name(call.func) not in ("HTTPException", None):
@@ -376,7 +404,7 @@ class ModuleScan(ast.NodeVisitor):
     ) -> None:
         function = ".".join(self.scope) or "<module>"
         handled = in_handler or self.handler_depth[-1] > 0
-        for template in templates:
+        for template in map(plain, templates):
             if worth_keeping(template):
                 site = Site(kind, level, logger, status, exception, template, self.module, function, handled)
                 self.sites.append(site)
@@ -389,9 +417,11 @@ class ModuleScan(ast.NodeVisitor):
         name = _name(receiver)
         if name == "logging":
             return True, "root"
+        if name in self.loggers:
+            return True, self.loggers[name]
         if name is None or "log" not in name.lower():
             return False, None
-        return True, self.loggers.get(name, self.module)
+        return True, self.module  # an unbound ``logger``: the module's own, by oMLX's habit
 
     def _log_call(self, node: ast.Call) -> bool:
         if not isinstance(node.func, ast.Attribute):

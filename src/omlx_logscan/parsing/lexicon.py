@@ -26,7 +26,7 @@ from omlx_logscan.errors import EXIT_INTERNAL, LogscanError
 PATH = Path(__file__).with_name("lexicon.json.gz")
 
 # The kinds of site that write a message.
-LOG, STDOUT, STDERR, HTTP, RAISE = "log", "stdout", "stderr", "http", "raise"
+LOG, STDOUT, STDERR, HTTP, RAISE, TEXT = "log", "stdout", "stderr", "http", "raise", "text"
 
 # What a placeholder stands for: digits (``%d``, ``{n:d}``), a number (``%.1f``, ``{x:.2f}``), any text.
 INT, FLOAT, ANY = "int", "float", "any"
@@ -57,7 +57,9 @@ class Entry:
     """One message template oMLX writes, and where and since when it writes it."""
 
     id: str  # stable across regenerations: a hash of how and what it writes
-    kind: str  # LOG, STDOUT, STDERR, HTTP (an HTTP error's detail) or RAISE (an exception's text)
+    # LOG, STDOUT, STDERR, HTTP (an HTTP error's detail), RAISE (an exception's text) or TEXT (a
+    # message built for a client or an exception: assigned to a ``message``/``detail`` name, say)
+    kind: str
     level: str | None  # a log record's level (DEBUG ... CRITICAL, TRACE); None for other kinds
     logger: str | None  # the logger's name (``omlx.scheduler``); None for other kinds
     module: str  # where it is written (empty for entries from notes)
