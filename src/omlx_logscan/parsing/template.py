@@ -7,6 +7,8 @@ import re
 from dataclasses import dataclass
 from functools import cached_property
 
+from omlx_logscan.parsing.catalog_entries import ENTRIES, FOREIGN
+
 
 @dataclass(frozen=True)
 class Template:
@@ -20,6 +22,17 @@ class Template:
         """Compiled when first matched: a log meets a few dozen of the catalog's patterns, and
         compiling them all would cost every run about 8 ms of its start."""
         return re.compile(self.pattern)
+
+    @property
+    def entries(self) -> tuple[str, ...]:
+        """The ids of the lexicon entries (``parsing/lexicon.py``) this row covers: the oMLX calls
+        that write its message, named in ``parsing/catalog_entries.py``."""
+        return ENTRIES.get(self.pattern, ())
+
+    @property
+    def foreign(self) -> str:
+        """Why no oMLX call writes this row's text (uvicorn's lines, say); empty for oMLX's own."""
+        return FOREIGN.get(self.pattern, "")
 
     def __post_init__(self) -> None:
         if not self.literal:

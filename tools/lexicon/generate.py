@@ -1,0 +1,739 @@
+"""Generate logscan's lexicon of oMLX messages from oMLX's git history.
+
+    python tools/lexicon/generate.py --git-dir /path/to/omlx.git [--ref main] [--out FILE]
+
+Walks ``--ref``'s first-parent chain (the code main actually held). A release is the commit that
+bumps ``omlx/_version.py`` to its version (oMLX tags nothing; it bumps, then builds), so the tree
+of each bump commit is that version's code; the tip's tree, when it goes on past the last bump, is
+labelled ``<last version>+<tip hash>``. Every ``omlx/**/*.py`` file of those trees is parsed with
+``ast`` once per distinct blob. An entry is one message template; its ``first`` and ``last`` are
+the first and last versions holding it, in ``packaging`` order (``last`` is null when the tip
+still holds it). Messages of later builds that the history lacks are added from ``NOTES`` below
+(``source: "notes"``).
+
+Standard library and ``packaging`` only, so it runs wherever the tests do.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import gzip
+import hashlib
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from packaging.version import Version
+
+GENERATOR_VERSION = 1
+PACKAGE = "omlx"
+VERSION_FILE = "omlx/_version.py"
+DEFAULT_OUT = Path(__file__).resolve().parents[2] / "src/omlx_logscan/parsing/lexicon.json.gz"
+LICENCE = "Apache-2.0"
+
+LEVELS = {
+    "debug": "DEBUG",
+    "info": "INFO",
+    "warning": "WARNING",
+    "warn": "WARNING",
+    "error": "ERROR",
+    "exception": "ERROR",
+    "critical": "CRITICAL",
+    "fatal": "CRITICAL",
+}
+LEVEL_NUMBERS = {5: "TRACE", 10: "DEBUG", 20: "INFO", 30: "WARNING", 40: "ERROR", 50: "CRITICAL"}
+MAX_ALTERNATIVES = 8  # templates one call may write (``"a" if x else "b"``, concatenated)
+
+# A placeholder's kind: what text it can stand for.
+INT, FLOAT, ANY = "int", "float", "any"
+
+LOG, RAISE, TEXT = "log", "raise", "text"
+
+# A message oMLX builds for a client or an exception before it is sent or raised: a text assigned to
+# a name like these, or returned by a function whose name holds one.
+_MESSAGE_NAME = re.compile(r"message|msg|detail|reason|error", re.IGNORECASE)
+
+# oMLX's deliberate exit (>= 0.4.2): ``fatal_exit(reason)`` logs ``<reason>; exiting process ...``.
+FATAL_EXIT, FATAL_LOGGER = "fatal_exit", "omlx.utils.fatal"
+FATAL_SUFFIX = "; exiting process so the supervisor can restart with a clean state"
+
+_PERCENT = re.compile(r"%(?:\((\w+)\))?[#0\- +]*(?:\*|\d+)?(?:\.(?:\*|\d+))?[hlL]?([diouxXeEfFgGcrsa%])")
+_VERSION = re.compile(rb"""__version__\s*=\s*["']([^"']+)["']""")
+_HOTFIX = re.compile(r"^(\d+(?:\.\d+)*)([a-z])$")  # 0.1.8b, 0.1.8c, 0.1.8d: hotfixes before 0.1.8.post4
+_HTTP_STATUS = re.compile(r"HTTP_(\d{3})")
+_COLOUR = re.compile(r"\x1b\[[0-9;]*m")
+
+
+@dataclass(frozen=True)
+class Template:
+    """A message's literal parts around its placeholders (``len(literals) == len(kinds) + 1``)."""
+
+    literals: tuple[str, ...]
+    kinds: tuple[str, ...]
+
+    def __add__(self, other: Template) -> Template:
+        joined = (*self.literals[:-1], self.literals[-1] + other.literals[0], *other.literals[1:])
+        return Template(joined, self.kinds + other.kinds)
+
+    def text(self) -> str:
+        parts = [self.literals[0]]
+        for kind, literal in zip(self.kinds, self.literals[1:], strict=True):
+            parts += ["{" + kind + "}", literal]
+        return "".join(parts)
+
+
+def literal(text: str) -> Template:
+    return Template((text,), ())
+
+
+def placeholder(kind: str = ANY) -> Template:
+    return Template(("", ""), (kind,))
+
+
+@dataclass(frozen=True)
+class Site:
+    """One place that writes a message: what it writes and where."""
+
+    kind: str  # log, stdout, stderr, http, raise, text
+    level: str | None
+    logger: str | None
+    status: int | None
+    exception: str | None
+    template: Template
+    module: str
+    function: str
+    in_handler: bool
+
+    def key(self) -> str:
+        """The entry's identity: the same text written the same way is one entry wherever it is."""
+        parts = (self.kind, self.level, self.logger, self.status, self.exception, self.template.text())
+        return hashlib.sha1(json.dumps(parts).encode()).hexdigest()[:10]
+
+
+# ---------------------------------------------------------------- placeholders from format specs
+
+
+def spec_kind(spec: str) -> str:
+    """The kind of a ``format()`` spec's output: ``d``/``n`` int, ``e f g %`` float, else any."""
+    if not spec:
+        return ANY
+    if spec[-1] in "dn":
+        return INT
+    if spec[-1] in "eEfFgG%":
+        return FLOAT
+    return ANY
+
+
+def percent_kind(conversion: str) -> str:
+    if conversion in "diu":
+        return INT
+    if conversion in "eEfFgG":
+        return FLOAT
+    return ANY
+
+
+def percent_template(text: str) -> Template:
+    """A ``%``-format string as a template (``%%`` is a literal percent sign)."""
+    result = literal("")
+    at = 0
+    for match in _PERCENT.finditer(text):
+        result += literal(text[at : match.start()])
+        result += literal("%") if match[2] == "%" else placeholder(percent_kind(match[2]))
+        at = match.end()
+    return result + literal(text[at:])
+
+
+def format_template(text: str) -> Template:
+    """A ``str.format`` string as a template (``{{`` and ``}}`` are literal braces)."""
+    result = literal("")
+    try:
+        fields = list(__import__("string").Formatter().parse(text))
+    except ValueError:
+        return literal(text)
+    for text_part, name, spec, _conversion in fields:
+        result += literal(text_part)
+        if name is not None:
+            result += placeholder(spec_kind(spec or ""))
+    return result
+
+
+# ---------------------------------------------------------------- messages from expressions
+
+
+class Messages:
+    """The templates an expression can produce, resolved within one function's assignments."""
+
+    def __init__(self, function: ast.AST | None = None) -> None:
+        self.function = function
+        self._assignments: dict[str, ast.expr] | None = None
+
+    @property
+    def assignments(self) -> dict[str, ast.expr]:
+        """The function's ``name = value`` assignments (the last wins), read when first needed."""
+        if self._assignments is None:
+            self._assignments = {
+                target.id: sub.value
+                for sub in (ast.walk(self.function) if self.function else ())
+                if isinstance(sub, ast.Assign)
+                for target in sub.targets
+                if isinstance(target, ast.Name)
+            }
+        return self._assignments
+
+    def of(self, node: ast.expr, args: Sequence[ast.expr] = (), percent: bool = False) -> list[Template]:
+        """The templates ``node`` can be (``percent``: a logging call's message with ``args``)."""
+        return self._of(node, percent and bool(args), depth=0)[:MAX_ALTERNATIVES]
+
+    def _of(self, node: ast.expr, percent: bool, depth: int) -> list[Template]:
+        if depth > 4:
+            return [placeholder()]
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            return [percent_template(node.value) if percent else literal(node.value)]
+        if isinstance(node, ast.JoinedStr):
+            return [self._fstring(node)]
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+            lefts, rights = self._of(node.left, False, depth + 1), self._of(node.right, False, depth + 1)
+            return [left + right for left in lefts for right in rights][:MAX_ALTERNATIVES]
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod) and _is_text(node.left):
+            return [percent_template(t.literals[0]) for t in self._of(node.left, False, depth + 1) if not t.kinds]
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "format"
+            and isinstance(node.func.value, ast.Constant)
+            and isinstance(node.func.value.value, str)
+        ):
+            return [format_template(node.func.value.value)]
+        if isinstance(node, ast.IfExp):
+            return self._of(node.body, percent, depth + 1) + self._of(node.orelse, percent, depth + 1)
+        if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or):
+            found = [t for value in node.values for t in self._of(value, percent, depth + 1) if t.literals != ("", "")]
+            return found or [placeholder()]
+        if isinstance(node, ast.Name) and node.id in self.assignments:
+            return self._of(self.assignments[node.id], percent, depth + 1)
+        return [placeholder()]
+
+    def _fstring(self, node: ast.JoinedStr) -> Template:
+        result = literal("")
+        for value in node.values:
+            if isinstance(value, ast.Constant):
+                result += literal(str(value.value))
+            elif isinstance(value, ast.FormattedValue):
+                result += placeholder(_formatted_kind(value))
+        return result
+
+
+def _formatted_kind(value: ast.FormattedValue) -> str:
+    """An f-string field's kind, from its format spec when the spec is fixed text."""
+    spec = value.format_spec
+    if value.conversion != -1 or spec is None:
+        return ANY
+    if not isinstance(spec, ast.JoinedStr) or not all(isinstance(v, ast.Constant) for v in spec.values):
+        return ANY
+    return spec_kind("".join(str(v.value) for v in spec.values if isinstance(v, ast.Constant)))
+
+
+def _is_text(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and isinstance(node.value, str)
+
+
+def plain(template: Template) -> Template:
+    """The template without terminal colour codes (the banner's) and the blank lines it opens with:
+    pasted text has none, and a message is matched from its first line of text."""
+    literals = [_COLOUR.sub("", text) for text in template.literals]
+    literals[0] = literals[0].lstrip("\n")
+    return Template(tuple(literals), template.kinds)
+
+
+def worth_keeping(template: Template) -> bool:
+    """A template with no text of its own would match any text: it names nothing. Three letters
+    or digits are enough (``%s %s -> 400: %s``), or a sign beyond ASCII (``%s %s → %d: %s``)."""
+    text = "".join(template.literals)
+    return len(re.findall(r"[A-Za-z0-9]", text)) >= 3 or any(ord(char) > 127 for char in text)
+
+
+# ---------------------------------------------------------------- one module
+
+
+def module_name(path: str) -> str:
+    dotted = path.removesuffix(".py").replace("/", ".")
+    return dotted.removesuffix(".__init__")
+
+
+def _name(node: ast.expr) -> str | None:
+    """The last name of ``a.b.c`` or ``c``."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return None
+
+
+def _logger_argument(call: ast.Call, module: str) -> str | None:
+    """The logger name a ``logging.getLogger(...)`` call gives."""
+    if not call.args:
+        return "root"
+    arg = call.args[0]
+    if isinstance(arg, ast.Name) and arg.id == "__name__":
+        return module
+    if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+        return arg.value
+    return None
+
+
+def _is_get_logger(node: ast.expr) -> bool:
+    return isinstance(node, ast.Call) and _name(node.func) == "getLogger"
+
+
+def _resolve(module: str, level: int, target: str | None, is_package: bool) -> str:
+    """The absolute module of ``from <dots><target> import ...`` inside ``module``."""
+    if level == 0:
+        return target or ""
+    parts = module.split(".") if is_package else module.split(".")[:-1]
+    base = parts[: len(parts) - (level - 1)] if level > 1 else parts
+    return ".".join([*base, target] if target else base)
+
+
+class ModuleScan(ast.NodeVisitor):
+    """Every site of one module's source."""
+
+    def __init__(self, module: str, is_package: bool) -> None:
+        self.module = module
+        self.is_package = is_package
+        self.loggers: dict[str, str | None] = {}  # variable or attribute name -> logger name
+        self.sites: list[Site] = []
+        self.scope: list[str] = []
+        self.handler_depth = [0]
+        self.messages = [Messages()]
+        self.exception_classes: set[str] = set()
+
+    def scan(self, tree: ast.Module) -> list[Site]:
+        for node in ast.walk(tree):
+            self._note_logger(node)
+            if isinstance(node, ast.ClassDef) and any(
+                (_name(base) or "").endswith(("Error", "Exception")) or _name(base) in self.exception_classes
+                for base in node.bases
+            ):
+                self.exception_classes.add(node.name)
+        self.visit(tree)
+        return self.sites
+
+    def _note_logger(self, node: ast.AST) -> None:
+        if isinstance(node, ast.Assign) and _is_get_logger(node.value):
+            assert isinstance(node.value, ast.Call)
+            for target in node.targets:
+                name = _name(target)
+                if name:
+                    self.loggers[name] = _logger_argument(node.value, self.module)
+        elif isinstance(node, ast.ImportFrom):
+            source = _resolve(self.module, node.level, node.module, self.is_package)
+            for alias in node.names:
+                if "log" in alias.name.lower() and source.startswith(PACKAGE):
+                    self.loggers.setdefault(alias.asname or alias.name, source)
+
+    # scopes: the function a site is in, and whether it sits in an ``except`` body
+
+    def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        self.scope.append(node.name)
+        self.handler_depth.append(0)
+        self.messages.append(Messages(node))
+        self.generic_visit(node)
+        self.messages.pop()
+        self.handler_depth.pop()
+        self.scope.pop()
+
+    visit_FunctionDef = _function
+    visit_AsyncFunctionDef = _function
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        self.scope.append(node.name)
+        self.generic_visit(node)
+        self.scope.pop()
+
+    def visit_ExceptHandler(self, node: ast.ExceptHandler) -> None:
+        self.handler_depth[-1] += 1
+        self.generic_visit(node)
+        self.handler_depth[-1] -= 1
+
+    def visit_Call(self, node: ast.Call) -> None:
+        self._log_call(node) or self._print_call(node) or self._http_error(node) or self._exception_init(node)
+        if _name(node.func) == FATAL_EXIT and node.args:
+            reasons = [t + literal(FATAL_SUFFIX) for t in self.messages[-1].of(node.args[0])]
+            self._add(LOG, "CRITICAL", FATAL_LOGGER, None, None, reasons, in_handler=True)
+        self.generic_visit(node)
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        if any(_MESSAGE_NAME.search(_name(target) or "") for target in node.targets):
+            self._text(node.value)
+        self.generic_visit(node)
+
+    def visit_Return(self, node: ast.Return) -> None:
+        if node.value is not None and self.scope and _MESSAGE_NAME.search(self.scope[-1]):
+            self._text(node.value)
+        self.generic_visit(node)
+
+    def _text(self, node: ast.expr) -> None:
+        """A built message: only text written out here (not a name, which another site resolves)."""
+        if isinstance(node, ast.JoinedStr | ast.BinOp) or _is_text(node):
+            self._add(TEXT, None, None, None, None, self.messages[-1].of(node))
+
+    def visit_Raise(self, node: ast.Raise) -> None:
+        call = node.exc
+        if isinstance(call, ast.Call) and call.args and _name(call.func) not in ("HTTPException", None):
+            self._add("raise", None, None, None, _name(call.func), self.messages[-1].of(call.args[0]))
+        self.generic_visit(node)
+
+    # the kinds of site
+
+    def _add(
+        self,
+        kind: str,
+        level: str | None,
+        logger: str | None,
+        status: int | None,
+        exception: str | None,
+        templates: list[Template],
+        in_handler: bool = False,
+    ) -> None:
+        function = ".".join(self.scope) or "<module>"
+        handled = in_handler or self.handler_depth[-1] > 0
+        for template in map(plain, templates):
+            if worth_keeping(template):
+                site = Site(kind, level, logger, status, exception, template, self.module, function, handled)
+                self.sites.append(site)
+
+    def _logger_of(self, receiver: ast.expr) -> tuple[bool, str | None]:
+        """Whether a call's receiver is a logger, and its name (None when not known)."""
+        if _is_get_logger(receiver):
+            assert isinstance(receiver, ast.Call)
+            return True, _logger_argument(receiver, self.module)
+        name = _name(receiver)
+        if name == "logging":
+            return True, "root"
+        if name in self.loggers:
+            return True, self.loggers[name]
+        if name is None or "log" not in name.lower():
+            return False, None
+        return True, self.module  # an unbound ``logger``: the module's own, by oMLX's habit
+
+    def _log_call(self, node: ast.Call) -> bool:
+        if not isinstance(node.func, ast.Attribute):
+            return False
+        method = node.func.attr
+        if method not in LEVELS and method != "log":
+            return False
+        is_logger, logger = self._logger_of(node.func.value)
+        if not is_logger:
+            return False
+        args = node.args
+        if method == "log":
+            if len(args) < 2:
+                return False
+            level = _level_of(args[0])
+            args = args[1:]
+        else:
+            level = LEVELS[method]
+        if not args:
+            return False
+        templates = self.messages[-1].of(args[0], args[1:], percent=True)
+        self._add(LOG, level, logger, None, None, templates, in_handler=method == "exception")
+        return True
+
+    def _print_call(self, node: ast.Call) -> bool:
+        if not (isinstance(node.func, ast.Name) and node.func.id == "print") or not node.args:
+            return False
+        stream = next((_name(k.value) for k in node.keywords if k.arg == "file"), "stdout")
+        if stream not in ("stdout", "stderr"):
+            return True  # a file of its own: not the process's output
+        template = literal("")
+        for index, arg in enumerate(node.args):
+            template += literal(" " if index else "") + (self.messages[-1].of(arg)[0])
+        self._add(stream, None, None, None, None, [template])
+        return True
+
+    def _http_error(self, node: ast.Call) -> bool:
+        if _name(node.func) != "HTTPException":
+            return False
+        keywords = {k.arg: k.value for k in node.keywords if k.arg}
+        status_node = keywords.get("status_code", node.args[0] if node.args else None)
+        detail = keywords.get("detail", node.args[1] if len(node.args) > 1 else None)
+        if detail is not None:
+            self._add("http", None, None, _status(status_node), "HTTPException", self.messages[-1].of(detail))
+        return True
+
+    def _exception_init(self, node: ast.Call) -> bool:
+        """``super().__init__(message)`` in an exception class: the message its instances carry."""
+        inside = self.scope[-2] if len(self.scope) > 1 else None
+        if (
+            inside in self.exception_classes
+            and self.scope[-1] == "__init__"
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "__init__"
+            and node.args
+        ):
+            self._add("raise", None, None, None, inside, self.messages[-1].of(node.args[0]))
+            return True
+        return False
+
+
+def _level_of(node: ast.expr) -> str | None:
+    name = _name(node)
+    if name and name.upper() in LEVEL_NUMBERS.values():
+        return name.upper()
+    if isinstance(node, ast.Constant) and isinstance(node.value, int):
+        return LEVEL_NUMBERS.get(node.value)
+    return None
+
+
+def _status(node: ast.expr | None) -> int | None:
+    if isinstance(node, ast.Constant) and isinstance(node.value, int):
+        return node.value
+    match = _HTTP_STATUS.search(ast.unparse(node)) if node is not None else None
+    return int(match[1]) if match else None
+
+
+def scan_source(path: str, source: bytes) -> list[Site]:
+    """Every message site of one file (none when it does not parse)."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return []
+    return ModuleScan(module_name(path), path.endswith("__init__.py")).scan(tree)
+
+
+# ---------------------------------------------------------------- reading git
+
+
+class Objects:
+    """Objects of a git directory through one ``git cat-file --batch``, trees cached by id."""
+
+    def __init__(self, git_dir: str) -> None:
+        self.process = subprocess.Popen(
+            ["git", "--git-dir", git_dir, "cat-file", "--batch"], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+        )
+        self.trees: dict[str, list[tuple[str, str]]] = {}
+
+    def read(self, name: str) -> tuple[str, bytes] | None:
+        """An object's id and content (``name`` may be ``<commit>:<path>``), None when missing."""
+        assert self.process.stdin and self.process.stdout
+        self.process.stdin.write(name.encode() + b"\n")
+        self.process.stdin.flush()
+        header = self.process.stdout.readline().split()
+        if header[-1] == b"missing":
+            return None
+        data = self.process.stdout.read(int(header[2]))
+        self.process.stdout.read(1)
+        return header[0].decode(), data
+
+    def python_files(self, tree: str, prefix: str) -> list[tuple[str, str]]:
+        """``(path, blob id)`` of every ``.py`` file under a tree, recursively."""
+        if tree not in self.trees:
+            data = self.read(tree)[1]  # type: ignore[index]
+            found: list[tuple[str, str]] = []
+            at = 0
+            while at < len(data):
+                space, nul = data.index(b" ", at), data.index(b"\0", at)
+                mode, name, oid = data[at:space], data[space + 1 : nul].decode(), data[nul + 1 : nul + 21].hex()
+                at = nul + 21
+                if mode == b"40000":
+                    found += [(f"{name}/{path}", blob) for path, blob in self.python_files(oid, "")]
+                elif name.endswith(".py"):
+                    found.append((name, oid))
+            self.trees[tree] = found
+        return [(prefix + path, blob) for path, blob in self.trees[tree]]
+
+    def close(self) -> None:
+        assert self.process.stdin
+        self.process.stdin.close()
+        self.process.wait()
+
+
+def git(git_dir: str, *args: str) -> str:
+    return subprocess.run(["git", "--git-dir", git_dir, *args], capture_output=True, text=True, check=True).stdout
+
+
+def version_key(version: str) -> Version:
+    """``packaging``'s order (dev < rc < final < post); a bare letter after a release is a hotfix."""
+    hotfix = _HOTFIX.match(version)
+    return Version(f"{hotfix[1]}.post{ord(hotfix[2]) - ord('a')}" if hotfix else version)
+
+
+@dataclass
+class History:
+    """What the history says: each label's sites, in order."""
+
+    labels: list[str]  # release versions in order, then the label of the code after the last bump
+    present: dict[str, set[str]] = field(default_factory=dict)  # entry key -> labels holding it
+    sites: dict[str, Site] = field(default_factory=dict)  # entry key -> its newest site
+    at_tip: set[str] = field(default_factory=set)
+    first_commit: str = ""
+    last_commit: str = ""
+    commits: int = 0
+    blobs: int = 0
+
+
+def read_history(git_dir: str, ref: str) -> History:
+    commits = git(git_dir, "rev-list", "--first-parent", "--reverse", ref).split()
+    objects = Objects(git_dir)
+    releases: dict[str, str] = {}  # version -> the commit that bumped to it (its release)
+    for commit in commits:
+        found = objects.read(f"{commit}:{VERSION_FILE}")
+        match = _VERSION.search(found[1]) if found else None
+        if match:
+            releases.setdefault(match[1].decode(), commit)
+    labels = sorted(releases, key=version_key)
+    newest = max(releases, key=lambda version: commits.index(releases[version]))
+    tip = newest if releases[newest] == commits[-1] else f"{newest}+{commits[-1][:8]}"  # code after the last bump
+    snapshots = [*((label, releases[label]) for label in labels), (tip, commits[-1])]
+    history = History(labels=list(dict.fromkeys([*labels, tip])))
+    history.first_commit, history.last_commit, history.commits = commits[0], commits[-1], len(commits)
+    held: dict[tuple[str, str], set[str]] = {}  # (path, blob) -> labels holding it
+    for label, commit in snapshots:
+        tree = objects.read(f"{commit}:{PACKAGE}")
+        for file in objects.python_files(tree[0], f"{PACKAGE}/") if tree else ():
+            held.setdefault(file, set()).add(label)
+    for (path, blob), holding in held.items():
+        found = objects.read(blob)
+        for site in scan_source(path, found[1] if found else b""):
+            key = site.key()
+            if key not in history.sites or tip in holding:  # the newest site of an entry is kept
+                history.sites[key] = site
+            history.present.setdefault(key, set()).update(holding)
+            if tip in holding:
+                history.at_tip.add(key)
+    history.blobs = len(held)
+    objects.close()
+    return history
+
+
+# ---------------------------------------------------------------- later builds, from notes
+
+# Builds after the history, in order, and their messages (from /work/shared/omlx-messages.md and the
+# pasted 0.6.4 log of oMLX issue 3399). The fix build is named by its commit, after 0.6.3rc2; the
+# notes date the later fatal reasons "after 0.6.3", so they are given the first later release.
+LATER_BUILDS = ("0.6.3rc2+5941f683", "0.6.4")
+
+
+@dataclass(frozen=True)
+class Note:
+    kind: str
+    first: str
+    parts: tuple[str, ...]  # the literal parts around "any" placeholders
+    level: str | None = None
+    logger: str | None = None
+
+
+def _fatal(first: str, *parts: str) -> Note:
+    """A fatal exit's reason, as ``fatal_exit`` logs it."""
+    return Note(LOG, first, (*parts[:-1], parts[-1] + FATAL_SUFFIX), "CRITICAL", FATAL_LOGGER)
+
+
+NOTES = (
+    _fatal("0.6.3rc2+5941f683", "Metal GPU submissions disabled: ", ""),
+    Note(RAISE, "0.6.4", ("ANE input pack command buffer failed; canceling this dispatch:", "")),
+    _fatal("0.6.4", "Engine ", ": teardown exceeded 120s (", ")"),
+    _fatal("0.6.4", "Engine ", ": teardown timed out after 60s (", "); no recent SSD persistence progress"),
+    _fatal("0.6.4", "Engine ", ": teardown progress check failed"),
+    _fatal("0.6.4", "Engine ", ": MLX teardown failed (", ")"),
+    _fatal("0.6.4", "SSD cache writer survived engine teardown"),
+    _fatal("0.6.4", "Engine ", ": final MLX reclaim failed: ", ""),
+    _fatal("0.6.4", "Global MLX executor teardown timed out after 60s"),
+    _fatal("0.6.4", "Global MLX executor teardown failed: ", ""),
+)
+
+
+# ---------------------------------------------------------------- writing
+
+
+def entry_row(key: str, site: Site, first: str, last: str | None, source: str) -> list[object]:
+    t = site.template
+    return [
+        key, site.kind, site.level, site.logger, site.module, site.function,
+        list(t.literals), list(t.kinds), site.in_handler, first, last, source, site.status, site.exception,
+    ]  # fmt: skip
+
+
+ROW_FIELDS = [
+    "id", "kind", "level", "logger", "module", "function",
+    "literals", "kinds", "in_handler", "first", "last", "source", "status", "exception",
+]  # fmt: skip
+
+
+def lexicon(history: History, repository: str) -> dict[str, object]:
+    order = {label: index for index, label in enumerate(history.labels)}
+    rows = []
+    for key in sorted(history.sites):
+        held = sorted(history.present[key], key=order.__getitem__)
+        last = None if key in history.at_tip else held[-1]
+        rows.append(entry_row(key, history.sites[key], held[0], last, "code"))
+    for note in NOTES:
+        template = Template(note.parts, (ANY,) * (len(note.parts) - 1))
+        site = Site(note.kind, note.level, note.logger, None, None, template, "", "", note.kind == LOG)
+        rows.append(entry_row(site.key(), site, note.first, None, "notes"))
+    ids = [row[0] for row in rows]
+    if len(set(ids)) != len(ids):
+        raise SystemExit("generate: two entries share an id")
+    header = {
+        "source": {
+            "repository": repository,
+            "ref": "first-parent history",
+            "first_commit": history.first_commit,
+            "last_commit": history.last_commit,
+            "commits": history.commits,
+            "notes": "later builds from oMLX's release notes and pasted logs (source: notes)",
+        },
+        "licence": f"oMLX is licensed {LICENCE}; the message texts here are taken from its source",
+        "generator": f"tools/lexicon/generate.py {GENERATOR_VERSION}",
+        "versions": [*history.labels, *LATER_BUILDS],
+        "fields": ROW_FIELDS,
+    }
+    return {"header": header, "entries": rows}
+
+
+def write(data: dict[str, object], out: Path) -> None:
+    text = json.dumps(data, separators=(",", ":"), ensure_ascii=False).encode()
+    with out.open("wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=9, mtime=0) as packed:
+        packed.write(text)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--git-dir", default=os.environ.get("OMLX_GIT_DIR"), help="oMLX's git directory")
+    parser.add_argument("--ref", default="HEAD", help="the history to read (its first-parent chain)")
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    parser.add_argument("--repository", default="https://github.com/jundot/omlx")
+    options = parser.parse_args(argv)
+    if not options.git_dir:
+        parser.error("give --git-dir or set OMLX_GIT_DIR")
+    started = time.perf_counter()
+    history = read_history(options.git_dir, options.ref)
+    data = lexicon(history, options.repository)
+    write(data, options.out)
+    entries = data["entries"]
+    assert isinstance(entries, list)
+    print(
+        f"{len(entries)} entries from {history.commits} commits, {len(history.labels)} labels, "
+        f"{history.blobs} files parsed, in {time.perf_counter() - started:.1f}s -> {options.out} "
+        f"({options.out.stat().st_size} bytes)",
+        file=sys.stderr,
+    )
+    return 0
+
+
+def iter_rows(path: Path) -> Iterator[dict[str, object]]:
+    """The rows of a written lexicon as dicts (for checking by hand)."""
+    with gzip.open(path) as packed:
+        data = json.load(packed)
+    for row in data["entries"]:
+        yield dict(zip(data["header"]["fields"], row, strict=True))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
