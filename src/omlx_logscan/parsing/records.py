@@ -28,6 +28,7 @@ from omlx_logscan.parsing.grammar import (
     opens_panic,
     parse_line,
 )
+from omlx_logscan.parsing.messages import known
 from omlx_logscan.timeutil import clock_seconds
 
 # Head forms that end a block (a log line after a panic report is the log again).
@@ -44,6 +45,8 @@ _BLOCK_ENDERS = frozenset(
         "nostamp_log",
         "pydefault",
         "snippet",
+        "level_first",
+        "elided",
         *BLOCK_FORMS,
     }
 )
@@ -116,9 +119,10 @@ class Assembly:
 
 
 def _starts_catalog_message(text: str) -> bool:
-    if not text[:1].isalpha():  # traceback frames, carets and wrapped values: never a catalog message
+    if not text[:1].isalnum():  # traceback frames, carets and wrapped punctuation: never a catalog message
         return False
-    return any(t.regex.match(text) for t in candidates(text) if t.literal in text)  # every match contains the literal
+    # every match contains the literal
+    return any(t.regex.match(text) for t in candidates(text) if t.literal in text) or known(text) is not None
 
 
 def assemble(kept: Iterable[KeptLine]) -> Assembly:
