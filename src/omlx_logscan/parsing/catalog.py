@@ -376,6 +376,10 @@ ABORT_OPENING = r"libc\+\+abi: terminating"
 ABORT = re.compile(f"^{ABORT_OPENING}")
 
 
+# How the ANE dispatch's failure begins; its NSError follows (on the next lines when wrapped).
+ANE_DISPATCH_OPENING = "ANE input pack"
+
+
 # Where a GPU failure surfaced, from the record's message. First match wins.
 GPU_CONTEXTS: tuple[tuple[re.Pattern[str], str], ...] = (
     (FATAL_EXIT, "fatal_exit"),
@@ -383,7 +387,7 @@ GPU_CONTEXTS: tuple[tuple[re.Pattern[str], str], ...] = (
     *(
         (re.compile(p), c)
         for p, c in (
-            (r"ANE input pack", "ane_dispatch"),
+            (re.escape(ANE_DISPATCH_OPENING), "ane_dispatch"),
             (r"^Engine loop error:", "engine_loop"),
             (r"^Error in batch generation step:", "batch_step"),
             (r"^Metal cache clear failed during error recovery:", "recovery_clear"),

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from omlx_logscan.parsing.catalog import (
     ABORT_OPENING,
+    ANE_DISPATCH_OPENING,
     APP_LOGGER,
     BANNER_BRANCH,
     GPU_CODE,
@@ -290,10 +291,11 @@ def _reshaped(text: str) -> Line | None:
 
 
 def _opens_headless(text: str) -> bool:
-    """Whether an untimed line can begin a record: a traceback or NSError part, or any text with a
-    Metal error code or a ``[metal::malloc]`` limit (never left unparsed)."""
+    """Whether an untimed line can begin a record: a traceback or NSError part, the ANE dispatch's
+    failure, or any text with a Metal error code or a ``[metal::malloc]`` limit (never left unparsed)."""
     return (
         _HEADLESS.match(text) is not None
+        or text.startswith(ANE_DISPATCH_OPENING)  # its NSError follows on the next lines
         or ("Error Domain=" in text and _NSERROR.search(text) is not None)
         or (
             any(marker in text for marker in GPU_MARKERS)

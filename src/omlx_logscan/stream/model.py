@@ -25,6 +25,9 @@ def header(stream: EventStream) -> dict[str, Any]:
     acc = stream.accounting
     first = min((s.first for s in stream.sources if s.first), default=None)
     last = max((s.last for s in stream.sources if s.last), default=None)
+    if first is None:  # no dated line: a report's own time (a dated kernel panic) is the only one
+        dated = [event.time for event in stream.events if event.time]
+        first, last = min(dated, default=None), max(dated, default=None)
     # Only a paste with no date at all is spanned by its times of day (file order, across midnight).
     starts = [s.first_time_of_day for s in stream.sources if s.first_time_of_day]
     ends = [s.last_time_of_day for s in stream.sources if s.last_time_of_day]
