@@ -236,7 +236,6 @@ def test_input_that_is_no_omlx_log_is_refused_by_every_command(command: str) -> 
         ("omlx-issue-410.log", True),  # a macOS crash report
         ("omlx-issue-1566.log", True),  # routine INFO records of oMLX's cache only, counted by the scan
         ("omlx-issue-342.log", True),  # routine DEBUG records only
-        ("omlx-issue-2232.log", False),  # a user's own quotes of bare messages
         ("omlx-issue-3711.log", False),  # a client's error, not the server's
     ],
 )

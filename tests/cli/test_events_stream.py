@@ -153,13 +153,13 @@ def test_rows_wait_for_a_later_time_and_a_step_back_is_noted() -> None:
     sink = _Rows()
     order = StreamedOrder(sink, None)
     first, second = _event("warning", "2026-01-01T10:00:00", 1), _event("warning", "2026-01-01T10:00:05", 2)
-    order.take([first, second], [], [], [], dense=False, floor="2026-01-01T10:00:05")
+    order.take([first, second], [], [], [], recognised=False, floor="2026-01-01T10:00:05")
     assert sink.written == [first]  # the second has the latest time read: a row still to come may tie it
     between = _event("request_complete", "2026-01-01T10:00:01", 3)
-    order.take([], [(NO_TIME, 3, [between])], [], [], dense=True, floor="2026-01-01T10:00:09")
+    order.take([], [(NO_TIME, 3, [between])], [], [], recognised=True, floor="2026-01-01T10:00:09")
     assert sink.written == [first, between] and order.went_back is None
     back = _event("request_complete", "2026-01-01T09:59:00", 4)
-    order.take([], [(NO_TIME, 4, [back])], [], [], dense=True, floor="2026-01-01T10:00:09")
+    order.take([], [(NO_TIME, 4, [back])], [], [], recognised=True, floor="2026-01-01T10:00:09")
     assert order.went_back is back  # it sorts before rows already written
     order.finish()
     assert sink.written == [first, between, back, second]
@@ -172,14 +172,14 @@ def test_a_start_waits_while_a_marker_could_still_join_it() -> None:
     banner = _event("process_start", "2026-01-01T10:00:00", 1)
     banner.fields = {"marker": "banner"}
     warning = _event("warning", "2026-01-01T10:00:10", 2)
-    order.take([banner, warning], [], [], [], dense=False, floor="2026-01-01T10:01:00")
+    order.take([banner, warning], [], [], [], recognised=False, floor="2026-01-01T10:01:00")
     assert sink.written == []  # a marker within two minutes of the last one joins the start
     marker = _event("process_start", "2026-01-01T10:01:30", 3)
     marker.fields = {"marker": "startup_block"}
-    order.take([marker], [], [], [], dense=False, floor="2026-01-01T10:02:00")
+    order.take([marker], [], [], [], recognised=False, floor="2026-01-01T10:02:00")
     assert sink.written == []
     later = _event("warning", "2026-01-01T10:05:00", 4)
-    order.take([later], [], [], [], dense=False, floor="2026-01-01T10:05:00")  # no later marker can join now
+    order.take([later], [], [], [], recognised=False, floor="2026-01-01T10:05:00")  # no later marker can join now
     assert [event.line for event in sink.written] == [1, 2]  # the last waits: a row to come may tie it
     assert sink.written[0].fields["markers"] == ["banner", "startup_block"]
     assert banner.fields == {"marker": "banner"}  # a copy was folded: the batch read folds its own
@@ -191,9 +191,9 @@ def test_nothing_is_written_before_the_input_shows_it_is_an_omlx_log() -> None:
     note = Event("record", "2026-01-01T10:00:00", "<stdin>", 1, None, None, "a note")
     later = _event("record", "2026-01-01T11:00:00", 2)
     later.logger = None
-    order.take([note, later], [], [], [], dense=False, floor="2026-01-01T11:00:00")
+    order.take([note, later], [], [], [], recognised=False, floor="2026-01-01T11:00:00")
     assert sink.written == []
-    order.take([], [], [], [], dense=True, floor="2026-01-01T11:00:00")  # a request row: oMLX's
+    order.take([], [], [], [], recognised=True, floor="2026-01-01T11:00:00")  # a request row: oMLX's
     assert sink.written == [note]
 
 

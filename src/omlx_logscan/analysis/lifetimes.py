@@ -174,15 +174,16 @@ def shows_unseen_restart(record: Event) -> bool:
 
 def _restart_evidence(session: Session) -> int | None:
     """Index of the first event that a penalty-boxed process could not have produced, or that is timed
-    after a fatal exit or kernel panic (at WARNING level the next start is not in view), if any."""
+    after a fatal exit or kernel panic (at WARNING level the next start is not in view) or is a panic after one."""
     dead = False
     last_gpu: str | None = None
     exited: str | None = None
+    ended = False  # a fatal exit or kernel panic was seen: a later panic report is another boot's
     for index, event in enumerate(session.events):
-        if exited is not None and event.time is not None and event.time > exited:
+        if (exited and event.time and event.time > exited) or (ended and event.kind == "kernel_panic"):
             return index
         if leaves_no_process(event):
-            exited = event.time or event.prev_time
+            ended, exited = True, event.time or event.prev_time
         if event.kind != "gpu_error":
             continue
         new_incident = last_gpu is None or not joins_incident(last_gpu, event)

@@ -13,7 +13,7 @@ from omlx_logscan.output.outages import outages_sentence
 from omlx_logscan.parsing.catalog import FATAL_LOGGER, PENALTY_BOX_CODE
 from omlx_logscan.parsing.kinds import CRASH_KINDS
 from omlx_logscan.stream.model import EventStream, header
-from omlx_logscan.timeutil import human_duration, human_time, seconds, to_second
+from omlx_logscan.timeutil import clock_seconds, human_duration, human_time, seconds, to_second
 
 LEVEL_NOTES = {
     "WARNING": "written at WARNING level: INFO records (startup blocks, engine starts, finished requests, "
@@ -29,15 +29,27 @@ def plural(count: int, word: str) -> str:
 
 def span_phrase(head: dict[str, Any]) -> str:
     """``first → last (87 d 21 h)``, or that the input carries no timestamps."""
-    length = human_duration(head["hours"] * 3600 if head["hours"] is not None else None)
-    if not head["first"] and head["first_time_of_day"]:
+    if head["first"]:
+        length = span_length(seconds(head["first"], head["last"]))
+        return f"{human_time(head['first'])} → {human_time(head['last'])}  ({length})"
+    if head["first_time_of_day"]:
+        length = span_length(clock_seconds(head["first_time_of_day"], head["last_time_of_day"]))
         return (
             f"{head['first_time_of_day'][:8]} → {head['last_time_of_day'][:8]}  ({length}; times of day "
             "only, the log gives no date)"
         )
-    if not head["first"]:
-        return "unknown (no timestamps)"
-    return f"{human_time(head['first'])} → {human_time(head['last'])}  ({length})"
+    return "unknown (no timestamps)"
+
+
+def span_length(total: float | None) -> str:
+    """How long a log spans: under an hour in minutes and seconds (``7.6 s``, ``12 min 05 s``), a
+    short paste's span being its point; longer ones as every other length."""
+    if total is None or total >= 3600:
+        return human_duration(total)
+    if total < 60:
+        return f"{total:.1f} s"
+    minutes, rest = divmod(int(total), 60)
+    return f"{minutes} min {rest:02d} s"
 
 
 def level_phrase(level: str | None, records: int) -> str:
@@ -276,14 +288,21 @@ def _shows_its_level(stream: EventStream) -> bool:
     return stream.accounting.records >= LEVEL_EVIDENCE_RECORDS
 
 
+def _when_written(stream: EventStream) -> str:
+    """The input's span: its dates, its times of day, or that it states no time at all."""
+    head = header(stream)
+    if head["first"]:
+        return f"{human_time(head['first'])} → {human_time(head['last'])}"
+    if head["first_time_of_day"]:
+        return f"times of day {head['first_time_of_day'][:8]} → {head['last_time_of_day'][:8]}"
+    return "the input has no timestamps"
+
+
 def _fault_summary(analysis: Analysis) -> str:
     faults = analysis.faults
     sessions = analysis.sessions
     if not faults:
-        if analysis.log_start is None:
-            return f"No GPU faults in {plural(len(sessions), 'session')} (the input has no timestamps)."
-        span = f"{human_time(analysis.log_start)} → {human_time(analysis.log_end)}"
-        return f"No GPU faults in {plural(len(sessions), 'session')} ({span})."
+        return f"No GPU faults in {plural(len(sessions), 'session')} ({_when_written(analysis.stream)})."
     kinds = Counter(f.code_names[0] if f.code_names else f.kind for f in faults)
     outcomes = Counter(f.outcome for f in faults)
     kind_text = ", ".join(f"{n} {k}" for k, n in kinds.most_common())

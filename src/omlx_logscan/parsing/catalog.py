@@ -27,6 +27,10 @@ LOGGER_PREFIX = "omlx"
 APP_LOGGER = "omlx_app"
 
 
+# The tag of the lines uvicorn writes (oMLX serves through it, as do other servers): no oMLX text.
+UVICORN_TAG = "uvicorn"
+
+
 # Where oMLX keeps its logs and settings: the environment variable that moves it, and its default.
 BASE_PATH_VARIABLE = "OMLX_BASE_PATH"
 
@@ -112,8 +116,8 @@ CATALOG: tuple[Template, ...] = (
         ("capture", r"^Log directory: "),
         ("capture", r"^Binding server at "),
         ("capture", r"^Starting server at "),
-        ("uvicorn", r"^Started server process \[(?P<pid>\d+)\]"),
-        ("uvicorn", r"^Uvicorn running on "),
+        (UVICORN_TAG, r"^Started server process \[(?P<pid>\d+)\]"),
+        (UVICORN_TAG, r"^Uvicorn running on "),
     ),
     # Engines and models.
     Template("engine_start", r"^Engine started\b"),
@@ -147,10 +151,10 @@ CATALOG: tuple[Template, ...] = (
         "shutdown",
         ("pool", r"^Engine pool shutdown complete"),
         ("enforcer", r"^Process memory enforcer stopped"),
-        ("uvicorn", r"^Shutting down$"),
-        ("uvicorn", r"^Waiting for application shutdown"),
-        ("uvicorn", r"^Application shutdown complete"),
-        ("uvicorn", r"^Finished server process"),
+        (UVICORN_TAG, r"^Shutting down$"),
+        (UVICORN_TAG, r"^Waiting for application shutdown"),
+        (UVICORN_TAG, r"^Application shutdown complete"),
+        (UVICORN_TAG, r"^Finished server process"),
     ),
     Template("restart_requested", r"^Server restart requested"),
     # Memory pressure, every enforcer version (its own start line is no pressure event).
@@ -372,6 +376,10 @@ ABORT_OPENING = r"libc\+\+abi: terminating"
 ABORT = re.compile(f"^{ABORT_OPENING}")
 
 
+# How the ANE dispatch's failure begins; its NSError follows (on the next lines when wrapped).
+ANE_DISPATCH_OPENING = "ANE input pack"
+
+
 # Where a GPU failure surfaced, from the record's message. First match wins.
 GPU_CONTEXTS: tuple[tuple[re.Pattern[str], str], ...] = (
     (FATAL_EXIT, "fatal_exit"),
@@ -379,7 +387,7 @@ GPU_CONTEXTS: tuple[tuple[re.Pattern[str], str], ...] = (
     *(
         (re.compile(p), c)
         for p, c in (
-            (r"ANE input pack", "ane_dispatch"),
+            (re.escape(ANE_DISPATCH_OPENING), "ane_dispatch"),
             (r"^Engine loop error:", "engine_loop"),
             (r"^Error in batch generation step:", "batch_step"),
             (r"^Metal cache clear failed during error recovery:", "recovery_clear"),

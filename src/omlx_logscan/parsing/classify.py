@@ -17,13 +17,15 @@ from omlx_logscan.parsing.catalog import (
     GPU_CONTEXTS,
     GPU_MARKERS,
     GPU_RESOURCE_LIMIT,
+    LOGGER_PREFIX,
     NUMERIC_FIELDS,
     RESOURCE_LIMIT_CODE,
     candidates,
 )
 from omlx_logscan.parsing.event import Event
-from omlx_logscan.parsing.grammar import FAULTHANDLER_OPENING
+from omlx_logscan.parsing.grammar import FAULTHANDLER_OPENING, Line
 from omlx_logscan.parsing.kinds import TAG_FIELDS
+from omlx_logscan.parsing.messages import Known, known
 from omlx_logscan.parsing.panics import panic_fields
 from omlx_logscan.parsing.records import Record
 
@@ -117,11 +119,37 @@ def _number_or_text(value: str) -> Any:
             return value
 
 
+# Forms of lines a paste cut the level or logger from: the message oMLX writes tells them.
+_HEADLESS_RECORD_FORMS = frozenset({"text", "snippet", "elided", "short_log", "dated", "timeonly", "level_first"})
+
+
+def identify(record: Record) -> Known | None:
+    """The oMLX message a record whose paste dropped its level or logger is (its head line, or the
+    whole record when wrapped); None for every other record: the full shape needs no look-up."""
+    head = record.head
+    if head.form not in _HEADLESS_RECORD_FORMS or (head.level and (head.logger or "").startswith(LOGGER_PREFIX)):
+        return None
+    return known(head.message) or (known(record.text) if record.extra else None)
+
+
+def _logger_of(head: Line, identity: Known | None) -> str | None:
+    """The record's logger: as written, or the one oMLX's source names when the paste dropped it or
+    gave its last part only (``scheduler   - …``)."""
+    if identity is None or identity.logger is None:
+        return head.logger
+    if head.logger is None or identity.logger.rsplit(".", 1)[-1] == head.logger:
+        return identity.logger
+    return head.logger
+
+
 def classify(record: Record, source: str, index: int) -> list[Event]:
     """The events one record yields: usually one, two for an abort or fatal exit, none for routine lines."""
     head = record.head
+    identity = identify(record)
+    logger = _logger_of(head, identity)
+    level = head.level or ("CRITICAL" if head.form == "abort" else identity.level if identity is not None else None)
 
-    def make(kind: str, fields: dict[str, Any], level: str | None = head.level) -> Event:
+    def make(kind: str, fields: dict[str, Any], level: str | None = level) -> Event:
         continuation = record.continuation
         if continuation is not None:
             fields["continuation"] = continuation
@@ -131,7 +159,7 @@ def classify(record: Record, source: str, index: int) -> list[Event]:
             source,
             record.line,
             level,
-            head.logger,
+            logger,
             head.message,
             fields,
             record.lines,
@@ -139,6 +167,8 @@ def classify(record: Record, source: str, index: int) -> list[Event]:
             record.next_stamp,
             index,
             record.time_of_day,
+            entry=identity.entry if identity is not None else None,
+            template=identity.template if identity is not None else None,
         )
 
     if head.form in ("panic", "panic_header"):
@@ -152,7 +182,6 @@ def classify(record: Record, source: str, index: int) -> list[Event]:
     text = record.text
     events: list[Event] = []
     gpu = _gpu_fields(record, text) if any(marker in text for marker in GPU_MARKERS) else None
-    level = head.level or ("CRITICAL" if head.form == "abort" else None)
     if gpu is not None:
         events.append(make("gpu_error", gpu, level or "ERROR"))
     fatal = FATAL_EXIT.match(head.message) if _may_be_fatal_exit(head.message) else None

@@ -23,6 +23,8 @@ class Event:
     next_time: str | None = None
     source_index: int = 0
     time_of_day: str | None = None  # HH:MM:SS.mmm of a time-only line (its date inferred, or unknown: time None)
+    entry: str | None = None  # the oMLX message it is: its entry in the lexicon of oMLX's messages
+    template: str | None = None  # that message as oMLX's source writes it
 
     @property
     def sort_time(self) -> str:
@@ -42,5 +44,7 @@ class Event:
             "kind": self.kind,
             "message": self.message,
         }
+        if self.kind == "record" or self.entry is not None:  # a record is known by its message alone
+            out |= {"entry": self.entry, "template": self.template}
         out.update(self.fields)
         return out

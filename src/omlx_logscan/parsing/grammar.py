@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from omlx_logscan.parsing.catalog import (
     ABORT_OPENING,
+    ANE_DISPATCH_OPENING,
     APP_LOGGER,
     BANNER_BRANCH,
     GPU_CODE,
@@ -22,6 +23,7 @@ from omlx_logscan.parsing.catalog import (
     bare_openings,
 )
 from omlx_logscan.parsing.catalog_panics import HEADER_OPENING, PANIC_STRING
+from omlx_logscan.parsing.messages import known
 
 LEVELS = ("TRACE", "DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 
@@ -56,6 +58,20 @@ _FENCE = re.compile(r"^```[A-Za-z]*")
 _BULLET_CODE = re.compile(r"^\s*[-*] `(?P<body>.*?)`?\s*$")
 
 
+# What a paste may wrap a whole line in: backticks, double quotes, a bullet (the line is its ``body``).
+_WRAPPED = re.compile(
+    r'^\s*(?:`+(?P<code>[^`]+)`+|"(?P<quoted>.+)"|(?:[-*•]|\d+\.)\s+`?(?P<bullet>[^`]+)`?)\s*[,;.]?\s*$'
+)
+
+
+# One or more elision marks where a paste cut a line's head.
+_ELISION_MARKS = r"(?:(?:…|\.\.\.)\s*)+"
+
+
+# A line whose head a paste cut, message only: ``… ... Memory pressure level: ok -> soft``.
+_ELIDED_HEAD = re.compile(rf"^{_ELISION_MARKS}(?:-\s+)?(?P<msg>\S.*)$")
+
+
 def _opening(tag: str) -> str:
     """A regex for the openings of the bare lines the catalog tags ``tag``."""
     return "|".join(re.escape(literal) for literal in bare_openings(tag))
@@ -83,6 +99,10 @@ _FORMS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ("uvicorn", r"^(?P<level>INFO|WARNING|ERROR|CRITICAL|DEBUG):\s{2,}(?P<msg>.*)$"),
         ("pydefault", rf"^{_LEVEL}:(?P<logger>[\w.]+):(?P<msg>.*)$"),
         ("nostamp_log", rf"^{_LOGGER} - {_LEVEL} - {_RID}(?P<msg>.*)$"),
+        # The level first, as condensed pastes put it: ``ERROR  omlx.engine.dflash - DFlash start failed …``.
+        ("level_first", rf"^{_LEVEL}\s+{_LOGGER} - {_RID}(?P<msg>.*)$"),
+        # The head cut off where the level begins: ``… - DEBUG - [-] - Background snapshot write failed``.
+        ("elided", rf"^{_ELISION_MARKS}\s*(?:-\s*)?(?:{_LOGGER} - )?{_LEVEL} - {_RID}(?P<msg>.*)$"),
         ("abort", rf"^(?P<msg>{ABORT_OPENING}.*)$"),
         ("faulthandler", rf"^(?P<msg>{re.escape(FAULTHANDLER_OPENING)}.*)$"),
         ("panic", rf"^(?P<msg>{_PANIC_OPENING}.*)$"),
@@ -129,8 +149,9 @@ _NSERROR = re.compile(r"\bError Domain=\w+ Code=-?\d+")
 _THREAD_DUMP = re.compile(r"^(?:Current thread|Thread) 0x[0-9a-fA-F]+ \(most recent call first\):")
 
 
-# The short form a paste may give a record: the logger's last part, padded, then the message.
-_SHORT_LOG = re.compile(r"^(?P<logger>[a-z_][\w.]*) {2,}- (?P<msg>\S.*)$")
+# The short form a paste may give a record: the logger's last part, padded, then the message
+# (the longest logger of a padded column has one space: its message must be one oMLX writes).
+_SHORT_LOG = re.compile(r"^(?P<logger>[a-z_][\w.]*\w)(?P<pad> +)- (?P<msg>\S.*)$")
 
 
 # Chained tracebacks put a blank line around these: they do not end the traceback.
@@ -208,6 +229,8 @@ def parse_line(raw: str) -> Line:
             return Line("report_json", text.rstrip())
         if _RULE.match(text):
             return Line("blank", "")
+        if text.startswith('"') and (quoted := _reshaped(text)) is not None and quoted.form not in _UNTOLD:
+            return quoted  # a whole log line or oMLX message in double quotes
         return Line("headless" if _opens_headless(text) else "text", text.rstrip())
     for form, regex in _FORMS:
         match = regex.match(text)
@@ -235,20 +258,44 @@ def parse_line(raw: str) -> Line:
     if _THREAD_DUMP.match(text):  # no form begins ``Thread 0x`` or ``Current thread 0x``
         return Line("thread_dump", text.rstrip())
     short = _SHORT_LOG.match(text)
-    if short is not None:
+    if short is not None and (len(short["pad"]) > 1 or known(short["msg"]) is not None):
         return Line("short_log", short["msg"].rstrip(), logger=short["logger"])
     if _opens_headless(text):
         return Line("headless", text.rstrip())
     if _is_snippet(raw):
         return Line("snippet", text.rstrip())
-    return Line("text", text.rstrip())
+    return _reshaped(text) or Line("text", text.rstrip())
+
+
+# Forms that tell nothing of a line a paste quoted: its quotes stay (NSError text begins with one).
+_UNTOLD = frozenset({"text", "headless", "report_json"})
+
+
+def _reshaped(text: str) -> Line | None:
+    """A line no form reads in a shape people paste oMLX's lines in: wrapped in backticks, quotes or
+    a bullet around a line the forms read or a message oMLX writes, or a message whose head the
+    paste cut (``… msg``). Only lines no form read come here: routine records never do."""
+    wrapped = _WRAPPED.match(text)
+    if wrapped is not None:
+        inner = next(part for part in wrapped.groups() if part is not None).strip()
+        parsed = parse_line(inner)
+        if parsed.form not in ("text", "blank"):
+            return parsed
+        if known(inner) is not None:
+            return Line("snippet", inner)
+        return None
+    elided = _ELIDED_HEAD.match(text) if text.startswith(("…", "...")) else None
+    if elided is not None and known(elided["msg"]) is not None:
+        return Line("elided", elided["msg"].rstrip())
+    return None
 
 
 def _opens_headless(text: str) -> bool:
-    """Whether an untimed line can begin a record: a traceback or NSError part, or any text with a
-    Metal error code or a ``[metal::malloc]`` limit (never left unparsed)."""
+    """Whether an untimed line can begin a record: a traceback or NSError part, the ANE dispatch's
+    failure, or any text with a Metal error code or a ``[metal::malloc]`` limit (never left unparsed)."""
     return (
         _HEADLESS.match(text) is not None
+        or text.startswith(ANE_DISPATCH_OPENING)  # its NSError follows on the next lines
         or ("Error Domain=" in text and _NSERROR.search(text) is not None)
         or (
             any(marker in text for marker in GPU_MARKERS)

@@ -28,6 +28,7 @@ from omlx_logscan.parsing.grammar import (
     opens_panic,
     parse_line,
 )
+from omlx_logscan.parsing.messages import known
 from omlx_logscan.timeutil import clock_seconds
 
 # Head forms that end a block (a log line after a panic report is the log again).
@@ -44,6 +45,8 @@ _BLOCK_ENDERS = frozenset(
         "nostamp_log",
         "pydefault",
         "snippet",
+        "level_first",
+        "elided",
         *BLOCK_FORMS,
     }
 )
@@ -116,9 +119,10 @@ class Assembly:
 
 
 def _starts_catalog_message(text: str) -> bool:
-    if not text[:1].isalpha():  # traceback frames, carets and wrapped values: never a catalog message
+    if not text[:1].isalnum():  # traceback frames, carets and wrapped punctuation: never a catalog message
         return False
-    return any(t.regex.match(text) for t in candidates(text) if t.literal in text)  # every match contains the literal
+    # every match contains the literal
+    return any(t.regex.match(text) for t in candidates(text) if t.literal in text) or known(text) is not None
 
 
 def assemble(kept: Iterable[KeptLine]) -> Assembly:
@@ -248,7 +252,9 @@ class Assembler:
 
     def _open(self, line: int, parsed: Line) -> Record:
         self._ended = False
+        restated = self._take_restatement(parsed) if parsed.time is not None else 0
         record = _new_record(line, parsed, self._last_stamp, self._clock, self.out, self._awaiting_next)
+        record.lines += restated
         self._current = record
         if record.stamp is not None:
             self._clock = record.stamp
@@ -266,6 +272,38 @@ class Assembler:
         elif len(self._awaiting_next) == 1:  # the first record since the last dated one waits
             self.final = opened_at
         return record
+
+    def _take_restatement(self, parsed: Line) -> int:
+        """The untimed line just above a timed record that restates its exception (a paste's
+        ``RuntimeError: X`` over the record that logged X): part of that record, no record of its own
+        nor the tail of the one before. Taken from where it was; returns how many lines it was."""
+        current = self._current
+        if current is None or current.head.form in BLOCK_FORMS:
+            return 0
+        if current.head.time is None and current.head.form == "headless" and not any(map(str.strip, current.extra)):
+            if not _restates(current.head.message, parsed.message):
+                return 0
+            self.out.records.pop()
+            self._awaiting_next.remove(current)
+            self.final = min(self.final, len(self.out.records))
+            return current.lines
+        last = next((index for index in range(len(current.extra) - 1, -1, -1) if current.extra[index].strip()), None)
+        if last is None or current.holds_traceback() or not _restates(current.extra[last], parsed.message):
+            return 0
+        taken = len(current.extra) - last
+        del current.extra[last:]
+        current.lines -= taken
+        return taken
+
+
+# An exception line: its type, and its text (what a record restated by it holds).
+_EXCEPTION = re.compile(r"^\s*[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt): (?P<text>\S.{8,})$")
+
+
+def _restates(line: str, message: str) -> bool:
+    """Whether ``line`` is an exception line whose text ``message`` holds."""
+    match = _EXCEPTION.match(line)
+    return match is not None and match["text"].strip() in message
 
 
 def _new_record(

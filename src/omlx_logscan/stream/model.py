@@ -11,11 +11,10 @@ from dataclasses import dataclass, field
 from datetime import tzinfo
 from typing import Any
 
-from omlx_logscan.parsing.catalog import LOGGER_PREFIX
 from omlx_logscan.parsing.dense import ARRIVAL_SCHEMA, Dense
 from omlx_logscan.parsing.event import Event
 from omlx_logscan.parsing.grammar import LEVEL_RANK
-from omlx_logscan.parsing.kinds import OMLX_ONLY_KINDS
+from omlx_logscan.parsing.recognition import is_omlx
 from omlx_logscan.timeutil import clock_seconds, seconds
 
 RECORDS_SCHEMA = {"source": "I", "line": "I", "time": ""}  # the time: ISO text, or None when undated
@@ -26,6 +25,9 @@ def header(stream: EventStream) -> dict[str, Any]:
     acc = stream.accounting
     first = min((s.first for s in stream.sources if s.first), default=None)
     last = max((s.last for s in stream.sources if s.last), default=None)
+    if first is None:  # no dated line: a report's own time (a dated kernel panic) is the only one
+        dated = [event.time for event in stream.events if event.time]
+        first, last = min(dated, default=None), max(dated, default=None)
     # Only a paste with no date at all is spanned by its times of day (file order, across midnight).
     starts = [s.first_time_of_day for s in stream.sources if s.first_time_of_day]
     ends = [s.last_time_of_day for s in stream.sources if s.last_time_of_day]
@@ -119,12 +121,15 @@ class EventStream:
     arrival_events: list[Event] = field(default_factory=list)
     zone: tzinfo | None = None  # the zone its local times were written in (None: this machine's)
     host: str | None = None  # the machine it came from, when one is named
+    recognised: bool = False  # a line of it showed it is oMLX's (``parsing.recognition``)
 
     @property
     def has_omlx_records(self) -> bool:
-        """Whether anything here is an oMLX record (a README or a shell history has none)."""
+        """Whether anything here is oMLX's (a README or a shell history has nothing): what its
+        reading recognised, or what it holds."""
         return (
-            self.requests.height > 0
+            self.recognised
+            or self.requests.height > 0
             or self.arrivals.height > 0
             or self.records.height > 0  # routine records only counted by the scan: timed omlx.* records
             or any(map(is_omlx, self.events))
@@ -138,9 +143,3 @@ class EventStream:
         """Whether records of ``level`` would have been written (the log level is at or below it)."""
         lowest = self.lowest_level
         return lowest is not None and LEVEL_RANK[lowest] <= LEVEL_RANK[level]
-
-
-def is_omlx(event: Event) -> bool:
-    """What makes an event oMLX's for the refusal of input that is no oMLX log: an oMLX logger's
-    record, or a kind only oMLX's logs hold (``OMLX_ONLY_KINDS``)."""
-    return (event.logger or "").startswith(LOGGER_PREFIX) or event.kind in OMLX_ONLY_KINDS

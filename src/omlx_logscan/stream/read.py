@@ -39,6 +39,7 @@ from omlx_logscan.parsing.dense import (
 from omlx_logscan.parsing.event import Event
 from omlx_logscan.parsing.grammar import LEVEL_RANK
 from omlx_logscan.parsing.kinds import ARRIVAL_KIND
+from omlx_logscan.parsing.recognition import Recognition
 from omlx_logscan.parsing.records import Assembler, Assembly, Record, assemble_one
 from omlx_logscan.parsing.scan import SourceScan, scan_source
 from omlx_logscan.stream.dedup import count_once, dedup_key
@@ -59,6 +60,7 @@ class _SourceEvents:
     # Record keys of all sources so far, to drop a copy's records; None when there is one source.
     seen: dict[tuple[Any, ...], int] | None
     accounting: Accounting
+    recognition: Recognition  # the input's, all sources: whether it is oMLX's
     assembler: Assembler = field(default_factory=Assembler)
     events: list[Event] = field(default_factory=list)
     arrivals: list[Event] = field(default_factory=list)  # the arrivals the grammar read, for the arrival table
@@ -95,6 +97,7 @@ class _SourceEvents:
                 self.first_time_of_day = self.first_time_of_day or record.time_of_day
                 self.last_time_of_day = record.time_of_day
             produced = classify(record, self.source.name, self.index)
+            self.recognition.see(record, produced)
             _note_record(self.omlx_records, record, produced)
             keep = [ev for ev in produced if self.keep_all or ev.kind != "record"]
             seen = self.seen
@@ -141,12 +144,13 @@ def read_events(
     ``on_block`` sees each source's reading after each block, with the block's request and
     arrival rows (``stream_events``)."""
     accounting = Accounting()
+    recognition = Recognition()
     seen: dict[tuple[Any, ...], int] = {}
     scans: list[SourceScan] = []
     readers: list[_SourceEvents] = []
     with _without_cycle_collection():
         for i, src in enumerate(sources):
-            reader = _SourceEvents(src, i, keep_all, seen if len(sources) > 1 else None, accounting)
+            reader = _SourceEvents(src, i, keep_all, seen if len(sources) > 1 else None, accounting, recognition)
             scans.append(
                 scan_source(
                     src,
@@ -200,6 +204,7 @@ def read_events(
             )
         )
         per_source.append(reader.events)
+    recognition.see_lines(text for _, _, text in unparsed)
     records = _records_table(scans, readers)
     tables = [scan.requests for scan in scans]
     requests, per_source = count_once(tables, REQUEST_SCHEMA, per_source, "request_complete", accounting)
@@ -231,6 +236,7 @@ def read_events(
         arrival_events=sorted(
             (ev for events in sparse_arrivals for ev in events), key=lambda ev: (ev.sort_time, ev.source_index)
         ),
+        recognised=recognition.recognised,
     )
 
 
@@ -384,7 +390,8 @@ def stream_events(source: Source, order: StreamedOrder, *, keep_request_text: bo
 
         dense = bool(requests.height or arrivals.height)
         rows = keyed_rows(requests, events_of), keyed_rows(arrivals, events_of)
-        order.take(events, *rows, grammar_arrivals, dense=dense, floor=pending_floor(reader))
+        recognised = dense or reader.recognition.recognised
+        order.take(events, *rows, grammar_arrivals, recognised=recognised, floor=pending_floor(reader))
 
     try:
         return read_events([source], keep_request_text=keep_request_text, on_block=on_block)

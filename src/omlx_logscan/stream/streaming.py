@@ -23,7 +23,7 @@ from typing import Any, Protocol
 
 from omlx_logscan.parsing.dense import Dense
 from omlx_logscan.parsing.event import Event
-from omlx_logscan.stream.model import is_omlx
+from omlx_logscan.parsing.recognition import is_omlx
 from omlx_logscan.stream.reports import date_panic_report
 from omlx_logscan.stream.starts import StartCollapser
 
@@ -97,14 +97,14 @@ class StreamedOrder:
         arrivals: Iterable[tuple[int, int, list[Event]]],
         arrival_events: Iterable[Event],
         *,
-        dense: bool,
+        recognised: bool,
         floor: str,
     ) -> None:
         """One block's share: the grammar's new events (file order), the dense rows (time, line,
-        events), the grammar's arrivals; ``dense``: the block had dense rows (oMLX's, with or
-        without text); ``floor``: the earliest time an event still to come may sort at, None at the
-        end of the input. Then write what can go."""
-        self._recognised = self._recognised or dense
+        events), the grammar's arrivals; ``recognised``: the input showed itself oMLX's (dense rows,
+        with or without text, or what ``parsing.recognition`` saw); ``floor``: the earliest time an
+        event still to come may sort at, None at the end of the input. Then write what can go."""
+        self._recognised = self._recognised or recognised
         for event in events:
             if event.kind == "process_start":  # the start folds markers into itself: a copy, the batch read has its own
                 event = replace(event, fields=dict(event.fields))
