@@ -142,17 +142,16 @@ def test_sessions_are_written_as_ranges() -> None:
     assert sessions_phrase([1, 2, 3, 4, 7, 9, 10]) == "sessions 1–4, 7, 9–10"
 
 
-def test_times_of_day_say_the_date_is_unknown(tmp_path: Path) -> None:
-    log = tmp_path / "paste.log"
-    log.write_text(
-        "23:59:58,100 - omlx.engine_core - ERROR - Engine loop error: first\n"
-        "00:00:03,200 - omlx.engine_core - ERROR - Engine loop error: second\n"
-    )
-    (group,) = analysis_of(log).errors.groups
+def test_times_of_day_say_the_date_is_unknown() -> None:
+    def undated(time_of_day: str | None) -> Event:
+        return Event("error", None, "a.log", 1, "ERROR", None, "Engine loop error: x", time_of_day=time_of_day)
+
+    events = [undated("23:59:58.100"), undated("00:00:03.200")]
+    group = ErrorGroup(Template(f"Engine loop error: {DETAIL}", None), events)
     assert when_phrase(group) == "23:59:58 … 00:00:03 (date unknown)"
     group.events = group.events[:1]
     assert when_phrase(group) == "23:59:58 (date unknown)"
-    group.events[0].time_of_day = None
+    group.events = [undated(None)]
     assert when_phrase(group) == "(untimed)"
 
 
