@@ -63,9 +63,11 @@ def test_fail_on_help_lists_every_choosable_rule() -> None:
     """The help names the rules itself: building it from the rule tuple would load the analysis
     (and polars) for every ``--help``; this keeps the two the same."""
     from omlx_logscan.analysis.rules import CHOOSABLE_RULES
+    from omlx_logscan.cli.check import DEFAULT_FAIL_ON, ERROR_RULE_HELP
 
     (fail_on,) = (param for param in command("check").params if param.name == "fail_on")
-    assert getattr(fail_on, "help", None) == f"Comma list of rules: {', '.join(CHOOSABLE_RULES)}."
+    assert getattr(fail_on, "help", None) == f"Comma list of rules: {', '.join(CHOOSABLE_RULES)}. {ERROR_RULE_HELP}"
+    assert "error" not in DEFAULT_FAIL_ON.split(","), "the error rule is asked for, never a default"
 
 
 def _table_row(doc: str, field: str) -> str:

@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from omlx_logscan.analysis.errors import ErrorGroup
 from omlx_logscan.analysis.model import Analysis, DeadWindow, Incident, Session
 from omlx_logscan.analysis.outage_model import Outage
 from omlx_logscan.errors import EXIT_FINDINGS, EXIT_OK
@@ -91,7 +92,14 @@ class OutageFound:
     outage: Outage
 
 
-Subject = FaultFound | SessionEnded | DeadFound | TooManyFaults | OutageFound
+@dataclass(frozen=True)
+class ErrorFound:
+    """The failures of one template other than GPU faults (``analysis.errors``): one finding for them all."""
+
+    group: ErrorGroup
+
+
+Subject = FaultFound | SessionEnded | DeadFound | TooManyFaults | OutageFound | ErrorFound
 
 
 @dataclass(frozen=True)
@@ -161,6 +169,8 @@ def _findings(analysis: Analysis, rule: str, rules: Rules) -> Iterable[Finding]:
         return _dead_findings(analysis, rules.max_dead_s)
     if rule in ("wedge", "possible_wedge", "retry_loop"):
         return [_outage_finding(rule, o) for o in analysis.outages.items if o.rule == rule]
+    if rule == "error":
+        return [_error_finding(group) for group in analysis.errors.groups]
     if rule == "outage":
         allowed = rules.max_outage_s or 0.0
         return [_outage_finding(rule, o) for o in analysis.outages.items if o.open_at_end or o.at_least_s > allowed]
@@ -212,6 +222,11 @@ def _session_end_finding(session: Session, reason: str) -> Finding:
         last.line if last else session.line,
         session.index,
     )
+
+
+def _error_finding(group: ErrorGroup) -> Finding:
+    example = group.example
+    return Finding("error", ErrorFound(group), group.first, example.source, example.line, group.sessions[0])
 
 
 def _outage_finding(rule: str, outage: Outage) -> Finding:

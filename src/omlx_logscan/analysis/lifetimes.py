@@ -11,6 +11,7 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 
+from omlx_logscan.analysis.errors import errors_of
 from omlx_logscan.analysis.model import (
     INCIDENT_GAP_S,
     Analysis,
@@ -233,6 +234,7 @@ def analyze(stream: EventStream, *, wedge_after_s: float | None = None) -> Analy
     signatures = signatures_of(faults)
     analysis = Analysis(stream, sessions, faults, repeats, windows, signatures, log_start, log_end, builder.requests)
     analysis.outages = find_outages(analysis, stream.arrivals, wedge_after_s)
+    analysis.errors = errors_of(sessions)
     return analysis
 
 

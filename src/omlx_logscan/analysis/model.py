@@ -6,6 +6,7 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Any
 
+from omlx_logscan.analysis.errors import Errors
 from omlx_logscan.analysis.outage_model import Outages
 from omlx_logscan.analysis.requests import RequestIndex
 from omlx_logscan.parsing.catalog import PENALTY_BOX_CODE
@@ -216,6 +217,7 @@ class Analysis:
     log_end: str | None
     requests: RequestIndex  # finished requests by time, for counts over any window
     outages: Outages = field(default_factory=Outages)  # every outage of every kind (analysis/outages.py)
+    errors: Errors = field(default_factory=Errors)  # failures other than GPU faults (analysis/errors.py)
 
 
 REPEATS_STOPPED_MIN_S = 1800.0  # silence after the last repeat that says the dead process is gone

@@ -27,6 +27,12 @@ if TYPE_CHECKING:
 DEFAULT_FAIL_ON = "penalty_box,dead_engine,crash"
 
 
+ERROR_RULE_HELP = (
+    "error (not in the default) fails on failures other than GPU faults: records at ERROR or CRITICAL, "
+    "tracebacks, HTTP 5xx answers (an HTTP 4xx answer is a rejected request, no failure)."
+)
+
+
 @logs_command()
 def check(
     options: CommonOptions,
@@ -35,7 +41,7 @@ def check(
         typer.Option(
             "--fail-on",
             metavar="RULES",
-            help=f"Comma list of rules: {', '.join(CHOOSABLE_RULES)}.",
+            help=f"Comma list of rules: {', '.join(CHOOSABLE_RULES)}. {ERROR_RULE_HELP}",
         ),
     ] = DEFAULT_FAIL_ON,
     max_faults: Annotated[

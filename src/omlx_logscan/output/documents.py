@@ -10,6 +10,7 @@ from omlx_logscan import __version__
 from omlx_logscan.analysis.attribution import Attribution, Evidence, LoadContext, WhyFaulted, explain
 from omlx_logscan.analysis.model import Analysis, Signature
 from omlx_logscan.analysis.overlays import OverlayCorrelation
+from omlx_logscan.output.errors import errors_document
 from omlx_logscan.output.outages import outage_dict, outage_notes
 from omlx_logscan.output.overlays import RATE_RATIO_TEST
 from omlx_logscan.output.phrases import call_site_label, crash_rows, escalation_rows, summary
@@ -127,6 +128,7 @@ def timeline_document(
         "signatures": [signature_dict(s) for s in analysis.signatures],
         "escalation": escalation_rows(analysis, os_versions),
         "crashes": crash_rows(analysis),
+        **errors_document(analysis.errors),
         "summary": summary(analysis),
     }
     add_why(document, why or explain(analysis))

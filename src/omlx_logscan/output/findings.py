@@ -5,6 +5,7 @@ from __future__ import annotations
 from omlx_logscan.analysis.check import (
     CheckResult,
     DeadFound,
+    ErrorFound,
     FaultFound,
     Finding,
     OutageFound,
@@ -12,6 +13,7 @@ from omlx_logscan.analysis.check import (
     SessionEnded,
     TooManyFaults,
 )
+from omlx_logscan.output.errors import error_message
 from omlx_logscan.output.outages import outage_line
 from omlx_logscan.output.phrases import CRASH_WORDS, dead_for, fault_phrase, plural, window_end_phrase
 from omlx_logscan.parsing.catalog import (
@@ -41,6 +43,11 @@ RULE_WORDS: dict[str, tuple[str, str]] = {  # rule: (annotation title, what it f
     "fatal_exit": ("Fatal exit", "a process that exited on purpose after a GPU fault so its supervisor restarts it"),
     "out_of_memory": ("GPU out of memory", f"a GPU fault with {GPU_CODE_PREFIX}{OUT_OF_MEMORY_CODE}"),
     "any_gpu_error": ("GPU error", "any GPU fault"),
+    "error": (
+        "oMLX error",
+        "a failure other than a GPU fault: a record at ERROR or CRITICAL, one with a traceback, or an HTTP 5xx "
+        "answer (an HTTP 4xx answer is a rejected request, not a failure); one finding per message",
+    ),
     "wedge": ("Wedged engine", "a wedge: requests kept arriving and none finished, aborted or failed (DEBUG logs)"),
     "possible_wedge": (
         "Possible wedge",
@@ -94,6 +101,8 @@ def finding_message(finding: Finding) -> str:
         return _dead_message(subject)
     if isinstance(subject, OutageFound):
         return outage_line(subject.outage)
+    if isinstance(subject, ErrorFound):
+        return error_message(subject.group)
     return _too_many_message(subject)
 
 

@@ -9,6 +9,7 @@ from omlx_logscan.analysis.attribution import WhyFaulted
 from omlx_logscan.analysis.model import Analysis
 from omlx_logscan.output.blocks import ReportBlock
 from omlx_logscan.output.chart import gantt_chart
+from omlx_logscan.output.errors import errors_markdown
 from omlx_logscan.output.markup import code_block, code_span, fit_code, md_cell, md_text
 from omlx_logscan.output.outages import outages_markdown
 from omlx_logscan.output.phrases import (
@@ -80,6 +81,7 @@ def timeline_markdown(
     out.append(f"- **Sessions:** {len(analysis.sessions)}")
     rows = escalation_rows(analysis, os_versions)
     out += ["", "### Escalation", "", *code_block(fit_code(escalation_lines(rows)) or ["no GPU faults"])]
+    out += errors_markdown(analysis.errors)
     crashes = crash_rows(analysis)
     if crashes:
         out += ["", "### Crash evidence", "", *code_block(fit_code(crash_line(row) for row in crashes))]

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from omlx_logscan.analysis.model import Analysis, DeadWindow, Incident, Signature, shows_penalty_box
 from omlx_logscan.analysis.outage_model import LEVEL_EVIDENCE_RECORDS
 from omlx_logscan.analysis.signatures import cache_clear_call
+from omlx_logscan.output.errors import errors_sentence
 from omlx_logscan.output.outages import outages_sentence
 from omlx_logscan.parsing.catalog import FATAL_LOGGER, PENALTY_BOX_CODE
 from omlx_logscan.parsing.kinds import CRASH_KINDS
@@ -271,9 +273,10 @@ def escalation_rows(analysis: Analysis, os_versions: dict[int, str] | None = Non
     return rows
 
 
-def summary(analysis: Analysis) -> str:
-    """One paragraph that says what the log shows, built only from the numbers."""
-    text = _fault_summary(analysis)
+def summary(analysis: Analysis, quote: Callable[[str], str] = str) -> str:
+    """One paragraph that says what the log shows, built only from the numbers; the failures' templates
+    (the log's text) through ``quote``."""
+    text = _fault_summary(analysis) + errors_sentence(analysis.errors, quote)
     crashes = Counter(row["what"] for row in crash_rows(analysis))
     if crashes:
         text += " Crash evidence: " + ", ".join(f"{n} × {what}" for what, n in crashes.items()) + "."

@@ -25,6 +25,7 @@ from omlx_logscan.errors import InputError
 from omlx_logscan.inputs.sources import Source, read_chunks
 from omlx_logscan.output.blocks import MIN_KEPT_ROWS, Part, ReportBlock
 from omlx_logscan.output.chart import gantt_chart
+from omlx_logscan.output.errors import errors_report
 from omlx_logscan.output.markup import code_block, code_span, fence_for, fit_code, md_cell, md_text
 from omlx_logscan.output.outages import outages_report
 from omlx_logscan.output.phrases import (
@@ -87,6 +88,7 @@ def build_report(
         *_summary(analysis),
         *_signatures(analysis),
         *_escalation(analysis, os_versions),
+        *errors_report(analysis.errors, _logged_line),
         *_dead_windows(analysis),
         *outages_report(analysis.outages),
         *_why(analysis, why or explain(analysis)),
@@ -230,7 +232,7 @@ def _versions(sessions: list[Session]) -> str:
 
 
 def _summary(analysis: Analysis) -> list[Part]:
-    return ["### Summary", "", md_text(summary(analysis)), ""]
+    return ["### Summary", "", md_text(summary(analysis, logged)), ""]
 
 
 def _signatures(analysis: Analysis) -> list[Part]:

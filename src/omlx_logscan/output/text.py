@@ -10,6 +10,7 @@ from typing import IO, TYPE_CHECKING
 
 from omlx_logscan.analysis.attribution import WhyFaulted
 from omlx_logscan.analysis.model import Analysis
+from omlx_logscan.output.errors import ERRORS_TITLE, EXAMPLE_LABEL, errors_text_lines
 from omlx_logscan.output.outages import outage_lines
 from omlx_logscan.output.phrases import (
     accounting_lines,
@@ -271,7 +272,7 @@ def print_accounting(stream: EventStream, *, quiet: bool) -> None:
 def timeline_text(
     analysis: Analysis, con: Console, os_versions: dict[int, str] | None = None, why: WhyFaulted | None = None
 ) -> None:
-    """The terminal timeline: header, escalation, dead windows, signatures, summary."""
+    """The terminal timeline: header, escalation, other failures, dead windows, signatures, summary."""
     head = header(analysis.stream)
     files = ", ".join(os.path.basename(f["name"]) for f in head["files"])
     inexact = sum(1 for s in analysis.sessions if not s.start_exact and s.start_in_log)
@@ -298,6 +299,11 @@ def timeline_text(
             row["outcome"], ""
         )
         say(con, printable(f"  {line}"), style, hang=text_column)
+    errors = errors_text_lines(analysis.errors)
+    if errors:
+        _section(con, ERRORS_TITLE)
+        for line in errors:
+            say(con, printable(f"  {line}"), "" if line.startswith(EXAMPLE_LABEL) else "red", hang=4)
     crashes = crash_rows(analysis)
     if crashes:
         _section(con, "Crash evidence")
