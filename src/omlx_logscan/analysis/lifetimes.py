@@ -1,9 +1,8 @@
 """The analyzer: sessions, fault incidents, dead-engine windows and stack signatures.
 
-It reads the event stream once, in order, and answers the questions the report in oMLX
-issue 3706 answered by hand: which process lifetimes there were, which GPU faults each
-had and what became of the engine after each, when the engine was generation-dead, and
-whether the faults share one stack.
+It reads the event stream once, in order, and answers the questions the report in oMLX issue 3706
+answered by hand: which process lifetimes there were, which GPU faults each had and what became of
+the engine after each, when the engine was generation-dead, and whether the faults share one stack.
 """
 
 from __future__ import annotations
