@@ -276,9 +276,8 @@ class Run:
         # SubmissionsIgnored records after it
         faults = []
         for a in self.truth["arms"]:
-            if not a.get("fired_utc"):
+            if not a.get("fired_utc") or a["mode"] == "hang":  # a hang raises nothing: a wedge, below
                 continue
-            sess = next(s for s in self.truth["sessions"] if s["index"] == a["session"])
             busy = [q for q in self.truth["requests"] if q["session"] == a["session"]
                     and q["sent_utc"] <= a["fired_utc"] <= q["done_utc"]]
             faults.append({"session": a["session"], "label": a["label"], "time_utc": a["fired_utc"],
