@@ -11,6 +11,7 @@ knows, the function asks for what the tool must say instead (unknown, or a bound
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -89,6 +90,8 @@ def truth_of(run: str) -> dict[str, Any]:
 
 @dataclass
 class Reading:
+    """What the tool makes of one log: the analysis, and why each fault happened."""
+
     analysis: Analysis
     attributions: list[Attribution]
 
@@ -105,8 +108,7 @@ def at(stamp: str | None) -> datetime | None:
 
 def version_of(run: str) -> tuple[int, ...]:
     """``0.6.3rc2`` -> (0, 6, 3): the release a run's version belongs to."""
-    digits = [int("".join(c for c in part if c.isdigit()) or 0) for part in run.split("@")[1].split(".")[:3]]
-    return tuple(digits)
+    return tuple(int(re.match(r"\d*", part)[0] or 0) for part in run.split("@")[1].split(".")[:3])  # type: ignore[index]
 
 
 def within(when: datetime | None, low: datetime, high: datetime, what: str) -> list[str]:
