@@ -20,7 +20,7 @@ from omlx_logscan.parsing.catalog_entries import ENTRIES, FOREIGN
 from omlx_logscan.parsing.lexicon import Entry, Lexicon, LexiconBroken, lexicon, load
 
 TOOLS = ROOT / "tools" / "lexicon"
-REAL_RUNS = sorted((FIXTURES / "real-omlx").glob("*.server.log.gz"))
+REAL_RUNS = sorted((FIXTURES / "real-omlx").glob("*.server.log"))
 RECORD = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} - (\S+) - ([A-Z]+) - (?:\[[^\]]*\] - )?(.*)$")
 
 
@@ -208,7 +208,7 @@ def test_search_finds_a_message_behind_an_unknown_head() -> None:
 
 
 def _records(path: Path) -> Iterator[tuple[str, str, str]]:
-    with gzip.open(path, "rt", encoding="utf-8") as lines:
+    with path.open(encoding="utf-8") as lines:
         for line in lines:
             record = RECORD.match(line.rstrip("\n"))
             if record:
@@ -216,7 +216,7 @@ def _records(path: Path) -> Iterator[tuple[str, str, str]]:
 
 
 def _version(path: Path) -> str:
-    return path.name.split("@")[1].removesuffix(".server.log.gz")
+    return path.name.split("@")[1].removesuffix(".server.log")
 
 
 KNOWN = [
@@ -239,7 +239,7 @@ def test_known_messages_match_their_level_and_logger(logger: str, level: str, op
 
 def test_every_record_of_the_real_runs_matches_an_entry_of_its_logger_and_level() -> None:
     """oMLX's records, that is: asyncio's ``Using selector: EpollSelector`` (DEBUG) is not its text."""
-    assert len(REAL_RUNS) == 13
+    assert len(REAL_RUNS) >= 13
     records = unmatched = 0
     for path in REAL_RUNS:
         for logger, level, message in _records(path):
