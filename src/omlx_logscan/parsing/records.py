@@ -82,7 +82,8 @@ class Record:
     line: int
     head: Line
     extra: list[str] = field(default_factory=list)
-    lines: int = 1
+    lines: int = 1  # the lines it spans, blank ones among them
+    blank: int = 0  # of those, the blank ones: the accounting counts them as blank, not as the record's
     stamp: str | None = None  # ISO time of the record, own or (time-only lines) dated from the log
     time_of_day: str | None = None  # HH:MM:SS.mmm of a time-only head line, whether or not it could be dated
     prev_stamp: str | None = None  # the nearest timestamp before it in the same source
@@ -180,6 +181,7 @@ class Assembler:
             if parsed.form == "blank":
                 if current is not None:
                     current.lines += 1
+                    current.blank += 1
                     current.extra.append("")
                     self._ended = self._ended or (current.head.form not in BLOCK_FORMS and current.holds_traceback())
                 else:
@@ -252,9 +254,10 @@ class Assembler:
 
     def _open(self, line: int, parsed: Line) -> Record:
         self._ended = False
-        restated = self._take_restatement(parsed) if parsed.time is not None else 0
+        restated, blank = self._take_restatement(parsed) if parsed.time is not None else (0, 0)
         record = _new_record(line, parsed, self._last_stamp, self._clock, self.out, self._awaiting_next)
         record.lines += restated
+        record.blank += blank
         self._current = record
         if record.stamp is not None:
             self._clock = record.stamp
@@ -273,27 +276,30 @@ class Assembler:
             self.final = opened_at
         return record
 
-    def _take_restatement(self, parsed: Line) -> int:
+    def _take_restatement(self, parsed: Line) -> tuple[int, int]:
         """The untimed line just above a timed record that restates its exception (a paste's
         ``RuntimeError: X`` over the record that logged X): part of that record, no record of its own
-        nor the tail of the one before. Taken from where it was; returns how many lines it was."""
+        nor the tail of the one before. Taken from where it was; returns how many lines it was, and
+        how many of them blank."""
         current = self._current
         if current is None or current.head.form in BLOCK_FORMS:
-            return 0
+            return 0, 0
         if current.head.time is None and current.head.form == "headless" and not any(map(str.strip, current.extra)):
             if not _restates(current.head.message, parsed.message):
-                return 0
+                return 0, 0
             self.out.records.pop()
             self._awaiting_next.remove(current)
             self.final = min(self.final, len(self.out.records))
-            return current.lines
+            return current.lines, current.blank
         last = next((index for index in range(len(current.extra) - 1, -1, -1) if current.extra[index].strip()), None)
         if last is None or current.holds_traceback() or not _restates(current.extra[last], parsed.message):
-            return 0
+            return 0, 0
         taken = len(current.extra) - last
+        blank = taken - 1  # the restatement, then the blank lines under it
         del current.extra[last:]
         current.lines -= taken
-        return taken
+        current.blank -= blank
+        return taken, blank
 
 
 # An exception line: its type, and its text (what a record restated by it holds).
