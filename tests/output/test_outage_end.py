@@ -7,10 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REAL
-from omlx_logscan import analyze, read_events, resolve
+from conftest import REAL, analysis_of, pasted
 from omlx_logscan.analysis.check import Rules, run_check
-from omlx_logscan.analysis.model import Analysis
 from omlx_logscan.output.outages import end_phrase
 
 ABORT = (
@@ -18,12 +16,6 @@ ABORT = (
     "execution failed: Insufficient Memory (00000008:kIOGPUCommandBufferCallbackErrorOutOfMemory)\n"
 )
 BANNER = "oMLX - LLM inference, optimized for your Mac\n├─ https://github.com/jundot/omlx\n└─ Version: 0.5.7\n"
-
-
-def analysis_of(tmp_path: Path, text: str) -> Analysis:
-    log = tmp_path / "paste.log"
-    log.write_text(text)
-    return analyze(read_events(resolve([str(log)])))
 
 
 def two_panics() -> str:
@@ -36,7 +28,7 @@ def two_panics() -> str:
     ids=["panic-then-panic", "abort-then-untimed-start"],
 )
 def test_an_outage_a_later_lifetime_ends_is_over(tmp_path: Path, text: str, kind: str) -> None:
-    analysis = analysis_of(tmp_path, text)
+    analysis = analysis_of(pasted(tmp_path, text))
     first = analysis.outages.items[0]
     assert (first.kind, first.session, first.next_session) == (kind, 1, 2)
     assert not first.open_at_end
@@ -46,6 +38,6 @@ def test_an_outage_a_later_lifetime_ends_is_over(tmp_path: Path, text: str, kind
 
 
 def test_the_last_outage_of_a_log_is_still_open(tmp_path: Path) -> None:
-    last = analysis_of(tmp_path, two_panics()).outages.items[-1]
+    last = analysis_of(pasted(tmp_path, two_panics())).outages.items[-1]
     assert (last.session, last.next_session, last.open_at_end) == (2, None, True)
     assert end_phrase(last) == "no restart when the log ends"

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from omlx_logscan import analyze, read_events, resolve
+from conftest import pasted, stream_of
+from omlx_logscan import analyze
 from omlx_logscan.output.phrases import crash_rows
-from omlx_logscan.stream.model import EventStream
 
 # The thread that crashed decodes; another thread is in a prefill at the same moment.
 DUMP = (
@@ -35,18 +35,12 @@ FATAL = (
 THREADS = DUMP.split("\n", 2)[2]  # what fatal_exit dumps: the threads, without a fatal error's header
 
 
-def stream_of(tmp_path: Path, text: str) -> EventStream:
-    log = tmp_path / "paste.log"
-    log.write_text(text)
-    return read_events(resolve([str(log)]))
-
-
 def funcs(frames: list[dict[str, object]]) -> list[object]:
     return [frame["func"] for frame in frames]
 
 
 def test_a_dumps_threads_are_separate_stacks(tmp_path: Path) -> None:
-    (dump,) = stream_of(tmp_path, DUMP).events
+    (dump,) = stream_of(pasted(tmp_path, DUMP)).events
     assert dump.kind == "faulthandler_dump"
     threads = dump.fields["threads"]
     assert [(t["id"], t["current"]) for t in threads] == [("0x000000016f7d3000", False), ("0x00000001f0d2c0c0", True)]
@@ -55,7 +49,7 @@ def test_a_dumps_threads_are_separate_stacks(tmp_path: Path) -> None:
 
 
 def test_a_dump_without_a_current_thread_has_no_stack_of_the_crash(tmp_path: Path) -> None:
-    (dump,) = stream_of(tmp_path, DUMP.replace("Current thread", "Thread")).events
+    (dump,) = stream_of(pasted(tmp_path, DUMP.replace("Current thread", "Thread"))).events
     assert len(dump.fields["threads"]) == 2
     assert dump.fields["traceback"] == []  # the crash was on a thread that ran no Python
 
@@ -70,14 +64,14 @@ def test_thread_headers_with_names_in_place_of_the_call_order(tmp_path: Path) ->
         "Thread 0x0000000201046000 (engine):\n"
         '  File "scheduler.py", line 121 in step\n'
     )
-    (dump,) = stream_of(tmp_path, text).events
+    (dump,) = stream_of(pasted(tmp_path, text)).events
     assert [t["current"] for t in dump.fields["threads"]] == [True, False]
     innermost = dump.fields["traceback"][-1]
     assert (innermost["path"], innermost["line"], innermost["func"]) == ("cache.py", 854, "_writer_loop")
 
 
 def test_an_abort_and_its_dump_are_one_crash(tmp_path: Path) -> None:
-    stream = stream_of(tmp_path, SERVED + ABORT + DUMP)
+    stream = stream_of(pasted(tmp_path, SERVED + ABORT + DUMP))
     assert [ev.kind for ev in stream.events] == ["request_complete", "gpu_error", "process_exit"]
     analysis = analyze(stream)
     (crash,) = crash_rows(analysis)
@@ -91,7 +85,7 @@ def test_an_abort_and_its_dump_are_one_crash(tmp_path: Path) -> None:
 
 
 def test_a_blank_line_between_an_abort_and_its_dump(tmp_path: Path) -> None:
-    stream = stream_of(tmp_path, ABORT + "\n" + DUMP)
+    stream = stream_of(pasted(tmp_path, ABORT + "\n" + DUMP))
     assert [ev.kind for ev in stream.events] == ["gpu_error", "process_exit"]
     assert stream.accounting.unparsed == 0
 
@@ -100,7 +94,7 @@ def test_a_fatal_exit_and_its_thread_dump_are_one_exit(tmp_path: Path) -> None:
     own_frame = '  File "/x/omlx/utils/fatal.py", line 24 in fatal_exit\n'
     current = "Current thread 0x00000001f0d2c0c0 (most recent call first):\n"
     threads = THREADS.replace(current, current + own_frame)
-    stream = stream_of(tmp_path, SERVED + FATAL + threads + SERVED.replace("00,000", "09,000"))
+    stream = stream_of(pasted(tmp_path, SERVED + FATAL + threads + SERVED.replace("00,000", "09,000")))
     assert [ev.kind for ev in stream.events] == ["request_complete", "process_exit", "request_complete"]
     exit_event = stream.events[1]
     assert exit_event.fields["reason"] == "fatal_exit"
@@ -110,5 +104,5 @@ def test_a_fatal_exit_and_its_thread_dump_are_one_exit(tmp_path: Path) -> None:
 
 
 def test_a_dump_after_a_record_of_no_death_is_its_own(tmp_path: Path) -> None:
-    stream = stream_of(tmp_path, SERVED + DUMP)
+    stream = stream_of(pasted(tmp_path, SERVED + DUMP))
     assert [ev.kind for ev in stream.events] == ["request_complete", "faulthandler_dump"]

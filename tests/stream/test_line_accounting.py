@@ -6,10 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REAL
-from omlx_logscan import read_events, resolve
+from conftest import REAL, pasted, stream_of
 from omlx_logscan.parsing.grammar import parse_line
-from omlx_logscan.stream.model import Accounting
 
 START = "2026-06-01 10:00:00,000 - omlx.server - INFO - [-] - Starting oMLX server\n"
 ROUTINE = "2026-06-01 10:00:{:02d},000 - omlx.scheduler - DEBUG - [-] - Scheduler step {} tokens=5\n"
@@ -30,12 +28,6 @@ DUMP = (
 )
 
 
-def accounting_of(tmp_path: Path, text: str) -> Accounting:
-    log = tmp_path / "paste.log"
-    log.write_text(text)
-    return read_events(resolve([str(log)])).accounting
-
-
 @pytest.mark.parametrize(
     "text",
     [
@@ -47,7 +39,7 @@ def accounting_of(tmp_path: Path, text: str) -> Accounting:
     ids=["around-records", "among-routine-lines", "inside-a-dump", "leading"],
 )
 def test_every_blank_line_is_counted_blank(tmp_path: Path, text: str) -> None:
-    acc = accounting_of(tmp_path, text)
+    acc = stream_of(pasted(tmp_path, text)).accounting
     lines = text.splitlines()
     assert acc.lines == len(lines)
     assert acc.blank == sum(1 for line in lines if not line.strip())
@@ -56,7 +48,7 @@ def test_every_blank_line_is_counted_blank(tmp_path: Path, text: str) -> None:
 
 @pytest.mark.parametrize("path", sorted(REAL.glob("*.log")), ids=lambda p: p.name)
 def test_the_blank_lines_of_real_pastes_are_counted(path: Path) -> None:
-    acc = read_events(resolve([str(path)])).accounting
+    acc = stream_of(path).accounting
     lines = path.read_bytes().decode("utf-8", "replace").splitlines()
     assert acc.blank == sum(1 for line in lines if parse_line(line).form == "blank")
     assert acc.accounted == acc.lines
