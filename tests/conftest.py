@@ -49,6 +49,13 @@ def analysis_of(*paths: str | Path) -> Analysis:
     return analyze(stream_of(*paths))
 
 
+def pasted(tmp_path: Path, text: str) -> Path:
+    """``text`` as a file a user pasted, for the pipeline to read."""
+    path = tmp_path / "paste.log"
+    path.write_text(text)
+    return path
+
+
 def generated_cases() -> list[str]:
     return sorted(p.name.removesuffix(".truth.json") for p in GENERATED.glob("*.truth.json"))
 

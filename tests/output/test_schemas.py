@@ -148,6 +148,19 @@ def test_an_event_row_that_breaks_its_schema_is_caught() -> None:
     assert event_row_errors({"watch": "dead", "message": "…"}) == []  # a watch notice is no event row
 
 
+def test_a_dumps_threads_are_checked() -> None:
+    row = {"time": None, "source": "x", "line": 1, "level": "CRITICAL", "logger": None, "kind": "faulthandler_dump"}
+    frame = {"path": "/x/omlx/scheduler.py", "line": 5439, "func": "step", "code": ""}
+    thread = {"id": "0x00000001f0d2c0c0", "current": True, "frames": [frame]}
+    dump = row | {"message": "Fatal Python error: Aborted", "threads": [thread], "traceback": [frame]}
+    assert event_row_errors(dump) == []
+    assert any(
+        "'current' is a required property" in e
+        for e in event_row_errors(dump | {"threads": [{"id": "0x1", "frames": []}]})
+    )
+    assert any("does not match" in e for e in event_row_errors(dump | {"threads": [thread | {"id": "main"}]}))
+
+
 def test_an_unknown_omlx_logscan_document_is_a_violation() -> None:
     assert schema_errors({"schema": "omlx-logscan/timeline/9"}) == ["omlx-logscan/timeline/9: no schema ships for it"]
     assert schema_errors({"schema": "someone-else/1"}) == []

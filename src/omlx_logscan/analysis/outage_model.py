@@ -47,6 +47,8 @@ class Outage:
     repeats: int | None = None  # a retry loop's errors
     longest_gap_s: float | None = None  # a possible wedge: the longest gap between completions before it
     completions_before: int | None = None  # ... and how many completions that traffic had
+    # The lifetime whose start ends it (None: none follows in the log); it ended, at a time the log may not give.
+    next_session: int | None = None
 
     @property
     def rule(self) -> str:
@@ -56,7 +58,7 @@ class Outage:
     @property
     def open_at_end(self) -> bool:
         """It had not ended when the log did (no next start, or a wedge or penalty box still on)."""
-        return self.end is None
+        return self.end is None and self.next_session is None
 
     @property
     def proven_end(self) -> str | None:
@@ -95,6 +97,7 @@ class Outage:
             "repeats": self.repeats,
             "longest_gap_s": self.longest_gap_s,
             "completions_before": self.completions_before,
+            "next_session": self.next_session,
         }
 
 

@@ -107,7 +107,8 @@ def _ending_at_next_start(
         end_after = max((t for t in (open_until, start) if t), default=None)
     elif not end_exact:
         end_after = end_after or start
-    return Outage(kind, session.index, start, start_exact, end, end_exact, end_after)
+    next_session = following.index if following is not None else None
+    return Outage(kind, session.index, start, start_exact, end, end_exact, end_after, next_session=next_session)
 
 
 def _where(event: Event) -> tuple[str, int, str | None]:

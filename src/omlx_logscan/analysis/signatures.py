@@ -11,9 +11,11 @@ from omlx_logscan.parsing.catalog import (
     CACHE_CLEAR_FUNCTION,
     DECODE_FUNCTIONS,
     DECODE_IN_FUNCTION,
+    FATAL_EXIT_FUNCTION,
     PACKAGE,
     PREFILL_IN_FUNCTION,
 )
+from omlx_logscan.parsing.event import Event
 
 # The contexts of records that say the fault was in one of oMLX's cache clears (the call site
 # without a traceback), each with the reason that clear runs for: its trigger in attribution. These
@@ -80,6 +82,18 @@ def cache_clear_call(frames: list[dict[str, Any]]) -> tuple[str, str | None] | N
         return where, None
     caller = frames[index - 1]
     return where, f"{_dotted(caller['module'])}.{caller['func']}"
+
+
+def crash_site(event: Event) -> dict[str, Any] | None:
+    """Where the thread that crashed was, from the faulthandler dump of a crash event: its innermost
+    frame (above a fatal exit's own), normalised; None without a dump or a current thread in it."""
+    if "threads" not in event.fields:
+        return None
+    frames = [f for f in event.fields["traceback"] if f["func"] != FATAL_EXIT_FUNCTION]
+    if not frames:
+        return None
+    innermost = frames[-1]
+    return {"module": normal_module(innermost["path"]), "line": innermost["line"], "func": innermost["func"]}
 
 
 def signature_of(incident: Incident) -> Signature | None:

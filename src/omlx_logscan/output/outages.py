@@ -58,6 +58,8 @@ def outage_title(outage: Outage) -> str:
 
 def end_phrase(outage: Outage) -> str:
     """Where it ended, as exactly as the log says."""
+    if outage.end is None and outage.next_session is not None:  # a later lifetime shows it over
+        return f"until session {outage.next_session} began"
     if outage.end is None:
         still = "still going" if outage.kind in ("wedge", "penalty_box") else "no restart"
         return f"{still} when the log ends"

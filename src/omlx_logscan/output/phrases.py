@@ -9,7 +9,7 @@ from typing import Any
 
 from omlx_logscan.analysis.model import Analysis, DeadWindow, Incident, Signature, shows_penalty_box
 from omlx_logscan.analysis.outage_model import LEVEL_EVIDENCE_RECORDS
-from omlx_logscan.analysis.signatures import cache_clear_call
+from omlx_logscan.analysis.signatures import cache_clear_call, crash_site
 from omlx_logscan.output.errors import errors_sentence
 from omlx_logscan.output.outages import outages_sentence
 from omlx_logscan.parsing.catalog import FATAL_LOGGER, PENALTY_BOX_CODE
@@ -129,6 +129,9 @@ def crash_rows(analysis: Analysis) -> list[dict[str, Any]]:
                 if event.fields.get("reason") == "abort"
                 else _fatal_exit_detail(event.fields.get("reason_text"))
             )
+        site = crash_site(event)
+        if site is not None:  # the crashing thread's frame, from the dump
+            detail = f"{detail or '?'}, in {site['module']}:{site['line']} {site['func']}"
         rows.append(
             {
                 "time": event.time,

@@ -357,6 +357,8 @@ PREFILTER_LITERALS: tuple[str, ...] = tuple(sorted({t.literal for t in CATALOG})
 # The logger of oMLX's deliberate exits (code 70, >= 0.4.2: after a GPU fault or a stuck teardown), so a
 # supervisor restarts it.
 FATAL_LOGGER = "omlx.utils.fatal"
+# Its function: the innermost frame of the stack it dumps (where it was called from is the point).
+FATAL_EXIT_FUNCTION = "fatal_exit"
 
 
 # The fatal exit's message (its reason is the group ``reason_text``; the seed report's fix wrote its
@@ -368,6 +370,12 @@ FATAL_SUBMISSIONS_OPENING = "Metal GPU submissions disabled:"
 FATAL_EXIT = re.compile(
     rf"^(?:(?P<reason_text>.+?){re.escape(FATAL_EXIT_SUFFIX)}|(?P<submissions>{re.escape(FATAL_SUBMISSIONS_OPENING)}.*))"
 )
+
+
+def may_be_fatal_exit(message: str) -> bool:
+    """Whether ``message`` holds what every fatal-exit line does: ``FATAL_EXIT`` tries a lazy match
+    at every length, far slower than looking for these literals on every record."""
+    return FATAL_EXIT_SUFFIX in message or message.startswith(FATAL_SUBMISSIONS_OPENING)
 
 
 ABORT_OPENING = r"libc\+\+abi: terminating"

@@ -10,8 +10,6 @@ from omlx_logscan.parsing.catalog import (
     BANNER_VERSION,
     CELLAR_VERSION,
     FATAL_EXIT,
-    FATAL_EXIT_SUFFIX,
-    FATAL_SUBMISSIONS_OPENING,
     GPU_CODE,
     GPU_CODE_NAMES,
     GPU_CONTEXTS,
@@ -21,7 +19,9 @@ from omlx_logscan.parsing.catalog import (
     NUMERIC_FIELDS,
     RESOURCE_LIMIT_CODE,
     candidates,
+    may_be_fatal_exit,
 )
+from omlx_logscan.parsing.dumps import DUMP_FRAME, dump_fields
 from omlx_logscan.parsing.event import Event
 from omlx_logscan.parsing.grammar import FAULTHANDLER_OPENING, Line
 from omlx_logscan.parsing.kinds import TAG_FIELDS
@@ -30,9 +30,6 @@ from omlx_logscan.parsing.panics import panic_fields
 from omlx_logscan.parsing.records import Record
 
 _FRAME = re.compile(r'^\s*File "(?P<path>[^"]+)", line (?P<line>\d+), in (?P<func>\S+)')
-
-
-_FAULTHANDLER_FRAME = re.compile(r'^\s*File "(?P<path>[^"]+)", line (?P<line>\d+) in (?P<func>\S+)')
 
 
 _EXCEPTION_LINE = re.compile(r"^(?P<type>[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt)): ")
@@ -44,12 +41,12 @@ _EXCEPTION_TYPE = re.compile(r"^\s*Exception Type:\s+(?P<type>.+)$")
 def _frames(lines: list[str]) -> list[dict[str, Any]]:
     frames: list[dict[str, Any]] = []
     for index, text in enumerate(lines):
-        match = _FRAME.match(text) or _FAULTHANDLER_FRAME.match(text)
+        match = _FRAME.match(text) or DUMP_FRAME.match(text)
         if match is None:
             continue
         source_line = ""
         following = lines[index + 1] if index + 1 < len(lines) else ""
-        if following and not (_FRAME.match(following) or _FAULTHANDLER_FRAME.match(following)):
+        if following and not (_FRAME.match(following) or DUMP_FRAME.match(following)):
             candidate = following.strip()
             if candidate and set(candidate) - set("^~ "):
                 source_line = candidate
@@ -184,12 +181,12 @@ def classify(record: Record, source: str, index: int) -> list[Event]:
     gpu = _gpu_fields(record, text) if any(marker in text for marker in GPU_MARKERS) else None
     if gpu is not None:
         events.append(make("gpu_error", gpu, level or "ERROR"))
-    fatal = FATAL_EXIT.match(head.message) if _may_be_fatal_exit(head.message) else None
+    fatal = FATAL_EXIT.match(head.message) if may_be_fatal_exit(head.message) else None
     if ABORT.match(head.message):
-        events.append(make("process_exit", {"reason": "abort"}, "CRITICAL"))
+        events.append(make("process_exit", {"reason": "abort", **_traceback_fields(record.extra)}, "CRITICAL"))
     elif fatal is not None:
         reason = {"reason": "fatal_exit", "reason_text": fatal["reason_text"] or fatal["submissions"]}
-        events.append(make("process_exit", reason, "CRITICAL"))
+        events.append(make("process_exit", {**reason, **_traceback_fields(record.extra)}, "CRITICAL"))
     if events:
         return events
     matched = _catalog_match(head.message)
@@ -218,11 +215,13 @@ def _body(record: Record) -> list[str]:
 
 
 def _traceback_fields(lines: list[str]) -> dict[str, Any]:
-    """``traceback`` and ``exception`` of a record's lines, or nothing when they hold no frame."""
+    """``traceback`` and ``exception`` of a record's lines (``threads`` and the current thread's
+    ``traceback`` of a faulthandler dump in them), or nothing when they hold neither."""
+    dump = dump_fields(lines)  # a dump's threads stay apart, each its own stack
+    if dump:
+        return dump
     frames = _frames(lines)
-    if not frames:
-        return {}
-    return {"traceback": frames, "exception": _exception(lines)}
+    return {"traceback": frames, "exception": _exception(lines)} if frames else {}
 
 
 def _dump_fields(record: Record) -> dict[str, Any]:
@@ -230,13 +229,9 @@ def _dump_fields(record: Record) -> dict[str, Any]:
     head = record.head.message
     opened = head.startswith(FAULTHANDLER_OPENING)
     lines = record.extra if opened else [head, *record.extra]
-    return {"error": head.removeprefix(FAULTHANDLER_OPENING) if opened else None, "traceback": _frames(lines)}
-
-
-def _may_be_fatal_exit(message: str) -> bool:
-    """Whether ``message`` holds what every fatal-exit line does: ``FATAL_EXIT`` tries a lazy match
-    at every length, far slower than looking for these literals on every record."""
-    return FATAL_EXIT_SUFFIX in message or message.startswith(FATAL_SUBMISSIONS_OPENING)
+    # A paste of a dump's frames without their thread's header: innermost first as dumped, turned round.
+    stacks = dump_fields(lines) or {"traceback": _frames(lines)[::-1]}
+    return {"error": head.removeprefix(FAULTHANDLER_OPENING) if opened else None, **stacks}
 
 
 def cellar_version(event: Event) -> str | None:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import date, timedelta
 
 from omlx_logscan.inputs.lines import KeptLine
-from omlx_logscan.parsing.catalog import candidates
+from omlx_logscan.parsing.catalog import candidates, may_be_fatal_exit
 from omlx_logscan.parsing.catalog_panics import DATE_TIME_OPENING
 from omlx_logscan.parsing.grammar import (
     BLOCK_FORMS,
@@ -82,11 +82,21 @@ class Record:
     line: int
     head: Line
     extra: list[str] = field(default_factory=list)
-    lines: int = 1
+    lines: int = 1  # the lines it spans, blank ones among them
+    blank: int = 0  # of those, the blank ones: the accounting counts them as blank, not as the record's
+    dump: bool = False  # a faulthandler dump of the same death continues it (an abort's, a fatal exit's)
     stamp: str | None = None  # ISO time of the record, own or (time-only lines) dated from the log
     time_of_day: str | None = None  # HH:MM:SS.mmm of a time-only head line, whether or not it could be dated
     prev_stamp: str | None = None  # the nearest timestamp before it in the same source
     next_stamp: str | None = None  # the nearest timestamp after it
+
+    @property
+    def block(self) -> str | None:
+        """The form of block the record is (its head's, or a dump's once one continues it), or None."""
+        form = self.head.form
+        if form in BLOCK_FORMS:
+            return form
+        return "faulthandler" if self.dump else None
 
     @property
     def text(self) -> str:
@@ -180,8 +190,9 @@ class Assembler:
             if parsed.form == "blank":
                 if current is not None:
                     current.lines += 1
+                    current.blank += 1
                     current.extra.append("")
-                    self._ended = self._ended or (current.head.form not in BLOCK_FORMS and current.holds_traceback())
+                    self._ended = self._ended or (current.block is None and current.holds_traceback())
                 else:
                     out.blank += 1
                 self._after_blank = True
@@ -194,8 +205,7 @@ class Assembler:
                 self._open(item.line, parsed)
             elif current is not None and not self._ended and not is_garbage(parsed.message):
                 current.lines += 1
-                in_block = current.head.form in BLOCK_FORMS
-                current.extra.append(clean(item.text) if in_block else parsed.message)
+                current.extra.append(parsed.message if current.block is None else clean(item.text))
             elif current is None and not is_garbage(parsed.message):
                 self._orphans.append((item.line, item.text, parsed.message))
             else:
@@ -228,9 +238,12 @@ class Assembler:
     def _opens(self, parsed: Line, current: Record | None) -> bool:
         """Whether ``parsed`` opens a record, or continues ``current`` (None: nothing is open)."""
         form = parsed.form
-        block = current.head.form if current is not None and current.head.form in BLOCK_FORMS else None
+        block = current.block if current is not None else None
         if form == "thread_dump" and block in _DUMP_FORMS:
             return False  # the next thread of one dump
+        if form in _DUMP_FORMS and block is None and current is not None and _dies(current):
+            current.dump = True  # the dump of the death the record logged: one death, one record
+            return False
         if form in HEADLESS_FORMS:
             if block is not None:
                 return False
@@ -252,9 +265,10 @@ class Assembler:
 
     def _open(self, line: int, parsed: Line) -> Record:
         self._ended = False
-        restated = self._take_restatement(parsed) if parsed.time is not None else 0
+        restated, blank = self._take_restatement(parsed) if parsed.time is not None else (0, 0)
         record = _new_record(line, parsed, self._last_stamp, self._clock, self.out, self._awaiting_next)
         record.lines += restated
+        record.blank += blank
         self._current = record
         if record.stamp is not None:
             self._clock = record.stamp
@@ -273,27 +287,36 @@ class Assembler:
             self.final = opened_at
         return record
 
-    def _take_restatement(self, parsed: Line) -> int:
+    def _take_restatement(self, parsed: Line) -> tuple[int, int]:
         """The untimed line just above a timed record that restates its exception (a paste's
         ``RuntimeError: X`` over the record that logged X): part of that record, no record of its own
-        nor the tail of the one before. Taken from where it was; returns how many lines it was."""
+        nor the tail of the one before. Taken from where it was; returns how many lines it was, and
+        how many of them blank."""
         current = self._current
-        if current is None or current.head.form in BLOCK_FORMS:
-            return 0
+        if current is None or current.block is not None:
+            return 0, 0
         if current.head.time is None and current.head.form == "headless" and not any(map(str.strip, current.extra)):
             if not _restates(current.head.message, parsed.message):
-                return 0
+                return 0, 0
             self.out.records.pop()
             self._awaiting_next.remove(current)
             self.final = min(self.final, len(self.out.records))
-            return current.lines
+            return current.lines, current.blank
         last = next((index for index in range(len(current.extra) - 1, -1, -1) if current.extra[index].strip()), None)
         if last is None or current.holds_traceback() or not _restates(current.extra[last], parsed.message):
-            return 0
+            return 0, 0
         taken = len(current.extra) - last
+        blank = taken - 1  # the restatement, then the blank lines under it
         del current.extra[last:]
         current.lines -= taken
-        return taken
+        current.blank -= blank
+        return taken, blank
+
+
+def _dies(record: Record) -> bool:
+    """Whether a record logs its process's death: an uncaught C++ abort (faulthandler then dumps
+    for SIGABRT) or oMLX's fatal exit (which dumps every thread before it exits)."""
+    return record.head.form == "abort" or may_be_fatal_exit(record.head.message)
 
 
 # An exception line: its type, and its text (what a record restated by it holds).

@@ -86,6 +86,8 @@ class _SourceEvents:
         accounting = self.accounting
         self.records += len(records)
         for record in records:
+            accounting.blank += record.blank  # wherever a blank line stands, it is counted blank
+            lines = record.lines - record.blank
             if record.head.level and record.head.form not in _LEVELLESS_FORMS:
                 self.levels.add(record.head.level)
             if record.stamp is not None:  # the span, earliest to latest: dated lines and those dated from them
@@ -104,19 +106,19 @@ class _SourceEvents:
             key = dedup_key(produced[0]) if seen is not None else None
             if seen is not None and key is not None and seen.setdefault(key, self.index) != self.index:
                 accounting.duplicates += 1
-                accounting.record_lines += record.lines
+                accounting.record_lines += lines
                 continue
             if record.head.level is None and produced[0].kind == "record":  # no template, no level: say so
                 self.unmatched.append((record.line, record.head.message))
             if produced[0].kind == ARRIVAL_KIND:  # a dense row of the stream, wherever the scan found it
                 self.arrivals.append(produced[0])
-                accounting.event_lines += record.lines
+                accounting.event_lines += lines
                 continue
             if keep:
-                accounting.event_lines += record.lines
+                accounting.event_lines += lines
                 self.events.extend(keep)
             else:
-                accounting.record_lines += record.lines
+                accounting.record_lines += lines
 
 
 @contextmanager
