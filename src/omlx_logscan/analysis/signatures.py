@@ -82,9 +82,8 @@ def cache_clear_call(frames: list[dict[str, Any]]) -> tuple[str, str | None] | N
     return where, f"{_dotted(caller['module'])}.{caller['func']}"
 
 
-def signature_of(incident: Incident) -> Signature | None:
-    """The signature of a fault's first record with a traceback; batch and the live watch (which signs
-    each fault as it closes) give one fault the same id. Its ``faults`` count is the caller's to keep."""
+def _signature_of(incident: Incident) -> Signature | None:
+    """The signature of a fault's first record with a traceback. Its ``faults`` count is the caller's to keep."""
     for event in incident.records:
         frames = event.fields.get("traceback")
         if not frames:
@@ -106,7 +105,7 @@ def signatures_of(faults: list[Incident]) -> list[Signature]:
     learns the id of its own."""
     found: dict[str, Signature] = {}
     for incident in faults:
-        signature = signature_of(incident)
+        signature = _signature_of(incident)
         if signature is None:
             continue
         incident.signature = signature.id
