@@ -335,9 +335,12 @@ def _went_on(incident: Incident, session: Session, following: Session | None, re
     the next process's startup output), or an undated oMLX record of no event after it in its file."""
     last = incident.records[-1]
     after = incident.last_time
-    events_after = session.events[session.events.index(last) + 1 :]
-    end = next((ev for ev in events_after if ev.kind in CRASH_KINDS), None)  # what ended the process
-    before_end = events_after[: events_after.index(end) if end else None]
+    at = next(i for i, ev in enumerate(session.events) if ev is last)  # by identity: no field compares
+    events_after = session.events[at + 1 :]
+    ends = (i for i, ev in enumerate(events_after) if ev.kind in CRASH_KINDS)  # what ended the process
+    end_at = next(ends, None)
+    end = events_after[end_at] if end_at is not None else None
+    before_end = events_after[:end_at]
     if any(_written_later(ev, incident) for ev in before_end):
         return True
     next_start = following.start_after or following.start if following is not None else None

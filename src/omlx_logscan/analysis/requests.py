@@ -58,9 +58,9 @@ class _Sorted:
         if hi <= lo:
             return 0
         count = hi - lo
-        if after is not None:
-            window = self.table.slice(lo, hi)
-            count -= count_before(window.ints("source"), window.ints("line"), after.source_index, after.line)
+        if after is not None:  # the two columns it needs, not the window's four
+            sources, lines = self.table.ints("source")[lo:hi], self.table.ints("line")[lo:hi]
+            count -= count_before(sources, lines, after.source_index, after.line)
         return count
 
     def last_at_or_before(self, hi_ms: int | None) -> datetime | None:
