@@ -67,18 +67,13 @@ def _event_keys(events: list[Event]) -> list[tuple[Any, ...]]:
 
 
 def batch_state(path: Path) -> dict[str, Any]:
-    """What ``logscan timeline`` reads in the log.
-
-    A lifetime's end is left out: the bulk scan keeps of a stretch of routine records only the one
-    before each line it hands over, so a batch read can miss a last record a live one sees (in the
-    real oMLX runs, "Engine pool shutdown" a millisecond after "Engine pool shutdown complete").
-    """
+    """What ``logscan timeline`` reads in the log."""
     stream = read_events(resolve([str(path)]))
     analysis = analyze(stream)
     return {
         "events": _event_keys(stream.events),
         "requests": stream.kind_counts["request_complete"],
-        "sessions": [(s.index, s.start, s.start_exact, s.end_reason) for s in analysis.sessions],
+        "sessions": [(s.index, s.start, s.start_exact, s.end, s.end_reason) for s in analysis.sessions],
         "faults": [f.as_dict() for f in analysis.faults],
         "dead_windows": [w.as_dict() for w in analysis.dead_windows],
         "lines": stream.accounting.lines,
@@ -95,7 +90,7 @@ def live_state(path: Path) -> dict[str, Any]:
     return {
         "events": _event_keys(sink.events),
         "requests": Counter(e.kind for e in sink.events)["request_complete"],
-        "sessions": [(s.index, s.start, s.start_exact, s.end_reason) for s in state.sessions],
+        "sessions": [(s.index, s.start, s.start_exact, s.end, s.end_reason) for s in state.sessions],
         "faults": [f.as_dict() for f in state.faults],
         "dead_windows": [w.as_dict() for w in state.windows],
         "lines": watcher.lines,

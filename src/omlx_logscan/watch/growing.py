@@ -3,17 +3,16 @@
 A watch runs ``analyze`` on what it has read so far, so what it holds must be what ``read_events``
 would give for the same lines: the events but routine records, arrivals and timed finished requests
 (those are dense rows, numbers only), and the dated oMLX records that say when a process last wrote.
-A server runs for months, so what no answer can need any more is let go: of a stretch of routine
-records between two events only those a query can tell apart are kept (``_RecordRun``), and the
-lifetimes before the last start are dropped once the watch has said all it had to about them (``cut``).
+Of the routine records, which a batch read only counts, the records table keeps what the bulk scan
+keeps (``parsing/unkept.py``): the one just before each line it hands over, and the first and last.
+A server runs for months, so the lifetimes before the last start are let go once the watch has said
+all it had to about them (``cut``).
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
 
-from omlx_logscan.analysis.records import before_startup_output
 from omlx_logscan.analysis.requests import request_row
 from omlx_logscan.parsing.catalog import LOGGER_PREFIX
 from omlx_logscan.parsing.dense import ARRIVAL_SCHEMA, REQUEST_SCHEMA, Dense, form_code, from_rows, ms_of
@@ -24,46 +23,7 @@ from omlx_logscan.stream.model import RECORDS_SCHEMA, Accounting, EventStream, S
 from omlx_logscan.timeutil import parse
 
 RecordRow = tuple[int, int, str | None]  # source, line, time (None: undated)
-
-
-@dataclass
-class _RecordRun:
-    """The dated records between two events, as few as answer every question the analyzer asks.
-
-    Its queries are bounded by event times (a fault, a start, an exit) and by a next start less
-    STARTUP_OUTPUT_S, so the run keeps its first record, its last, those within STARTUP_OUTPUT_S of
-    its newest and the latest before them: any record in between answers no query differently.
-    """
-
-    first: RecordRow | None = None
-    settled: RecordRow | None = None  # the latest older than the recent ones
-    recent: list[RecordRow] = field(default_factory=list)  # within STARTUP_OUTPUT_S of the newest
-    limit: int = 64  # settled again when ``recent`` grows to this many
-
-    def add(self, row: RecordRow) -> None:
-        if self.first is None:
-            self.first = row
-            return
-        self.recent.append(row)
-        if len(self.recent) >= self.limit:
-            self._settle()
-            self.limit = max(64, 2 * len(self.recent))
-
-    def _settle(self) -> None:
-        timed = [row for row in self.recent if row[2] is not None]
-        newest = max((row[2] for row in timed), default=None)  # type: ignore[type-var]
-        old = before_startup_output(newest) or ""
-        older = [row for row in timed if row[2] < old]  # type: ignore[operator]
-        if older:
-            latest = max(older, key=lambda row: row[2])  # type: ignore[arg-type, return-value]
-            if self.settled is None or (self.settled[2] or "") <= (latest[2] or ""):
-                self.settled = latest
-        self.recent = [row for row in self.recent if row[2] is None or row[2] >= old]
-
-    def rows(self) -> list[RecordRow]:
-        self._settle()
-        kept = [self.first, self.settled, *self.recent]
-        return [row for row in kept if row is not None]
+_DENSE = frozenset({"request_complete", ARRIVAL_KIND})
 
 
 class GrowingStream:
@@ -80,8 +40,8 @@ class GrowingStream:
             [],
         )
         self.stream.arrivals = Dense.empty(ARRIVAL_SCHEMA)
-        self._records: list[RecordRow] = []  # the closed runs' records, in file order
-        self._run = _RecordRun()
+        self._records: list[RecordRow] = []  # in file order
+        self._unkept: tuple[Event, RecordRow] | None = None  # the last record, if one the scan only counts
         self._levels: set[str] = set()
         # For each event kept: the rows of each table before it, where a cut at it falls.
         self._marks: list[tuple[int, int, int]] = []
@@ -110,28 +70,39 @@ class GrowingStream:
             if time is not None:
                 _append(stream.arrivals, (event.source_index, event.line, time, form_code(event.fields.get("form"))))
         elif event.kind != "record":
-            self._close_run()
             self._marks.append((stream.requests.height, stream.arrivals.height, len(self._records)))
             stream.events.append(event)
             if event.time is None and event.next_time is None:
                 self._waiting.append(event)
 
     def _note_record(self, event: Event) -> None:
-        """A record that shows its process alive: a dated oMLX one, or an undated one of the log's own."""
-        if event.time is not None and (event.logger or "").startswith(LOGGER_PREFIX):
-            self._run.add((event.source_index, event.line, event.time))
-        elif event.time is None and event.kind == "record" and _own(event):
-            self._run.add((event.source_index, event.line, None))
+        """A record that shows its process alive, as the batch records table holds it: a dated oMLX
+        record the scan hands over, an undated one of the log's own, and of the records the scan
+        only counts (and of the dense rows), the first, the one just before a record it hands over,
+        and the last."""
+        own = (event.logger or "").startswith(LOGGER_PREFIX)
+        row = (event.source_index, event.line, event.time)
+        previous, self._unkept = self._unkept, None
+        if _counted_only(event):
+            if own and event.time is not None:
+                self._unkept = (event, row)
+                if not self._records and previous is None:  # the source's first line
+                    self._records.append(row)
+            return
+        if previous is not None and previous[0].line == event.line - 1 and previous[1] is not self._last_row():
+            self._records.append(previous[1])
+        if (event.time is not None and own) or (event.time is None and event.kind == "record" and _own(event)):
+            self._records.append(row)
 
-    def _close_run(self) -> None:
-        self._records += self._run.rows()
-        self._run = _RecordRun()
+    def _last_row(self) -> RecordRow | None:
+        return self._records[-1] if self._records else None
 
     def ready(self) -> EventStream:
         """The stream with what was added so far, for ``analyze``."""
         stream = self.stream
         stream.levels = sorted(self._levels, key=LEVEL_RANK.__getitem__)
-        rows = sorted([*self._records, *self._run.rows()], key=lambda row: (row[2] is not None, row[2] or "", row[1]))
+        last = [self._unkept[1]] if self._unkept is not None and self._unkept[1] is not self._last_row() else []
+        rows = sorted([*self._records, *last], key=lambda row: (row[2] is not None, row[2] or "", row[1]))
         stream.records = from_rows(rows, RECORDS_SCHEMA)
         return stream
 
@@ -146,6 +117,14 @@ class GrowingStream:
         stream.arrivals = stream.arrivals.slice(arrivals)
         self._records = self._records[records:]
         self.info.first = since  # nothing before the start: no process running before it
+
+
+def _counted_only(event: Event) -> bool:
+    """Whether the bulk scan only counts ``event``'s line (a routine one-line INFO or DEBUG record) or
+    makes it a dense row (a finished request, an arrival): it hands over all else."""
+    if event.time is None or event.lines != 1:
+        return False
+    return (event.kind == "record" and event.level in ("INFO", "DEBUG")) or event.kind in _DENSE
 
 
 def _own(event: Event) -> bool:
