@@ -95,3 +95,20 @@ def test_a_start_rearms_and_a_fatal_exit_disarms(tmp_path: Path) -> None:
     written(_completion(later + timedelta(hours=1, seconds=70)))
     assert arrivals(later + timedelta(hours=1, seconds=80), 3) == [False, False, True]  # counted from the finish
     watcher.follower.close()
+
+
+def test_a_watch_that_begins_mid_lifetime_counts_from_its_first_line(tmp_path: Path) -> None:
+    """Nothing settled since the watch began: the wait is counted from the first line it read."""
+    log = tmp_path / "server.log"
+    t0 = datetime(2026, 9, 15, 20, 0)
+    log.write_text(_start(t0) + _completion(t0 + timedelta(minutes=1)))
+    sink = EventKeeper()
+    watcher = Watcher(WatchOptions(log, wedge_after=60.0), sink)
+    watcher.step(0.0)  # opens the file at its end
+    append(log, "".join(_arrival(t0 + timedelta(minutes=5, seconds=40 * n), n) for n in range(4)))
+    for now in (1.0, 4.0, 8.0):
+        watcher.step(now)
+    watcher.follower.close()
+    wedges = [notice for notice in sink.notices if notice.kind == "wedge"]
+    assert len(wedges) == 1 and wedges[0].data["session"] == 1
+    assert wedges[0].data["since"] == "2026-09-15T20:05:00.000"

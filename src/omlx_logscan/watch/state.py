@@ -82,7 +82,7 @@ class WatchState:
         self._latest_after_gpu: str | None = None  # the latest time written after it
         self._gpu_closed = False  # a process start or end came after it
         self._new = False  # an event that is no routine record came since the last analysis
-        self._settled_at: str | None = None  # log time of the last request settled (or start)
+        self._settled_at: str | None = None  # log time of the last request settled (or start) read
         self._arrived = 0  # arrivals since then
         self.last_arrival: Event | None = None
         self.latest: str | None = None
@@ -113,9 +113,10 @@ class WatchState:
         last = self._last_gpu
         gap = seconds(last.time, self._latest_after_gpu) if last is not None else None
         settle = last is not None and (now - self._last_gpu_seen >= INCIDENT_GAP_S or (gap or 0) >= INCIDENT_GAP_S)
-        quiet = seconds(self._settled_at, self.latest)
+        quiet = seconds(self._settled_at or self.growing.info.first, self.latest)  # (from the watch's first line)
         wedge = self._arrived >= WEDGE_MIN_UNFINISHED - 1 and quiet is not None and quiet > self.wedge_after_s
-        return self._new or settle or wedge
+        running = self.analysis.sessions[-1].index if self.analysis and self.analysis.sessions else None
+        return self._new or settle or (wedge and running not in self._wedged)
 
     # -- the analysis -------------------------------------------------------------------------
     def refresh(self, now: float, *, history: bool = False, finished: bool = False) -> list[Change]:
