@@ -23,11 +23,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import queue
 import resource
 import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from datetime import datetime, timedelta
@@ -81,16 +83,29 @@ SCENARIOS: dict[str, tuple[str, str, list[str]]] = {  # what is appended, the al
 }
 
 
-def _wait_for(pipe: IO[str], wanted: Callable[[str], bool], within: float = 30.0) -> float:
-    """Read ``pipe`` until a line is ``wanted``; the moment it came."""
+def _lines(pipe: IO[str]) -> queue.Queue[str]:
+    """The lines of ``pipe`` as they come, read by a thread of their own."""
+    lines: queue.Queue[str] = queue.Queue()
+
+    def pump() -> None:
+        for line in pipe:
+            lines.put(line)
+
+    threading.Thread(target=pump, daemon=True).start()
+    return lines
+
+
+def _wait_for(lines: queue.Queue[str], wanted: Callable[[str], bool], within: float = 30.0) -> float:
+    """Take lines until one is ``wanted``; the moment it came (an error after ``within`` seconds)."""
     deadline = time.monotonic() + within
-    while time.monotonic() < deadline:
-        line = pipe.readline()
-        if not line:
+    while (left := deadline - time.monotonic()) > 0:
+        try:
+            line = lines.get(timeout=left)
+        except queue.Empty:
             break
         if wanted(line):
             return time.monotonic()
-    raise RuntimeError("no such line")
+    raise RuntimeError(f"nothing wanted within {within} s")
 
 
 def latency(build: Path, scenario: str) -> float:
@@ -106,11 +121,12 @@ def latency(build: Path, scenario: str) -> float:
         )
         try:
             assert process.stderr is not None and process.stdout is not None
-            _wait_for(process.stderr, lambda line: line.startswith("following "))
+            errors, rows = _lines(process.stderr), _lines(process.stdout)
+            _wait_for(errors, lambda line: line.startswith("following "))
             with log.open("a") as handle:
                 handle.write(text)
             appended = time.monotonic()
-            shown = _wait_for(process.stdout, lambda line: json.loads(line).get("watch") == alert)
+            shown = _wait_for(rows, lambda line: json.loads(line).get("watch") == alert)
         finally:
             process.terminate()
             process.communicate(timeout=30)
@@ -162,7 +178,7 @@ def memory(log: Path, piece: int = 1 << 20) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as folder:
         followed = Path(folder) / "server.log"
         followed.write_bytes(b"")
-        watcher = Watcher(WatchOptions(followed), _Quiet())  # type: ignore[arg-type]
+        watcher = Watcher(WatchOptions(followed), _Quiet())
         started = time.perf_counter()
         now = 0.0
         watcher.step(now)
