@@ -11,6 +11,7 @@ all it had to about them (``cut``).
 
 from __future__ import annotations
 
+import bisect
 from collections import Counter
 
 from omlx_logscan.analysis.requests import request_row
@@ -24,6 +25,37 @@ from omlx_logscan.timeutil import parse
 
 RecordRow = tuple[int, int, str | None]  # source, line, time (None: undated)
 _DENSE = frozenset({"request_complete", ARRIVAL_KIND})
+
+
+class _RecordTable:
+    """The records table (RECORDS_SCHEMA) kept in its order as rows come: the undated first, then by
+    time, then by line; a row goes in place, so no poll sorts it again."""
+
+    def __init__(self, rows: list[RecordRow]) -> None:
+        rows = sorted(rows, key=lambda row: (row[2] is not None, row[2] or "", row[1]))
+        self.dense = from_rows(rows, RECORDS_SCHEMA)
+        self._undated = sum(1 for row in rows if row[2] is None)
+
+    def _place(self, row: RecordRow) -> int:
+        times = self.dense.texts("time")
+        if row[2] is None:
+            return bisect.bisect_right(self.dense.ints("line"), row[1], 0, self._undated)
+        return bisect.bisect_right(times, row[2], self._undated)
+
+    def insert(self, row: RecordRow) -> None:
+        at = self._place(row)
+        for column, value in zip(self.dense.columns.values(), row, strict=True):
+            column.insert(at, value)  # type: ignore[arg-type]
+        self._undated += row[2] is None
+
+    def remove(self, row: RecordRow) -> None:
+        at = self._place(row) - 1  # the last of its place: a row is put after its equals
+        columns = list(self.dense.columns.values())
+        while tuple(column[at] for column in columns) != row:
+            at -= 1
+        for column in columns:
+            del column[at]
+        self._undated -= row[2] is None
 
 
 class GrowingStream:
@@ -41,6 +73,8 @@ class GrowingStream:
         )
         self.stream.arrivals = Dense.empty(ARRIVAL_SCHEMA)
         self._records: list[RecordRow] = []  # in file order
+        self._table = _RecordTable([])  # the same rows, in the table's order
+        self._shown: RecordRow | None = None  # the last record, in the table while it is the last
         self._unkept: tuple[Event, RecordRow] | None = None  # the last record, if one the scan only counts
         self._levels: set[str] = set()
         # For each event kept: the rows of each table before it, where a cut at it falls.
@@ -87,12 +121,19 @@ class GrowingStream:
             if own and event.time is not None:
                 self._unkept = (event, row)
                 if not self._records and previous is None:  # the source's first line
-                    self._records.append(row)
+                    self._keep(row)
             return
         if previous is not None and previous[0].line == event.line - 1 and previous[1] is not self._last_row():
-            self._records.append(previous[1])
+            self._keep(previous[1])
         if (event.time is not None and own) or (event.time is None and event.kind == "record" and _own(event)):
-            self._records.append(row)
+            self._keep(row)
+
+    def _keep(self, row: RecordRow) -> None:
+        self._records.append(row)
+        if row is self._shown:
+            self._shown = None  # in the table already, and there to stay
+        else:
+            self._table.insert(row)
 
     def _last_row(self) -> RecordRow | None:
         return self._records[-1] if self._records else None
@@ -101,9 +142,14 @@ class GrowingStream:
         """The stream with what was added so far, for ``analyze``."""
         stream = self.stream
         stream.levels = sorted(self._levels, key=LEVEL_RANK.__getitem__)
-        last = [self._unkept[1]] if self._unkept is not None and self._unkept[1] is not self._last_row() else []
-        rows = sorted([*self._records, *last], key=lambda row: (row[2] is not None, row[2] or "", row[1]))
-        stream.records = from_rows(rows, RECORDS_SCHEMA)
+        last = self._unkept[1] if self._unkept is not None and self._unkept[1] is not self._last_row() else None
+        if last is not self._shown:  # the source's last line, while it is a record the scan only counts
+            if self._shown is not None:
+                self._table.remove(self._shown)
+            if last is not None:
+                self._table.insert(last)
+            self._shown = last
+        stream.records = self._table.dense
         return stream
 
     def cut(self, first: Event, since: str | None) -> None:
@@ -116,6 +162,7 @@ class GrowingStream:
         stream.requests = stream.requests.slice(requests)
         stream.arrivals = stream.arrivals.slice(arrivals)
         self._records = self._records[records:]
+        self._table, self._shown = _RecordTable(self._records), None
         self.info.first = since  # nothing before the start: no process running before it
 
 
