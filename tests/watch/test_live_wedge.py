@@ -6,10 +6,10 @@ import time
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from test_watch import Watch, _following, _line, append, watches  # noqa: F401 - watches is a fixture
+from test_parity import EventKeeper
+from test_watch import Watch, _following, _line, append, fatal_exit, watches  # noqa: F401 - watches is a fixture
 
-from omlx_logscan.analysis.live_wedge import LiveWedge
-from omlx_logscan.parsing.event import Event
+from omlx_logscan.watch.loop import Watcher, WatchOptions
 
 WEDGE_AFTER_S = 2.0
 
@@ -57,29 +57,58 @@ def test_a_wedge_alerts_once_and_runs_on_dead_once(tmp_path: Path, watches: list
     assert runs.read_text().splitlines() == ["1|on-dead"]  # once, however many arrivals followed
 
 
-def _event(kind: str, at: datetime, **fields: str) -> Event:
-    return Event(kind, at.isoformat(timespec="milliseconds"), "server.log", 1, "DEBUG", "omlx.server", "", fields)
-
-
-def test_a_start_rearms_and_a_fatal_exit_disarms() -> None:
-    wedge = LiveWedge(60.0)
+def test_a_start_rearms_and_a_fatal_exit_disarms(tmp_path: Path) -> None:
+    log = tmp_path / "server.log"
+    log.write_text("")
+    sink = EventKeeper()
+    watcher = Watcher(WatchOptions(log, wedge_after=60.0), sink)
+    clock = iter(range(1, 10_000, 5))
+    watcher.step(0.0)
     t0 = datetime(2026, 9, 15, 20, 0)
 
-    def arrivals(first: datetime, count: int) -> list[bool]:
-        return [
-            wedge.feed(_event("request_arrival", first + timedelta(seconds=40 * i), form="scheduler_added")) is not None
-            for i in range(count)
-        ]
+    def wedges() -> int:
+        return sum(1 for notice in sink.notices if notice.kind == "wedge")
 
-    wedge.feed(_event("process_start", t0))
+    def written(text: str) -> None:
+        append(log, text)
+        now = next(clock)
+        watcher.step(now)
+        watcher.step(now + 3)  # past the hold: the last record is complete
+
+    def arrivals(first: datetime, count: int) -> list[bool]:
+        seen = []
+        for i in range(count):
+            before = wedges()
+            written(_arrival(first + timedelta(seconds=40 * i), i))
+            seen.append(wedges() > before)
+        return seen
+
+    written(_start(t0))
     assert arrivals(t0, 4) == [False, False, True, False]  # the third waiting request, 80 s on; then no more
-    wedge.feed(_event("process_start", t0 + timedelta(hours=1)))
+    written(_start(t0 + timedelta(hours=1)))
     assert arrivals(t0 + timedelta(hours=1), 3) == [False, False, True]  # the next lifetime is watched again
     later = t0 + timedelta(hours=2)
-    wedge.feed(_event("process_start", later))
-    wedge.feed(_event("process_exit", later, reason="fatal_exit"))
+    written(_start(later) + fatal_exit(later))
     assert arrivals(later, 5) == [False] * 5  # the supervisor restarts an exited process: nothing is wedged
-    wedge.feed(_event("process_start", later + timedelta(hours=1)))
+    written(_start(later + timedelta(hours=1)))
     assert arrivals(later + timedelta(hours=1), 2) == [False, False]
-    wedge.feed(_event("request_complete", later + timedelta(hours=1, seconds=70)))
+    written(_completion(later + timedelta(hours=1, seconds=70)))
     assert arrivals(later + timedelta(hours=1, seconds=80), 3) == [False, False, True]  # counted from the finish
+    watcher.follower.close()
+
+
+def test_a_watch_that_begins_mid_lifetime_counts_from_its_first_line(tmp_path: Path) -> None:
+    """Nothing settled since the watch began: the wait is counted from the first line it read."""
+    log = tmp_path / "server.log"
+    t0 = datetime(2026, 9, 15, 20, 0)
+    log.write_text(_start(t0) + _completion(t0 + timedelta(minutes=1)))
+    sink = EventKeeper()
+    watcher = Watcher(WatchOptions(log, wedge_after=60.0), sink)
+    watcher.step(0.0)  # opens the file at its end
+    append(log, "".join(_arrival(t0 + timedelta(minutes=5, seconds=40 * n), n) for n in range(4)))
+    for now in (1.0, 4.0, 8.0):
+        watcher.step(now)
+    watcher.follower.close()
+    wedges = [notice for notice in sink.notices if notice.kind == "wedge"]
+    assert len(wedges) == 1 and wedges[0].data["session"] == 1
+    assert wedges[0].data["since"] == "2026-09-15T20:05:00.000"

@@ -1,8 +1,8 @@
-"""``logscan watch --exit-at-end`` ends in the state the batch analysis gives: one set of rules, two readers.
+"""``logscan watch --exit-at-end`` ends in the state ``logscan timeline`` reads: one analyzer, two readers.
 
-The watcher reads a log line by line, as it is written; ``read_events`` + ``analyze`` read it whole.
-Replayed to its end, the watcher must find the same events, the same faults with the same final
-outcomes and signatures, the same dead windows and the same line accounting, for every fixture.
+The watcher reads a log line by line, as it is written, and runs ``analyze`` on what it read;
+``read_events`` reads it whole. Replayed to its end, the watcher must find the same events, lifetimes,
+faults and dead windows and the same line accounting, on every fixture and on the real oMLX runs.
 """
 
 from __future__ import annotations
@@ -19,10 +19,8 @@ from typing import Any
 
 import pytest
 
-from conftest import GENERATED, REAL
+from conftest import EXAMPLE, FIXTURES, GENERATED, REAL
 from omlx_logscan.analysis.lifetimes import analyze
-from omlx_logscan.analysis.model import Analysis
-from omlx_logscan.analysis.signatures import signatures_of
 from omlx_logscan.cli.values import log_path
 from omlx_logscan.errors import LogscanError
 from omlx_logscan.inputs import follow
@@ -34,9 +32,10 @@ from omlx_logscan.watch.loop import Watcher, WatchOptions
 from omlx_logscan.watch.notices import Notice
 from synthetic import busy, ignored, record, start, timeout, write_log
 
+REAL_OMLX = FIXTURES / "real-omlx"  # logs of real oMLX servers run with GPU faults injected
 SINGLE_FILE_CASES = sorted(p.parent.name for p in GENERATED.glob("s*-*/omlx.log.gz") if "-rotated" not in str(p))
-REAL_LOGS = sorted(p.name for p in REAL.glob("*.log"))
-SUBPROCESS_CASES = ["s1-file-info", "s5-console-warning", "omlx-issue-3683.log"]
+LOGS = sorted([*REAL.glob("*.log"), *REAL_OMLX.glob("*.log"), EXAMPLE], key=lambda p: p.name)
+SUBPROCESS_CASES = ["s1-file-info", "s5-console-warning", "omlx-issue-3683.log", "e-info-periodic@0.5.3.console.log"]
 
 # Requests and arrivals are dense rows in a batch read and events in a live one: compared by count, not as events.
 DENSE_KINDS = frozenset({"request_complete", "request_arrival", "record"})
@@ -68,18 +67,16 @@ def _event_keys(events: list[Event]) -> list[tuple[Any, ...]]:
 
 
 def batch_state(path: Path) -> dict[str, Any]:
-    """What ``logscan timeline`` reads in the log, in the terms the watcher can be held to."""
+    """What ``logscan timeline`` reads in the log."""
     stream = read_events(resolve([str(path)]))
-    analysis: Analysis = analyze(stream)
+    analysis = analyze(stream)
     return {
         "events": _event_keys(stream.events),
         "requests": stream.kind_counts["request_complete"],
-        "sessions": [(s.index, s.end_reason, s.end) for s in analysis.sessions],
+        "sessions": [(s.index, s.start, s.start_exact, s.end, s.end_reason) for s in analysis.sessions],
         "faults": [f.as_dict() for f in analysis.faults],
-        "signatures": {s.id: s.faults for s in analysis.signatures},
         "dead_windows": [w.as_dict() for w in analysis.dead_windows],
         "lines": stream.accounting.lines,
-        "unparsed": stream.accounting.unparsed,
         "unparsed_lines": sorted(line for _, line, _ in stream.unparsed),
     }
 
@@ -93,12 +90,10 @@ def live_state(path: Path) -> dict[str, Any]:
     return {
         "events": _event_keys(sink.events),
         "requests": Counter(e.kind for e in sink.events)["request_complete"],
-        "sessions": [(s.index, s.end_reason, s.end) for s in state.sessions],
+        "sessions": [(s.index, s.start, s.start_exact, s.end, s.end_reason) for s in state.sessions],
         "faults": [f.as_dict() for f in state.faults],
-        "signatures": {sig.id: sig.faults for sig in signatures_of(state.faults)},
         "dead_windows": [w.as_dict() for w in state.windows],
         "lines": watcher.lines,
-        "unparsed": watcher.stream.unparsed,
         "unparsed_lines": sorted(line.line for line in sink.unparsed_lines),  # each shown as it came
     }
 
@@ -116,14 +111,23 @@ def _plain(case: str, tmp_path: Path) -> Path:
     return plain
 
 
+@pytest.fixture
+def small_polls(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Polls of 4 KiB, as a live log is read: the lifetimes before the last start are let go as it goes."""
+    monkeypatch.setattr(follow, "POLL_BYTES", 4096)
+    monkeypatch.setattr(follow, "READ_BYTES", 4096)
+
+
+@pytest.mark.usefixtures("small_polls")
 @pytest.mark.parametrize("case", SINGLE_FILE_CASES)
 def test_generated_logs_replay_to_the_batch_state(case: str, tmp_path: Path) -> None:
     assert_same_state(_plain(case, tmp_path))
 
 
-@pytest.mark.parametrize("name", REAL_LOGS)
-def test_real_logs_replay_to_the_batch_state(name: str) -> None:
-    assert_same_state(REAL / name)
+@pytest.mark.usefixtures("small_polls")
+@pytest.mark.parametrize("path", LOGS, ids=[p.name for p in LOGS])
+def test_real_logs_replay_to_the_batch_state(path: Path) -> None:
+    assert_same_state(path)
 
 
 # -- the rules one at a time, on small logs written for them --------------------------------------
@@ -272,7 +276,7 @@ def test_windows_1252_lines_read_alike(utf8_mark: bool, tmp_path: Path) -> None:
     path = _windows_1252_log(tmp_path, utf8_mark=utf8_mark)
     assert_same_state(path)
     live = live_state(path)
-    assert live["unparsed"] == 0
+    assert live["unparsed_lines"] == []
     warning = next(key for key in live["events"] if key[0] == "warning")
     assert warning[4] == ("model caf\ufffd loaded" if utf8_mark else "model café loaded")
     gpu = next(key for key in live["events"] if key[0] == "gpu_error")
@@ -315,6 +319,16 @@ def test_a_slow_replay_in_small_polls_gives_the_same_state(tmp_path: Path, monke
     assert watcher.lines == batch["lines"]
 
 
+@pytest.mark.usefixtures("small_polls")
+def test_lifetimes_before_the_last_start_are_let_go(tmp_path: Path) -> None:
+    """A server runs for months: the stream keeps only the lifetimes from the last start on."""
+    path = _plain("s1-file-info", tmp_path)
+    watcher = Watcher(WatchOptions(path, exit_at_end=True), EventKeeper())
+    watcher.replay_to_end()
+    kept = watcher.state.growing.stream.events
+    assert kept[0].kind == "process_start" and len(kept) < len(batch_state(path)["events"]) / 2
+
+
 def test_exit_at_end_needs_a_file(tmp_path: Path) -> None:
     with pytest.raises(LogscanError, match="no such file"):
         Watcher(WatchOptions(tmp_path / "server.log", exit_at_end=True), EventKeeper()).replay_to_end()
@@ -334,7 +348,9 @@ def test_utf16_is_read_by_timeline_and_refused_by_watch(tmp_path: Path) -> None:
 
 
 def _fixture(case: str, tmp_path: Path) -> Path:
-    return REAL / case if case.endswith(".log") else _plain(case, tmp_path)
+    if not case.endswith(".log"):
+        return _plain(case, tmp_path)
+    return REAL / case if (REAL / case).exists() else REAL_OMLX / case
 
 
 @pytest.mark.parametrize("case", SUBPROCESS_CASES)

@@ -10,6 +10,7 @@ import re
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -18,10 +19,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from test_parity import EventKeeper
 from typer.testing import CliRunner
 
 from conftest import EXAMPLE, GENERATED, analysis_of
-from omlx_logscan.analysis.live import LiveState
 from omlx_logscan.cli.app import app
 from omlx_logscan.cli.values import log_path
 from omlx_logscan.errors import EXIT_DEAD
@@ -32,6 +33,7 @@ from omlx_logscan.stream.live import LiveStream
 from omlx_logscan.watch.loop import Watcher, WatchOptions
 from omlx_logscan.watch.notices import Notice
 from omlx_logscan.watch.sinks import TableSink
+from omlx_logscan.watch.state import WatchState
 
 WATCH = [sys.executable, "-m", "omlx_logscan", "watch"]
 STARTUP_S = 20.0  # interpreter start and imports on a busy machine
@@ -259,19 +261,28 @@ def test_an_impossible_timestamp_is_an_unknown_time() -> None:
     stream = LiveStream("server.log")
     events = stream.add(lines_of(text + "\n")) + stream.flush()
     assert [(e.kind, e.time) for e in events] == [("request_error", "2026-09-15T22:20:21.140"), ("gpu_error", None)]
-    state = LiveState()
-    for event in events:
-        state.feed(event, 0.0)
-    assert state.settle(float("inf")) and state.window is not None
+    _events, state, changes = _live(text + "\n")
+    assert changes == ["FaultClosed", "WindowOpened"] and state.window is not None
 
 
-def _live(text: str) -> tuple[list[Event], LiveState, list[str]]:
-    """Feed text through the live pipeline; the changes as names, in order."""
-    stream, state = LiveStream("server.log"), LiveState()
-    events = stream.add(lines_of(text)) + stream.flush()
-    changes = [type(c).__name__ for ev in events for c in state.feed(ev, 0.0)]
-    changes += [type(c).__name__ for c in state.settle(float("inf"))]
-    return events, state, changes
+# What the watcher says, as the names of the state's changes that make it say so.
+_CHANGES = {"fault": "FaultClosed", "dead": "WindowOpened", "dead_end": "WindowClosed"}
+
+
+def _live(text: str) -> tuple[list[Event], WatchState, list[str]]:
+    """Append text to a watched log at once and let every timer run out; the changes as names, in order."""
+    with tempfile.TemporaryDirectory() as folder:
+        log = Path(folder) / "server.log"
+        log.write_text("")
+        sink = EventKeeper()
+        watcher = Watcher(WatchOptions(log), sink)
+        watcher.step(0.0)
+        append(log, text)
+        watcher.step(1.0)
+        watcher.step(100.0)  # the last record and the last incident are complete
+        watcher.follower.close()
+    changes = [_CHANGES[notice.kind] for notice in sink.notices if notice.kind in _CHANGES]
+    return sink.events, watcher.state, changes
 
 
 def test_penalty_box_opens_one_window_and_repeats_do_not_reopen_it() -> None:
@@ -323,18 +334,11 @@ def test_an_abort_ends_the_window() -> None:
     assert state.windows[0].end_reason == "crash" and state.window is None
 
 
-def _replay(path: Path) -> tuple[list[Event], LiveState]:
-    follower = Follower(path, from_start=True)
-    stream, state = LiveStream(str(path)), LiveState()
-    events: list[Event] = []
-    while not follower.caught_up:
-        events += stream.add(item for item in follower.poll() if isinstance(item, KeptLine))
-    events += stream.flush()
-    follower.close()
-    for event in events:
-        state.feed(event, 0.0)
-    state.settle(float("inf"))
-    return events, state
+def _replay(path: Path) -> tuple[list[Event], WatchState]:
+    sink = EventKeeper()
+    watcher = Watcher(WatchOptions(path, exit_at_end=True), sink)
+    watcher.replay_to_end()
+    return sink.events, watcher.state
 
 
 @pytest.mark.parametrize("case", ["example", "s2-file-warning", "s5-console-info"])

@@ -36,12 +36,12 @@ from omlx_logscan.timeutil import clock_seconds, seconds
 CRASH_WINDOW_S = 60.0  # a session ending this soon after a fault, without an orderly stop, crashed
 
 
-def session_in_progress(event: Event) -> Session:
+def _session_in_progress(event: Event) -> Session:
     """Session 1 when the log (or the watch) begins inside a running process: its start is not in view."""
     return Session(1, event.time or event.next_time, False, start_in_log=False, source=event.source, line=event.line)
 
 
-def session_started_by(
+def _session_started_by(
     index: int, event: Event, *, inferred: bool = False, after: str | None = None, version: str | None = None
 ) -> Session:
     """The session an event begins: a process start, or (``inferred``) a fault a penalty-boxed process
@@ -74,10 +74,10 @@ class _Builder:
         current: Session | None = None
         for event in self.stream.events:
             if event.kind == "process_start":
-                current = session_started_by(len(sessions) + 1, event)
+                current = _session_started_by(len(sessions) + 1, event)
                 sessions.append(current)
             elif current is None:
-                current = session_in_progress(event)
+                current = _session_in_progress(event)
                 sessions.append(current)
             current.events.append(event)
         first = self.records.first_of_log(sessions[0].source if sessions else None)
@@ -92,7 +92,7 @@ class _Builder:
         for event in session.events:
             if event.kind != "gpu_error":
                 continue
-            if out and joins_incident(out[-1].last_time, event, out[-1].last_time_of_day):
+            if out and _joins_incident(out[-1].last_time, event, out[-1].last_time_of_day):
                 out[-1].records.append(event)
                 continue
             first_name = event.fields.get("code_name")
@@ -101,8 +101,8 @@ class _Builder:
 
 
 def _with_process_before_first_start(sessions: list[Session], log_start: str | None) -> list[Session]:
-    """``process_before_first_start`` for the whole log: the sessions after it are renumbered."""
-    earlier = process_before_first_start(sessions[0], log_start) if sessions else None
+    """``_process_before_first_start`` for the whole log: the sessions after it are renumbered."""
+    earlier = _process_before_first_start(sessions[0], log_start) if sessions else None
     if earlier is None:
         return sessions
     for number, session in enumerate(sessions, start=2):
@@ -110,7 +110,7 @@ def _with_process_before_first_start(sessions: list[Session], log_start: str | N
     return [earlier, *sessions]
 
 
-def process_before_first_start(first: Session, log_start: str | None) -> Session | None:
+def _process_before_first_start(first: Session, log_start: str | None) -> Session | None:
     """The process already running when the log begins, if records older than the ``first`` session's
     start line show one (it is session 1 and the sessions after it are one later).
 
@@ -123,7 +123,7 @@ def process_before_first_start(first: Session, log_start: str | None) -> Session
     return Session(1, log_start, False, None, start_in_log=False, source=first.source)
 
 
-def joins_incident(last_time: str | None, event: Event, last_time_of_day: str | None = None) -> bool:
+def _joins_incident(last_time: str | None, event: Event, last_time_of_day: str | None = None) -> bool:
     """Whether a gpu_error record belongs to the fault whose last record was at ``last_time``.
 
     Records less than INCIDENT_GAP_S apart are one fault; an untimed record (an abort on stderr)
@@ -151,7 +151,7 @@ def _split_after_dead(sessions: list[Session]) -> list[Session]:
             head_events, tail_events = pending.events[:split_at], pending.events[split_at:]
             pending.events = head_events
             out.append(pending)
-            inferred = session_started_by(
+            inferred = _session_started_by(
                 0, tail_events[0], inferred=True, after=_last_time(head_events), version=pending.omlx_version
             )
             inferred.events = tail_events
@@ -165,7 +165,7 @@ def _last_time(events: list[Event]) -> str | None:
     return next((event.time for event in reversed(events) if event.time), None)
 
 
-def shows_unseen_restart(record: Event) -> bool:
+def _shows_unseen_restart(record: Event) -> bool:
     """Whether a gpu_error record that begins a new incident, in a process the penalty box already
     holds, shows a new process: a penalty-boxed process fails only with SubmissionsIgnored, so
     anything else comes from one restarted unseen (its start line hidden by the log level)."""
@@ -186,8 +186,8 @@ def _restart_evidence(session: Session) -> int | None:
             ended, exited = True, event.time or event.prev_time
         if event.kind != "gpu_error":
             continue
-        new_incident = last_gpu is None or not joins_incident(last_gpu, event)
-        if dead and new_incident and shows_unseen_restart(event):
+        new_incident = last_gpu is None or not _joins_incident(last_gpu, event)
+        if dead and new_incident and _shows_unseen_restart(event):
             return index
         dead = dead or shows_penalty_box(event)
         last_gpu = event.time or last_gpu
@@ -275,8 +275,8 @@ def _finish_session(
         session.engine_starts = sum(1 for ev in session.events if ev.kind == "engine_start")
     if session.omlx_version is None:
         session.omlx_version = next((v for ev in session.events if (v := cellar_version(ev))), None)
-    ending = SessionEnding(
-        any(process_end_reason(ev) == "fatal_exit" for ev in session.events),
+    ending = _SessionEnding(
+        any(_process_end_reason(ev) == "fatal_exit" for ev in session.events),
         bool(kinds & CRASH_KINDS),
         "shutdown" in kinds and not _active_after_last_shutdown(session.events, builder, window_end),
         any(shows_penalty_box(ev) for ev in session.events if ev.kind == "gpu_error"),
@@ -300,7 +300,7 @@ def _active_after_last_shutdown(events: list[Event], builder: _Builder, window_e
     return builder.requests.count(events[last].time, window_end, after=events[last]) > 0
 
 
-def settled_outcome(incident: Incident) -> str | None:
+def _settled_outcome(incident: Incident) -> str | None:
     """The outcome an incident's own records decide, without looking at what came after it."""
     contexts = {ev.fields.get("context") for ev in incident.records}
     if "fatal_exit" in contexts:
@@ -313,14 +313,14 @@ def settled_outcome(incident: Incident) -> str | None:
 
 
 def _outcome(incident: Incident, session: Session, following: Session | None, builder: _Builder) -> str:
-    if settled := settled_outcome(incident):
+    if settled := _settled_outcome(incident):
         return settled
     after = incident.last_time
-    later = any(shows_activity_after(ev, after) for ev in session.events)
+    later = any(_shows_activity_after(ev, after) for ev in session.events)
     later_requests = builder.requests.count(after, session.end if following else None, after=incident.records[-1])
     next_start = following.start_after or following.start if following is not None else None
     went_on = _went_on(incident, session, following, builder.records)
-    return outcome_from_what_followed(
+    return _outcome_from_what_followed(
         incident,
         later,
         later_requests,
@@ -337,10 +337,13 @@ def _went_on(incident: Incident, session: Session, following: Session | None, re
     the next process's startup output), or an undated oMLX record of no event after it in its file."""
     last = incident.records[-1]
     after = incident.last_time
-    events_after = session.events[session.events.index(last) + 1 :]
-    end = next((ev for ev in events_after if ev.kind in CRASH_KINDS), None)  # what ended the process
-    before_end = events_after[: events_after.index(end) if end else None]
-    if any(written_later(ev, incident) for ev in before_end):
+    at = next(i for i, ev in enumerate(session.events) if ev is last)  # by identity: no field compares
+    events_after = session.events[at + 1 :]
+    ends = (i for i, ev in enumerate(events_after) if ev.kind in CRASH_KINDS)  # what ended the process
+    end_at = next(ends, None)
+    end = events_after[end_at] if end_at is not None else None
+    before_end = events_after[:end_at]
+    if any(_written_later(ev, incident) for ev in before_end):
         return True
     next_start = following.start_after or following.start if following is not None else None
     cutoff = before_startup_output(next_start)
@@ -352,7 +355,7 @@ def _went_on(incident: Incident, session: Session, following: Session | None, re
     return records.written_after(last.source, last.line, before_line, after, until)
 
 
-def written_later(event: Event, incident: Incident) -> bool:
+def _written_later(event: Event, incident: Incident) -> bool:
     """Whether ``event``, written after ``incident``, shows its process went on: it has a time, later
     than the fault's when that is known (an untimed event may be its traceback); or, when neither
     has a date (time-only lines), a time of day other than the fault's last, being after it."""
@@ -365,21 +368,12 @@ def written_later(event: Event, incident: Incident) -> bool:
     )
 
 
-# -- rules shared with the live watch (analysis/live.py), one fault or window at a time ----------
+def _shows_activity_after(event: Event, after: str | None) -> bool:
+    """Whether ``event`` shows the process still working (its kind shows the engine at work) after ``after``."""
+    return bool(event.kind in ACTIVE_ENGINE_KINDS and event.time and after and event.time > after)
 
 
-def activity_time(event: Event) -> str | None:
-    """When ``event`` shows the engine at work (its time, if its kind shows that), else None."""
-    return event.time if event.kind in ACTIVE_ENGINE_KINDS else None
-
-
-def shows_activity_after(event: Event, after: str | None) -> bool:
-    """Whether ``event`` shows the process still working after the moment ``after``."""
-    active = activity_time(event)
-    return bool(active and after and active > after)
-
-
-def outcome_from_what_followed(
+def _outcome_from_what_followed(
     incident: Incident,
     active_later: bool,
     later_requests: int,
@@ -389,8 +383,8 @@ def outcome_from_what_followed(
     shut_down: bool,
     went_on: bool,
 ) -> str:
-    """The outcome of a fault its own records leave open (``settled_outcome`` is None), from what its
-    process did after it: ``active_later`` (any ``shows_activity_after``), the requests it finished
+    """The outcome of a fault its own records leave open (``_settled_outcome`` is None), from what its
+    process did after it: ``active_later`` (any ``_shows_activity_after``), the requests it finished
     after it, whether another session ``followed`` (starting at ``next_start``), whether the
     process ``shut_down`` in order and whether it ``went_on`` (it wrote any record later, before
     anything that ended it). Sets ``later_requests`` when the fault was absorbed."""
@@ -418,7 +412,7 @@ def _dead_window(
     failure_times = [t for inc in incidents for ev in inc.records if (t := ev.time)]
     starts = [t for inc in incidents if (t := inc.time)]
     intervals = [d for a, b in itertools.pairwise(starts) if (d := seconds(a, b)) is not None]
-    ends = {reason for ev in session.events if (reason := process_end_reason(ev))}
+    ends = {reason for ev in session.events if (reason := _process_end_reason(ev))}
     if "fatal_exit" in ends:
         reason = "fatal_exit"
     elif ends:
@@ -442,7 +436,7 @@ def _dead_window(
         end_inferred=following is None and reason == "restart",
     )
     if following is not None:
-        end_window_at_start(window, following)
+        _end_window_at_start(window, following)
     elif reason in ("fatal_exit", "crash"):
         window.end, window.end_exact = session.end, True
     elif reason == "restart":
@@ -455,13 +449,13 @@ def _dead_window(
     return window
 
 
-def end_window_at_start(window: DeadWindow, following: Session) -> None:
+def _end_window_at_start(window: DeadWindow, following: Session) -> None:
     """A dead window ends where the next process starts, whatever ended it (an exit, a crash, or
     nothing seen): until then no process could generate."""
     window.end, window.end_exact, window.end_after = following.start, following.start_exact, following.start_after
 
 
-def process_end_reason(event: Event) -> str | None:
+def _process_end_reason(event: Event) -> str | None:
     """How ``event`` ends the process that wrote it: ``fatal_exit`` (it exits for a clean restart),
     ``crash`` (an abort, any other exit, a faulthandler dump), or None when it does not end it.
     These end a dead window at once; a session's end also counts the OS's crash evidence."""
@@ -471,14 +465,13 @@ def process_end_reason(event: Event) -> str | None:
 
 
 @dataclass
-class SessionEnding:
+class _SessionEnding:
     """What a session's own events say about its end; ``reason`` adds what came after it."""
 
     fatal_exit: bool = False  # a fatal exit line: the process exits for a clean restart
     crashed: bool = False  # an exit, abort, crash report or kernel panic (CRASH_KINDS)
     shut_down: bool = False  # an orderly-stop line with no work after it
     penalty_boxed: bool = False  # a SubmissionsIgnored record: replaced, it was killed and restarted
-    wedged: bool = False  # the live watch saw a wedge still on (batch: analysis/outages.py decides)
 
     @property
     def stopped_in_order(self) -> bool:
@@ -497,4 +490,4 @@ class SessionEnding:
             return "shutdown"
         if not followed:
             return "eof"
-        return "crash" if info_shown and not (self.penalty_boxed or self.wedged) else "restart"
+        return "crash" if info_shown and not self.penalty_boxed else "restart"

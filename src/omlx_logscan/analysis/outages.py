@@ -261,7 +261,8 @@ def _wedge(
     analysis: Analysis, session: Session, following: Session | None, arrivals: _Arrivals, wedge_after_s: float
 ) -> Outage | None:
     """At DEBUG or TRACE: requests keep arriving and none finishes, aborts or fails for longer than
-    ``wedge_after_s``, from the last finished request to the next start (or the end of the log)."""
+    ``wedge_after_s``, from the last finished request to the next start (or the end of the log, the
+    arrivals at that end included: a live log's newest line may be the one that shows the wedge)."""
     if any(w.session == session.index for w in analysis.dead_windows) or session.end_reason == "fatal_exit":
         return None
     until = _window_end(analysis, following)
@@ -272,8 +273,8 @@ def _wedge(
     silence = seconds(last, until)
     if silence is None or silence <= wedge_after_s:
         return None
-    lo = arrivals.at_or_after(begins)  # the arrivals at or after ``begins`` and before ``until``
-    hi = max(lo, arrivals.at_or_after(until))
+    lo = arrivals.at_or_after(begins)  # the arrivals at or after ``begins`` and before the next start
+    hi = max(lo, arrivals.at_or_after(until) if following is not None else len(arrivals.times))
     code = _request_form(arrivals.forms, lo, hi)
     if code is None:
         return None

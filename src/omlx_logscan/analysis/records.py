@@ -33,17 +33,23 @@ class RecordIndex:
 
     def __init__(self, stream: EventStream) -> None:
         self._names = [s.name for s in stream.sources]
-        self._rows: list[tuple[int, int, str | None]] = stream.records.rows("source", "line", "time")
-        timed = [(source, line, time) for source, line, time in self._rows if time is not None]
-        self.times: list[str] = [time for _, _, time in timed]
-        self._sources = [source for source, _, _ in timed]
-        self._lines = [line for _, line, _ in timed]
+        table = stream.records
+        sources, lines, times = table.ints("source"), table.ints("line"), table.texts("time")
+        self._table = (sources, lines, times)
+        dated = next((row for row, time in enumerate(times) if time is not None), len(times))  # undated first
+        self.times: list[str] = times[dated:]
+        self._sources = sources[dated:]
+        self._lines = lines[dated:]
         # Each source's first record, timed or not, with the first time of it (a lifetime's start).
         first_lines: dict[int, int] = {}
         first_times: dict[int, str] = {}
-        for source, line, time in self._rows:
-            first_lines[source] = min(line, first_lines.get(source, line))
-            if time is not None:
+        if len(set(sources)) <= 1:  # one source (the usual case): no loop over its rows
+            first_lines = {source: min(lines) for source in set(sources)}
+            first_times = {self._sources[0]: self.times[0]} if self.times else {}
+        else:
+            for source, line in zip(sources, lines, strict=True):
+                first_lines[source] = min(line, first_lines.get(source, line))
+            for source, time in zip(self._sources, self.times, strict=True):
                 first_times.setdefault(source, time)
         self.firsts = {
             self._names[source]: RecordAt(first_times[source], self._names[source], first_lines[source])
@@ -56,7 +62,7 @@ class RecordIndex:
         """Each source's records in file order, lines and times: the order places undated ones.
         Built at the first fault that needs it (a log without one never pays for it)."""
         in_file: dict[str, tuple[list[int], list[str | None]]] = {}
-        for source, line, time in sorted(self._rows, key=lambda row: (row[0], row[1])):
+        for source, line, time in sorted(zip(*self._table, strict=True), key=lambda row: (row[0], row[1])):
             lines, times = in_file.setdefault(self._names[source], ([], []))
             lines.append(line)
             times.append(time)

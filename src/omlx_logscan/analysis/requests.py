@@ -58,9 +58,9 @@ class _Sorted:
         if hi <= lo:
             return 0
         count = hi - lo
-        if after is not None:
-            window = self.table.slice(lo, hi)
-            count -= count_before(window.ints("source"), window.ints("line"), after.source_index, after.line)
+        if after is not None:  # the two columns it needs, not the window's four
+            sources, lines = self.table.ints("source")[lo:hi], self.table.ints("line")[lo:hi]
+            count -= count_before(sources, lines, after.source_index, after.line)
         return count
 
     def last_at_or_before(self, hi_ms: int | None) -> datetime | None:
@@ -93,6 +93,11 @@ def _tokens(event: Event) -> int:
     return count if isinstance(count, int) and count in _TOKENS else 0
 
 
+def request_row(event: Event) -> tuple[int, int, int, int]:
+    """A timed request event as a dense row holds it (REQUEST_SCHEMA)."""
+    return event.source_index, event.line, ms_of(datetime.fromisoformat(event.time or "")), _tokens(event)
+
+
 class RequestIndex:
     """Sparse ``request_complete`` events and the dense request rows, by time, with tokens."""
 
@@ -100,7 +105,7 @@ class RequestIndex:
         sparse = [ev for ev in stream.events if ev.kind == "request_complete" and ev.time]
         # The dense rows carry no text (a big log's request lines are not kept); the events do.
         self._texts = {(ev.source_index, ev.line): ev.message for ev in sparse}
-        rows = [(ev.source_index, ev.line, ms_of(datetime.fromisoformat(ev.time or "")), _tokens(ev)) for ev in sparse]
+        rows = [request_row(ev) for ev in sparse]
         events = from_rows(rows, REQUEST_SCHEMA)
         dense = Dense({name: stream.requests[name] for name in REQUEST_SCHEMA})
         self._parts = [_Sorted(table) for table in (events, dense) if table.height]

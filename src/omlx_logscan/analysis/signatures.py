@@ -96,9 +96,8 @@ def crash_site(event: Event) -> dict[str, Any] | None:
     return {"module": normal_module(innermost["path"]), "line": innermost["line"], "func": innermost["func"]}
 
 
-def signature_of(incident: Incident) -> Signature | None:
-    """The signature of a fault's first record with a traceback; batch and the live watch (which signs
-    each fault as it closes) give one fault the same id. Its ``faults`` count is the caller's to keep."""
+def _signature_of(incident: Incident) -> Signature | None:
+    """The signature of a fault's first record with a traceback. Its ``faults`` count is the caller's to keep."""
     for event in incident.records:
         frames = event.fields.get("traceback")
         if not frames:
@@ -120,7 +119,7 @@ def signatures_of(faults: list[Incident]) -> list[Signature]:
     learns the id of its own."""
     found: dict[str, Signature] = {}
     for incident in faults:
-        signature = signature_of(incident)
+        signature = _signature_of(incident)
         if signature is None:
             continue
         incident.signature = signature.id

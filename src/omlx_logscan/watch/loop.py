@@ -3,8 +3,9 @@
 In oMLX issue 3706 the server stayed up for hours with an engine that could not generate a token.
 Reading the log as it is written lets a supervisor learn that within seconds. The follower
 (``inputs/follow.py``) gives appended lines, ``stream/live.py`` turns them into events by the batch
-grammar and classification, and ``analysis/live.py`` keeps the analyzer's state; this loop drives
-them, times the held last record, and turns the state's changes into notices and hook commands.
+grammar and classification, and ``watch/state.py`` runs the batch analysis on them and says what it
+changed; this loop drives them, times the held last record, and turns the changes into notices and
+hook commands.
 """
 
 from __future__ import annotations
@@ -18,8 +19,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from omlx_logscan.analysis.live import Change, FaultClosed, LiveState, WindowOpened
-from omlx_logscan.analysis.live_wedge import LiveWedge, WedgeSeen
 from omlx_logscan.analysis.model import DeadWindow, Incident
 from omlx_logscan.analysis.outage_model import WEDGE_AFTER_S
 from omlx_logscan.errors import EXIT_DEAD, LogscanError
@@ -32,6 +31,7 @@ from omlx_logscan.stream.live import LiveStream
 from omlx_logscan.watch.head import sessions_in_head
 from omlx_logscan.watch.hooks import HookRun, hook_environment
 from omlx_logscan.watch.notices import Notice, dead_end_notice, dead_notice, fault_notice
+from omlx_logscan.watch.state import Change, FaultClosed, WatchState, WedgeSeen, WindowOpened
 
 # How long the last record waits for continuation lines before it counts as complete. oMLX writes a
 # record and its traceback in one go, but a busy Mac (or a capture through a pipe) can deliver the
@@ -76,8 +76,7 @@ class Watcher:
         self.sink = sink
         self.follower = Follower(options.path, from_start=options.from_start or options.exit_at_end)
         self.stream = LiveStream(str(options.path))
-        self.state = LiveState()
-        self.wedge = LiveWedge(options.wedge_after)  # the live wedge alert (issue 20)
+        self.state = WatchState(str(options.path), options.wedge_after)
         self.lines = 0
         self.events = 0
         self.hook_runs: dict[str, int] = {}
@@ -111,9 +110,8 @@ class Watcher:
     ) -> int:
         """Read the file from its start to its end as a finished log and stop: the batch analysis, live.
 
-        Nothing more will come, so what a live watch leaves open (the last record, the last incident,
-        outcomes that wait on what the process does next) is settled as the batch analysis settles it
-        at the end of a log. The parity tests compare this state with ``analyze``. Returns 3 when
+        Nothing more will come, so what a live watch leaves open (the last record, the last incident)
+        is complete, and the analysis is the one ``timeline`` gives. Returns 3 when
         exit_on_dead is set and the engine is dead at the end, else 0.
         """
         self.follower.check()
@@ -153,51 +151,47 @@ class Watcher:
             self._feed(self.stream.add(batch), now)
         elif self.stream.holding and now - self._last_line_at >= RECORD_HOLD_S:
             self._feed(self.stream.flush(), now, seen=self._last_line_at)
-        if not self._catching_up:  # history is timed by the log alone: a slow replay must not split a fault
-            self._apply(self.state.settle(now), now)
+        if not self._catching_up and self.state.due(now):
+            self._apply(self.state.refresh(now), now)
         if self._catching_up and self.follower.caught_up:
             self._caught_up(now)
         self._reap(now)
         return arrived > 0
 
     def _feed(self, events: list[Event], now: float, *, seen: float | None = None) -> None:
-        """Print and apply ``events``; ``seen``: when their lines arrived, if earlier (a record held
-        for its continuation), as the wall-clock incident gap runs from there."""
+        """Print ``events`` and add them to the state; ``seen``: when their lines arrived, if earlier
+        (a record held for its continuation), as the wall-clock incident gap runs from there."""
         kinds = self.options.kinds
         # Unparsed lines are shown among the events in file order, unless only chosen kinds are asked
         # for; the summary counts them either way.
         fresh = self.stream.take_unparsed()
         unparsed = [] if kinds else fresh
+        started = False
         for event in events:
             while unparsed and unparsed[0].line < event.line:
                 self.sink.unparsed(unparsed.pop(0))
             if (event.kind in kinds) if kinds else event.kind != "record":
                 self.events += 1
                 self.sink.event(event)
-            self._apply(self.state.feed(event, now if seen is None else seen), now)
-            self._watch_wedge(event, now)
+            self.state.add(event, now if seen is None else seen)
+            started = started or event.kind == "process_start"
         for line in unparsed:
             self.sink.unparsed(line)
-
-    def _watch_wedge(self, event: Event, now: float) -> None:
-        """The live wedge (issue 20): tell the state whether one is on, and alert when one shows."""
-        shown = self.wedge.feed(event)
-        self.state.note_wedged(self.wedge.current is not None)
-        if shown is not None and not self._catching_up:
-            self._wedge_alert(now)
+        if started and self._catching_up:  # history: analysed only to let go of the lifetimes before it
+            self.state.refresh(now, history=True)
 
     def _apply(self, changes: list[Change], now: float) -> None:
-        if self._catching_up:
-            return  # history: the state is kept, the alert for what is still true comes at catch-up
         for change in changes:
             if isinstance(change, FaultClosed):
-                self.sink.notice(fault_notice(change.incident, len(self.state.faults)))
+                self.sink.notice(fault_notice(change.incident, change.number))
                 if self.options.on_fault:
                     entry = change.incident
                     since = entry.time if entry.outcome == "penalty_box" else None
                     self._hook("on-fault", self.options.on_fault, entry.session, since, entry.first, now)
             elif isinstance(change, WindowOpened):
                 self._alert(change.window, change.entry, now)
+            elif isinstance(change, WedgeSeen):
+                self._wedge_alert(change, now)
             else:
                 self.sink.notice(dead_end_notice(change.window, change.inferred))
 
@@ -206,25 +200,23 @@ class Watcher:
 
         Waiting for more lines here would report a replayed fault as new, run --on-fault for it and
         leave it out of the replay's counts. Closing them changes only history, so nothing is reported
-        but a dead window still open at the end. With exit_at_end the log is finished, so the state is
-        settled first (``LiveState.finish``) and the alert is for a window still open after that.
+        but a dead window (or a wedge) still open at the end. With exit_at_end the log is finished: the
+        analysis is the batch one, and the alert is for a window still open by its rules.
         """
-        if self.options.exit_at_end:  # nothing more will come: settle all as the batch analysis does
+        if self.options.exit_at_end:  # nothing more will come: the log is finished
             unfinished = self.follower.take_unfinished()
             self.lines += len(unfinished)
             self._feed(self.stream.add(unfinished), now)
-            self._feed(self.stream.flush(), now)
-            self.state.finish()
-        else:
-            self._feed(self.stream.flush(), now)
-            self.state.close_incident()  # history: its changes are not reported
-        self._catching_up = False
+        self._feed(self.stream.flush(), now)
         state = self.state
+        state.refresh(now, history=True, finished=self.options.exit_at_end)
+        self._catching_up = False
         self.sink.info(replayed_line(self.lines, self._counts(), at_end=self.options.exit_at_end))
-        if state.window is not None and state.window_entry is not None:
-            self._alert(state.window, state.window_entry, now)
-        elif self.wedge.current is not None:
-            self._wedge_alert(now)
+        opened, wedged = state.open_window(), state.wedged()
+        if opened is not None:
+            self._alert(*opened, now)
+        elif wedged is not None:
+            self._wedge_alert(wedged, now)
 
     def _alert(self, window: DeadWindow, entry: Incident, now: float) -> None:
         self.sink.notice(dead_notice(window, entry, self.options.path))
@@ -233,12 +225,9 @@ class Watcher:
         if self.options.exit_on_dead:
             self._exit = EXIT_DEAD
 
-    def _wedge_alert(self, now: float) -> None:
+    def _wedge_alert(self, seen: WedgeSeen, now: float) -> None:
         """A live wedge: alert and run --on-dead once (the process is alive; a dead window already alerted)."""
-        seen: WedgeSeen | None = self.wedge.current
-        if seen is None or self.state.window is not None:
-            return
-        session = self.state.sessions[-1].index if self.state.sessions else max(self.state.sessions_before, 1)
+        session = seen.session
         data = {"session": session, "since": seen.since, "unfinished": seen.unfinished, "event": seen.event.as_dict()}
         self.sink.notice(Notice("wedge", wedge_alert_message(seen.since, seen.unfinished, session), data))
         if self.options.on_dead:
