@@ -196,25 +196,21 @@ class _Quiet:
     def unparsed(self, line: object) -> None: ...
 
 
-def memory(log: Path, piece: int = 1 << 20) -> dict[str, Any]:
+def memory(log: Path, size: int = 1 << 20) -> dict[str, Any]:
     """Follow ``log`` as it is written, a piece a poll, with the build on ``sys.path``."""
     from omlx_logscan.watch.loop import Watcher, WatchOptions
 
-    data = log.read_bytes()
-    with tempfile.TemporaryDirectory() as folder:
+    with tempfile.TemporaryDirectory() as folder, log.open("rb") as source:
         followed = Path(folder) / "server.log"
         followed.write_bytes(b"")
         watcher = Watcher(WatchOptions(followed), _Quiet())
         started = time.perf_counter()
         now = 0.0
         watcher.step(now)
-        at = 0
         with followed.open("ab") as handle:
-            while at < len(data):
-                end = data.find(b"\n", min(at + piece, len(data) - 1)) + 1 or len(data)
-                handle.write(data[at:end])
+            while piece := source.read(size) + source.readline():  # whole lines, read as they are written
+                handle.write(piece)
                 handle.flush()
-                at = end
                 now += 1.0
                 watcher.step(now)
         for extra in (3.0, 6.0):
@@ -233,6 +229,7 @@ def memory(log: Path, piece: int = 1 << 20) -> dict[str, Any]:
         }
     return {
         "lines": watcher.lines,
+        "events_shown": watcher.events,
         "sessions": len(state.sessions),
         "faults": len(state.faults),
         "seconds": round(took, 1),
