@@ -34,54 +34,30 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable
-from datetime import datetime, timedelta
 from pathlib import Path
 from typing import IO, Any
 
 ROOT = Path(__file__).resolve().parents[1]
 CACHE = Path(tempfile.gettempdir()) / "analyzer-bench"
-T0 = datetime(2026, 9, 15, 22, 20, 21)
-IGNORED = (
-    "[METAL] Command buffer execution failed: Ignored (for causing prior/excessive GPU errors) "
-    "(00000004:kIOGPUCommandBufferCallbackErrorSubmissionsIgnored)."
-)
-TIMEOUT = (
-    "[METAL] Command buffer execution failed: Caused GPU Timeout Error "
-    "(00000002:kIOGPUCommandBufferCallbackErrorTimeout)."
-)
+sys.path.insert(0, str(ROOT / "tests"))
+from synthetic import busy, ignored, record, start, timeout  # noqa: E402 - the tests' small logs
 
 
-def _line(at: datetime, logger: str, level: str, message: str) -> str:
-    return f"{at:%Y-%m-%d %H:%M:%S},{at.microsecond // 1000:03d} - {logger} - {level} - [-] - {message}\n"
+def _text(*lines: str) -> str:
+    return "".join(line + "\n" for line in lines)
 
 
-def _escalation(at: datetime) -> str:
-    return _line(at, "omlx.engine_core", "ERROR", f"Engine loop error: {TIMEOUT}") + _line(
-        at + timedelta(milliseconds=86), "omlx.scheduler", "WARNING", f"Metal cache clear failed: {IGNORED}"
-    )
+def _arrivals(minute: float, count: int) -> str:
+    """``count`` requests arriving five seconds apart, none finishing."""
+    added = "Added request r{:04d} with 812 prompt tokens"
+    return _text(*(record(minute + n / 12, "DEBUG", "omlx.scheduler", added.format(n)) for n in range(count)))
 
 
-def _warning(at: datetime) -> str:
-    return _line(at, "omlx.server", "WARNING", "POST /v1/chat/completions → 400: messages: at least one is required")
-
-
-def _arrivals(at: datetime, count: int) -> str:
-    return "".join(
-        _line(
-            at + timedelta(seconds=5 * n), "omlx.scheduler", "DEBUG", f"Added request r{n:04d} with 812 prompt tokens"
-        )
-        for n in range(count)
-    )
-
-
-HEAD = _line(T0 - timedelta(minutes=2), "omlx.server", "INFO", "Server initialized with 1 models")
-COMPLETION = _line(
-    T0 - timedelta(minutes=1), "omlx.server", "INFO", "Chat completion: model=m, 12 tokens in 0.40s (30.0 tok/s)"
-)
+HEAD = _text(start(0), record(1, "INFO", "omlx.server", "Chat completion: 12 tokens in 3.00s (4.0 tok/s), prompt: 9"))
 SCENARIOS: dict[str, tuple[str, str, list[str]]] = {  # what is appended, the alert row, more options
-    "penalty box, a later record": (_escalation(T0) + _warning(T0 + timedelta(minutes=1)), "dead", []),
-    "penalty box alone (2 s timer)": (_escalation(T0), "dead", []),
-    "wedge": (_arrivals(T0, 4), "wedge", ["--wedge-after", "2s"]),
+    "penalty box, a later record": (_text(timeout(2), ignored(2), busy(3)), "dead", []),
+    "penalty box alone (2 s timer)": (_text(timeout(2), ignored(2)), "dead", []),
+    "wedge": (_arrivals(2, 4), "wedge", ["--wedge-after", "2s"]),
 }
 
 
@@ -115,7 +91,7 @@ def latency(build: Path, scenario: str) -> float:
     text, alert, options = SCENARIOS[scenario]
     with tempfile.TemporaryDirectory() as folder:
         log = Path(folder) / "server.log"
-        log.write_text(HEAD + COMPLETION)
+        log.write_text(HEAD)
         env = os.environ | {"PYTHONPATH": str(build / "src"), "TZ": "UTC"}
         argv = [sys.executable, "-m", "omlx_logscan", "watch", str(log), "--interval", "0.1", "-f", "ndjson"]
         process = subprocess.Popen(
@@ -196,25 +172,21 @@ class _Quiet:
     def unparsed(self, line: object) -> None: ...
 
 
-def memory(log: Path, piece: int = 1 << 20) -> dict[str, Any]:
+def memory(log: Path, size: int = 1 << 20) -> dict[str, Any]:
     """Follow ``log`` as it is written, a piece a poll, with the build on ``sys.path``."""
     from omlx_logscan.watch.loop import Watcher, WatchOptions
 
-    data = log.read_bytes()
-    with tempfile.TemporaryDirectory() as folder:
+    with tempfile.TemporaryDirectory() as folder, log.open("rb") as source:
         followed = Path(folder) / "server.log"
         followed.write_bytes(b"")
         watcher = Watcher(WatchOptions(followed), _Quiet())
         started = time.perf_counter()
         now = 0.0
         watcher.step(now)
-        at = 0
         with followed.open("ab") as handle:
-            while at < len(data):
-                end = data.find(b"\n", min(at + piece, len(data) - 1)) + 1 or len(data)
-                handle.write(data[at:end])
+            while piece := source.read(size) + source.readline():  # whole lines, read as they are written
+                handle.write(piece)
                 handle.flush()
-                at = end
                 now += 1.0
                 watcher.step(now)
         for extra in (3.0, 6.0):
@@ -233,6 +205,7 @@ def memory(log: Path, piece: int = 1 << 20) -> dict[str, Any]:
         }
     return {
         "lines": watcher.lines,
+        "events_shown": watcher.events,
         "sessions": len(state.sessions),
         "faults": len(state.faults),
         "seconds": round(took, 1),
