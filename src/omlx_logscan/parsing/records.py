@@ -75,6 +75,10 @@ def _opens_panic_report(parsed: Line, current: Record) -> bool:
 _DUMP_FORMS = frozenset({"faulthandler", "thread_dump"})
 
 
+# Lines whose level is not the oMLX log level (uvicorn's own), so they say nothing of it.
+_LEVELLESS_FORMS = frozenset({"uvicorn", "banner", "capture", "abort"})
+
+
 @dataclass
 class Record:
     """One record: where it starts, its parsed head and its continuation lines."""
@@ -89,6 +93,13 @@ class Record:
     time_of_day: str | None = None  # HH:MM:SS.mmm of a time-only head line, whether or not it could be dated
     prev_stamp: str | None = None  # the nearest timestamp before it in the same source
     next_stamp: str | None = None  # the nearest timestamp after it
+
+    @property
+    def log_level(self) -> str | None:
+        """The level the record shows oMLX's log was written at: its head's as written, unless the
+        line's form is another writer's (uvicorn's, a banner, a capture's, an abort). A level the
+        paste dropped and a known message gave back says nothing of what the log level kept."""
+        return self.head.level if self.head.level and self.head.form not in _LEVELLESS_FORMS else None
 
     @property
     def block(self) -> str | None:

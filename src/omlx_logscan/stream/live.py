@@ -30,6 +30,7 @@ class LiveStream:
         self._pending: list[KeptLine] = []
         self._context: str | None = None
         self._starts = StartCollapser()
+        self.levels: set[str] = set()  # the log levels records showed, as a batch read gathers them
 
     @property
     def holding(self) -> bool:
@@ -76,6 +77,7 @@ class LiveStream:
         return self._events(done)
 
     def _events(self, records: list[Record]) -> list[Event]:
+        self.levels.update(record.log_level for record in records if record.log_level)
         events = [ev for record in records for ev in classify(record, self.source, 0)]
         # A marker folded into the start it belongs to is still a record its process wrote: the live
         # state sees it as one, as batch sees it among the records that say when a process last wrote.

@@ -88,8 +88,8 @@ class _SourceEvents:
         for record in records:
             accounting.blank += record.blank  # wherever a blank line stands, it is counted blank
             lines = record.lines - record.blank
-            if record.head.level and record.head.form not in _LEVELLESS_FORMS:
-                self.levels.add(record.head.level)
+            if record.log_level:
+                self.levels.add(record.log_level)
             if record.stamp is not None:  # the span, earliest to latest: dated lines and those dated from them
                 self.first = min(self.first or record.stamp, record.stamp)
                 self.last = max(self.last or record.stamp, record.stamp)
@@ -322,10 +322,6 @@ def _clock_jumps(scan: SourceScan, stamped: list[tuple[int, str]]) -> list[dict[
         }
         for line, before, time in found
     ]
-
-
-# Lines whose level is not the oMLX log level (uvicorn's own), so they say nothing of it.
-_LEVELLESS_FORMS = frozenset({"uvicorn", "banner", "capture", "abort"})
 
 
 def _span_with_requests(first: str | None, last: str | None, scan: SourceScan) -> tuple[str | None, str | None]:

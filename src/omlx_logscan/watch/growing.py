@@ -76,7 +76,7 @@ class GrowingStream:
         self._table = _RecordTable([])  # the same rows, in the table's order
         self._shown: RecordRow | None = None  # the last record, in the table while it is the last
         self._unkept: tuple[Event, RecordRow] | None = None  # the last record, if one the scan only counts
-        self._levels: set[str] = set()
+        self.levels: set[str] = set()  # the log levels the records showed (the live reading's, shared)
         # For each event kept: the rows of each table before it, where a cut at it falls.
         self._marks: list[tuple[int, int, int]] = []
         self._waiting: list[Event] = []  # untimed events kept whose next time came in no poll yet
@@ -88,8 +88,6 @@ class GrowingStream:
     def add(self, event: Event) -> None:
         """One event, in file order, of any kind."""
         info, stream = self.info, self.stream
-        if event.logger is not None and event.level in LEVEL_RANK:
-            self._levels.add(event.level)
         if event.time is not None:
             info.first = min(info.first or event.time, event.time)
             info.last = max(info.last or event.time, event.time)
@@ -141,7 +139,7 @@ class GrowingStream:
     def ready(self) -> EventStream:
         """The stream with what was added so far, for ``analyze``."""
         stream = self.stream
-        stream.levels = sorted(self._levels, key=LEVEL_RANK.__getitem__)
+        stream.levels = sorted(self.levels, key=LEVEL_RANK.__getitem__)
         last = self._unkept[1] if self._unkept is not None and self._unkept[1] is not self._last_row() else None
         if last is not self._shown:  # the source's last line, while it is a record the scan only counts
             if self._shown is not None:

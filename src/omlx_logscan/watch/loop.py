@@ -77,6 +77,7 @@ class Watcher:
         self.follower = Follower(options.path, from_start=options.from_start or options.exit_at_end)
         self.stream = LiveStream(str(options.path))
         self.state = WatchState(str(options.path), options.wedge_after)
+        self.state.growing.levels = self.stream.levels  # one set: the levels the records show, as batch reads them
         self.lines = 0
         self.events = 0
         self.hook_runs: dict[str, int] = {}
