@@ -31,7 +31,7 @@ def export(options: CommonOptions) -> None:
         mine = host.name is None  # unlabelled inputs are this machine's: its name and its install history
         host.name = host.name or this_host()
         history = host_history(options, host, use_system=mine)
-        stream = load_host(options, host, output_file=False)  # with --redact, already masked, its host a pseudonym
+        stream = load_host(options, host)  # with --redact, already masked, its host a pseudonym
         written = export_host(HostExport(stream.host or host.name, analyze(stream), host.chip, history), options.output)
         if not options.quiet:
             rows = ", ".join(f"{count} {table}" for table, count in written.items())

@@ -149,6 +149,12 @@ def fleet_views(sources: list[str]) -> Iterator[Any]:
         yield con
 
 
+def local_inputs(sources: list[str]) -> list[Path]:
+    """The local files and export folders the sources name (what an -o file must not be)."""
+    found = [_local(source) for source in sources if not source.startswith(REMOTE)]
+    return [Path(name) for roots, documents in found for name in (*roots, *documents)]
+
+
 def _local(source: str) -> tuple[list[str], list[str]]:
     """Export roots and JSON documents a local source names (a glob may name several)."""
     matches = sorted(glob.glob(str(Path(source).expanduser()))) if is_glob(source) else [source]
