@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -91,3 +93,97 @@ def test_fleet_output_never_replaces_a_document_it_reads(tmp_path: Path) -> None
     before = document.read_bytes()
     one_error(run(["fleet", str(document), "-o", str(document)]), "is a source")
     assert document.read_bytes() == before
+
+
+# A run stopped at the point given: the n-th Parquet file it writes sends it ``signum``.
+STOPPED_RUN = """
+import os, sys
+from omlx_logscan.cli.app import main
+from omlx_logscan.output import export
+written, write = [0], export.write_parquet
+def stopping(*args):
+    written[0] += 1
+    if written[0] == {after}:
+        os.kill(os.getpid(), {signum})
+    write(*args)
+export.write_parquet = stopping
+sys.argv = ["logscan", *sys.argv[1:]]
+main()
+"""
+
+
+def tables_seen(root: Path) -> dict[str, bytes]:
+    """Every file a reader of the export's layout takes for data (``TABLE/host=…/day=…/*``)."""
+    return {str(path.relative_to(root)): path.read_bytes() for path in root.glob("[!.]*/*/*/*")}
+
+
+def _export(args: list[str], after: int = 0, signum: int = 0) -> subprocess.CompletedProcess[str]:
+    code = STOPPED_RUN.format(after=after, signum=signum) if after else "from omlx_logscan.cli.app import main; main()"
+    return subprocess.run(
+        [sys.executable, "-c", code, "export", *args],
+        capture_output=True,
+        text=True,
+        env=ENV,
+        timeout=120,
+        check=False,
+    )
+
+
+@pytest.mark.parametrize("signum", [signal.SIGKILL, signal.SIGTERM, signal.SIGINT])
+def test_a_stopped_export_leaves_the_old_tables_whole(tmp_path: Path, signum: int) -> None:
+    """Two hosts in one run: the files of its first are written, then it stops."""
+    for host, extra in (("mac-01", ""), ("mac-02", "")):
+        (tmp_path / host).mkdir()
+        (tmp_path / host / "server.log").write_text(EXAMPLE.read_text() + extra)
+    out = tmp_path / "tables"
+    hosts = [str(tmp_path / "mac-01"), str(tmp_path / "mac-02"), "--host-from", "folder", "-q", "-o", str(out)]
+    assert _export(hosts).returncode == 0
+    old = tables_seen(out)
+    fleet_before = run(["fleet", str(out), "-f", "json"]).stdout
+    for host in ("mac-01", "mac-02"):  # the same days, other rows
+        with open(tmp_path / host / "server.log", "a") as log:
+            log.write(EXAMPLE.read_text().splitlines(keepends=True)[-1].replace("WARNING", "ERROR"))
+    stopped = _export(hosts, after=7, signum=signum)
+    assert stopped.returncode != 0
+    assert tables_seen(out) == old
+    assert not list(out.rglob("*.writing")) and run(["fleet", str(out), "-f", "json"]).stdout == fleet_before
+    if signum != signal.SIGKILL:  # a signal it can handle leaves nothing behind
+        assert sorted(p.name for p in (out / ".logscan").iterdir()) == ["current", "gen-1", "lock"]
+    assert _export(hosts).returncode == 0
+    assert tables_seen(out).keys() == old.keys() and tables_seen(out) != old
+    assert sorted(p.name for p in (out / ".logscan").iterdir()) == ["current", "gen-2", "lock"]
+
+
+def test_an_export_of_the_folder_layout_before_generations_is_carried_over(tmp_path: Path) -> None:
+    out = tmp_path / "tables"
+    assert _export([str(EXAMPLE), "--host", "mac-01", "-q", "-o", str(out)]).returncode == 0
+    old = tables_seen(out)
+    for table in [p for p in out.iterdir() if p.is_symlink()]:  # as an earlier release wrote it: plain folders
+        real = table.resolve()
+        table.unlink()
+        shutil.copytree(real, table)
+    shutil.rmtree(out / ".logscan")
+    shutil.copytree(
+        out / "faults" / "host=mac-01" / "day=2026-09-16", out / "faults" / "host=mac-01" / "day=2026-09-16.writing"
+    )
+    assert _export([str(EXAMPLE), "--host", "mac-01", "-q", "-o", str(out)]).returncode == 0
+    assert tables_seen(out) == old
+    assert all((out / table).is_symlink() for table in ("events", "faults", "sessions"))
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
+def test_a_signal_while_writing_the_output_leaves_no_temporary_file(tmp_path: Path, signum: int) -> None:
+    log = tmp_path / "big.log"
+    made = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "make_log.py"), str(log), "--size-mib", "20"], check=False
+    )
+    assert made.returncode == 0
+    out = tmp_path / "out"
+    out.mkdir()
+    command = [sys.executable, "-m", "omlx_logscan", "events", str(log), "-q", "-f", "ndjson", "-o", str(out / "ev")]
+    process = subprocess.Popen(command, env=ENV, stderr=subprocess.DEVNULL)
+    while not any(out.iterdir()) and process.poll() is None:  # the temporary file is there: the write began
+        time.sleep(0.005)
+    process.send_signal(signum)
+    assert process.wait(timeout=60) == -signum  # still ended by the signal, as its sender expects
+    assert list(out.iterdir()) == []

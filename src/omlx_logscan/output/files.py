@@ -4,7 +4,10 @@ target once complete, so an interrupted run never leaves half a report where the
 from __future__ import annotations
 
 import os
+import shutil
+import signal
 import tempfile
+import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -38,6 +41,41 @@ def _umask() -> int:
     return mask
 
 
+class _Signalled(BaseException):
+    """SIGTERM or SIGHUP while a temporary file is written (a BaseException: no handler keeps it)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _stop(signum: int, _frame: object) -> None:
+    raise _Signalled(signum)
+
+
+@contextmanager
+def removed_on_signals(temporary: Path) -> Iterator[None]:
+    """While the block writes ``temporary``: SIGTERM and SIGHUP remove it (a file or a folder), then
+    end the process as they would have, so a stopped run leaves nothing beside its target."""
+    if threading.current_thread() is not threading.main_thread():  # only the main thread handles signals
+        yield
+        return
+    saved = {signum: signal.signal(signum, _stop) for signum in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        yield
+    except _Signalled as stopped:
+        if temporary.is_dir():
+            shutil.rmtree(temporary, ignore_errors=True)
+        else:
+            temporary.unlink(missing_ok=True)
+        signal.signal(stopped.signum, signal.SIG_DFL)
+        os.kill(os.getpid(), stopped.signum)
+        raise
+    finally:
+        for signum, handler in saved.items():
+            signal.signal(signum, handler)
+
+
 @contextmanager
 def replaced_whole(path: Path) -> Iterator[Path]:
     """A temporary path beside ``path``; renamed over it when the block ends normally, removed otherwise.
@@ -57,9 +95,10 @@ def replaced_whole(path: Path) -> Iterator[Path]:
     os.close(handle)
     temporary = Path(name)
     try:
-        yield temporary
-        os.chmod(temporary, 0o666 & ~_umask())  # mkstemp's 0600 would hide a report from its readers
-        os.replace(temporary, path)
+        with removed_on_signals(temporary):
+            yield temporary
+            os.chmod(temporary, 0o666 & ~_umask())  # mkstemp's 0600 would hide a report from its readers
+            os.replace(temporary, path)
     except OSError as exc:
         raise LogscanError(f"{path}: cannot write ({exc.strerror or exc})") from None
     finally:
