@@ -3,6 +3,9 @@ one line; each class through real processes where the behaviour is the CLI's."""
 
 from __future__ import annotations
 
+import bz2
+import gzip
+import json
 import os
 import shutil
 import signal
@@ -17,6 +20,7 @@ from conftest import EXAMPLE, FIXTURES, ROOT
 
 ENV = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
 HISTORY = FIXTURES / "oshistory" / "InstallHistory.plist"
+EXAMPLE_LINES = len(EXAMPLE.read_bytes().splitlines())
 
 
 def run(args: list[str], cwd: Path | None = None, **kwargs: object) -> subprocess.CompletedProcess[str]:
@@ -187,3 +191,54 @@ def test_a_signal_while_writing_the_output_leaves_no_temporary_file(tmp_path: Pa
     process.send_signal(signum)
     assert process.wait(timeout=60) == -signum  # still ended by the signal, as its sender expects
     assert list(out.iterdir()) == []
+
+
+# 3. Every file of a log folder is read or named as skipped; an empty current log is no error.
+
+
+def _rotated_folder(folder: Path) -> dict[str, bytes]:
+    """A log folder as oMLX, logrotate and a compressing archiver leave it; each log holds a slice of
+    the example (a penalty box among them), so every file read adds lines."""
+    lines = EXAMPLE.read_bytes().splitlines(keepends=True)
+    slices = {
+        "server.log.2026-09-14": b"".join(lines[:400]),
+        "server.log.2": gzip.compress(b"".join(lines[400:800])),
+        "server.log.1.gz": gzip.compress(b"".join(lines[800:1200])),
+        "server.log-20260915.bz2": bz2.compress(b"".join(lines[1200:1600])),
+        "server.log.2026-09-16": b"".join(lines[1600:]),
+        "omlx.err.log": b"".join(lines[:10]),
+    }
+    folder.mkdir()
+    for name, data in slices.items():
+        (folder / name).write_bytes(data)
+    (folder / "server.log").write_bytes(b"")  # just after midnight: the new day's log is empty
+    (folder / "notes.txt").write_text("what I saw\n")
+    (folder / "old").mkdir()
+    return slices
+
+
+def test_every_file_of_a_log_folder_is_read_or_named_with_the_reason(tmp_path: Path) -> None:
+    slices = _rotated_folder(tmp_path / "logs")
+    result = run(["check", str(tmp_path / "logs"), "-f", "json"])
+    assert result.returncode == 1, result.stderr  # the penalty box is found, not an "empty file" error
+    document = json.loads(result.stdout)
+    read = {Path(name).name for name in document["input"]["files"]} - {"server.log", "notes.txt", "old"}
+    assert read == set(slices)
+    skipped = {Path(name).name: reason for name, reason in document["input"]["skipped"].items()}
+    assert skipped.pop("old").startswith("a folder")
+    assert skipped == {"server.log": "empty", "notes.txt": "not an oMLX log name"}
+    assert "skipped" in result.stderr and f"in {len(slices)} files" in result.stderr
+    assert f"{EXAMPLE_LINES + 10} lines" in result.stderr.replace(",", "")
+    text = run(["check", str(tmp_path / "logs"), "-q"])
+    assert "notes.txt: not an oMLX log name" in text.stdout
+
+
+@pytest.mark.parametrize("command", ["events", "timeline", "sessions", "check", "report", "bounds"])
+def test_an_empty_current_log_is_no_error_for_any_command(tmp_path: Path, command: str) -> None:
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    shutil.copy(EXAMPLE, folder / "server.log.2026-09-16")
+    (folder / "server.log").write_bytes(b"")
+    extra = ["--by", "omlx"] if command == "bounds" else []
+    result = run([command, str(folder), *extra, "-o", str(tmp_path / "out")])
+    assert result.returncode in (0, 1) and "logscan: error" not in result.stderr, result.stderr
