@@ -13,6 +13,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -242,3 +243,105 @@ def test_an_empty_current_log_is_no_error_for_any_command(tmp_path: Path, comman
     extra = ["--by", "omlx"] if command == "bounds" else []
     result = run([command, str(folder), *extra, "-o", str(tmp_path / "out")])
     assert result.returncode in (0, 1) and "logscan: error" not in result.stderr, result.stderr
+
+
+# 8. Every failure is one line and exit 2, through a real process.
+
+
+def test_a_closed_stdin_is_one_line() -> None:
+    one_error(run(["sessions", "-"], stdin=None, pass_fds=(), preexec_fn=lambda: os.close(0)), "stdin is closed")
+
+
+@pytest.mark.parametrize(
+    "command", [["sessions", str(EXAMPLE)], ["timeline", str(EXAMPLE)], ["check", str(EXAMPLE)], ["events", "-"]]
+)
+def test_stdout_on_a_full_disk_is_one_line(command: list[str]) -> None:
+    with open("/dev/full", "w") as full, open(EXAMPLE, "rb") as log:
+        result = subprocess.run(
+            [sys.executable, "-m", "omlx_logscan", *command, "-q"],
+            stdin=log,
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=ENV,
+            timeout=120,
+            check=False,
+        )
+    one_error(result, "stdout: cannot write")
+
+
+@pytest.mark.parametrize(
+    ("change", "words"),
+    [
+        (lambda d: d["sessions"][0].__setitem__("start", "yesterday"), "Invalid isoformat"),
+        (lambda d: d["sessions"][0].__setitem__("faults", "many"), "Int64"),
+        (lambda d: d["sessions"][0].__setitem__("faults", 2**70), "Int64"),
+        (lambda d: d["sessions"][0].pop("index"), "KeyError"),
+        (lambda d: d.__setitem__("sessions", "all of them"), "TypeError"),
+    ],
+)
+def test_fleet_over_a_document_with_bad_values_is_one_line(tmp_path: Path, change: Any, words: str) -> None:
+    made = run(["timeline", str(EXAMPLE), "-q", "-f", "json"])
+    document = json.loads(made.stdout)
+    change(document)
+    (tmp_path / "mac.json").write_text(json.dumps(document))
+    one_error(run(["fleet", str(tmp_path / "mac.json")]), words)
+
+
+def test_a_document_with_a_byte_order_mark_is_read(tmp_path: Path) -> None:
+    made = run(["timeline", str(EXAMPLE), "-q", "-f", "json"])
+    (tmp_path / "mac.json").write_bytes(b"\xef\xbb\xbf" + made.stdout.encode())
+    result = run(["fleet", str(tmp_path / "mac.json"), "-f", "json"])
+    assert result.returncode == 0, result.stderr
+    assert [row["host"] for row in json.loads(result.stdout)["hosts"]] == ["mac"]
+
+
+@pytest.mark.parametrize(
+    ("option", "words"), [(["--tz", "+02:99"], "not a time zone"), (["--host", ""], "names no host")]
+)
+def test_option_values_that_name_nothing_are_refused(option: list[str], words: str) -> None:
+    one_error(run(["sessions", str(EXAMPLE), *option]), words)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [["check", "-f", "sarif"], ["events", "-f", "parquet"], ["timeline", "-f", "json"], ["report"], ["export"]],
+)
+def test_a_file_name_that_is_not_utf8_is_written_escaped(tmp_path: Path, command: list[str]) -> None:
+    folder = os.fsencode(tmp_path / "logs")
+    os.mkdir(folder)
+    log = folder + b"/server\xff.log"
+    shutil.copy(EXAMPLE, log)
+    out = tmp_path / ("tables" if command == ["export"] else "out")
+    result = run([*command, os.fsdecode(log), "--force", "-q", "-o", str(out)])
+    assert result.returncode in (0, 1), result.stderr
+    if out.is_file() and command[-1] != "parquet":  # the byte, escaped as text (\\xff, or %5Cxff in a URI)
+        assert b"xff.log" in out.read_bytes()
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads every file whatever its mode")
+@pytest.mark.parametrize("what", ["folder", "rotated file"])
+def test_an_unreadable_folder_or_rotated_file_is_one_line(tmp_path: Path, what: str) -> None:
+    shutil.copy(EXAMPLE, tmp_path / "server.log")
+    shutil.copy(EXAMPLE, tmp_path / "server.log.1")
+    (tmp_path if what == "folder" else tmp_path / "server.log.1").chmod(0)
+    try:
+        one_error(run(["check", str(tmp_path)]), "permission denied" if what != "folder" else "cannot read")
+    finally:
+        tmp_path.chmod(0o755)
+
+
+# 9. A host name is a value, never a partition default.
+
+
+def test_fleet_keeps_hosts_named_like_partition_defaults(tmp_path: Path) -> None:
+    names = ["null", "NULL", "__HIVE_DEFAULT_PARTITION__", "mac 07"]
+    for name in names:
+        assert _export([str(EXAMPLE), "--host", name, "-q", "-o", str(tmp_path / "tables")]).returncode == 0
+    result = run(["fleet", str(tmp_path / "tables"), "-f", "json"])
+    assert result.returncode == 0, result.stderr
+    hosts = json.loads(result.stdout)["hosts"]
+    assert sorted(row["host"] for row in hosts) == sorted(names)
+    assert len({row["faults"] for row in hosts}) == 1  # each host its own rows, none pooled into a null host
+    text = run(["fleet", str(tmp_path / "tables")])
+    assert text.returncode == 0 and all(name in text.stdout for name in names)

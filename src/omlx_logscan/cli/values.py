@@ -294,7 +294,11 @@ def log_path(path: str | None, base_path: str | None) -> Path:
     else:
         target = base_folder(base_path) / "logs" / "server.log"
     if target.is_file():
-        refuse_binary(str(target), file_head(target))
+        try:
+            head = file_head(target)
+        except OSError as exc:  # a log it may not read is refused now, not once something was written
+            raise LogscanError(f"{target}: cannot read ({exc.strerror or exc})") from None
+        refuse_binary(str(target), head)
     return target
 
 

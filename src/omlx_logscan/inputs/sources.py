@@ -62,7 +62,15 @@ class Source:
 
     def open(self) -> Stream:
         """The source's bytes, decompressed when they begin as compressed data (whatever the name)."""
+        if self.path is None and sys.stdin is None:  # started with stdin closed (``<&-``)
+            raise InputError("stdin is closed: give a log file, or pipe the log in")
         return cast(Stream, open_input(self.path, sys.stdin.buffer, self.name))
+
+
+def path_name(path: Path | str) -> str:
+    """A path as text every output can hold: bytes of a file name that are not UTF-8 (which Python
+    keeps as lone surrogates, and JSON, Parquet and XML refuse) are written as ``\\xff``."""
+    return str(path).encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
 def _rotation_key(path: Path) -> tuple[int, str, int, str, int, str]:
@@ -94,7 +102,7 @@ def resolve(paths: list[str]) -> list[Source]:
         else:
             refuse_unreadable(path, arg, info, pipes=True)
             empty = stat.S_ISREG(info.st_mode) and info.st_size == 0  # a log just rotated at midnight, say
-            sources.append(Source(str(path), path, skipped="empty" if empty else None))
+            sources.append(Source(path_name(path), path, skipped="empty" if empty else None))
     if all(source.skipped for source in sources):  # nothing to read: the empty files given are the error
         raise InputError("; ".join(f"{source.name}: empty file" for source in sources if source.skipped == "empty"))
     return _unique(sources)
@@ -116,12 +124,12 @@ def _folder(folder: Path, arg: str) -> list[Source]:
             refuse_unreadable(entry, str(entry), info, pipes=False)
             logs.append(entry)
         else:
-            skipped.append(Source(str(entry), entry, skipped=reason))
+            skipped.append(Source(path_name(entry), entry, skipped=reason))
     if not logs:
         empty = [source.path.name for source in skipped if source.path and source.skipped == "empty"]
         held = f"its logs are empty ({', '.join(empty)})" if empty else f"holds no oMLX logs ({LOG_NAMES})"
         raise InputError(f"{arg}: {held}")
-    return [*(Source(str(p), p) for p in sorted(logs, key=_rotation_key)), *skipped]
+    return [*(Source(path_name(p), p) for p in sorted(logs, key=_rotation_key)), *skipped]
 
 
 def _skip_reason(entry: Path, info: os.stat_result | None) -> str | None:
