@@ -22,6 +22,7 @@ from conftest import EXAMPLE, FIXTURES, ROOT
 ENV = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
 HISTORY = FIXTURES / "oshistory" / "InstallHistory.plist"
 EXAMPLE_LINES = len(EXAMPLE.read_bytes().splitlines())
+WARNING_LINE = "2026-09-15 20:{:02d}:{:02d},000 - omlx.scheduler - WARNING - [-] - message {}\n"
 
 
 def run(args: list[str], cwd: Path | None = None, **kwargs: object) -> subprocess.CompletedProcess[str]:
@@ -345,3 +346,37 @@ def test_fleet_keeps_hosts_named_like_partition_defaults(tmp_path: Path) -> None
     assert len({row["faults"] for row in hosts}) == 1  # each host its own rows, none pooled into a null host
     text = run(["fleet", str(tmp_path / "tables")])
     assert text.returncode == 0 and all(name in text.stdout for name in names)
+
+
+# 7 (inputs). Compressed data has a ratio guard; random bytes are no text.
+
+
+@pytest.mark.parametrize("kind", ["gzip", "bzip2"])
+def test_a_compression_bomb_ends_in_one_line(tmp_path: Path, kind: str) -> None:
+    text = b"a" * (64 << 20)  # text without a line break: the reader would hold it all
+    bomb = tmp_path / "server.log.gz"
+    bomb.write_bytes(gzip.compress(text, 9) * 20 if kind == "gzip" else bz2.compress(text * 4, 9))
+    started = time.monotonic()
+    one_error(run(["check", str(bomb)]), "compression bomb")
+    assert time.monotonic() - started < 60
+
+
+def test_random_bytes_on_stdin_are_refused() -> None:
+    with open("/dev/urandom", "rb") as random_bytes:
+        one_error(run(["check", "-"], stdin=random_bytes), "not a text log")
+
+
+def test_random_blocks_are_never_taken_for_text() -> None:
+    from omlx_logscan.inputs.decoding import looks_binary
+
+    assert not any(not looks_binary(os.urandom(64 * 1024)) for _ in range(500))
+
+
+def test_a_truncated_gzip_gives_what_zcat_recovers(tmp_path: Path) -> None:
+    lines = [WARNING_LINE.format(n // 60 % 60, n % 60, n) for n in range(60000)]
+    packed = gzip.compress("".join(lines).encode(), 6)
+    (tmp_path / "cut.gz").write_bytes(packed[: len(packed) * 2 // 3])
+    recovered = subprocess.run(["zcat", str(tmp_path / "cut.gz")], capture_output=True, check=False).stdout
+    whole_lines = recovered.count(b"\n")
+    result = run(["sessions", str(tmp_path / "cut.gz"), "-f", "json"])
+    assert f"read {whole_lines} lines" in result.stderr.replace(",", "") and "truncated" in result.stderr
