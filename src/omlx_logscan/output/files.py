@@ -4,9 +4,9 @@ target once complete, so an interrupted run never leaves half a report where the
 from __future__ import annotations
 
 import os
+import secrets
 import shutil
 import signal
-import tempfile
 import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -54,9 +54,10 @@ def _stop(signum: int, _frame: object) -> None:
 
 
 @contextmanager
-def removed_on_signals(temporary: Path) -> Iterator[None]:
-    """While the block writes ``temporary``: SIGTERM and SIGHUP remove it (a file or a folder), then
-    end the process as they would have, so a stopped run leaves nothing beside its target."""
+def removed_on_signals(made: list[Path]) -> Iterator[None]:
+    """While the block runs: SIGTERM and SIGHUP remove the temporary files or folders in ``made``
+    (the block adds each as it makes it, so none is made before the handlers are in place), then end
+    the process as they would have: a stopped run leaves nothing beside its target."""
     if threading.current_thread() is not threading.main_thread():  # only the main thread handles signals
         yield
         return
@@ -64,10 +65,11 @@ def removed_on_signals(temporary: Path) -> Iterator[None]:
     try:
         yield
     except _Signalled as stopped:
-        if temporary.is_dir():
-            shutil.rmtree(temporary, ignore_errors=True)
-        else:
-            temporary.unlink(missing_ok=True)
+        for temporary in made:
+            if temporary.is_dir():
+                shutil.rmtree(temporary, ignore_errors=True)
+            else:
+                temporary.unlink(missing_ok=True)
         signal.signal(stopped.signum, signal.SIG_DFL)
         os.kill(os.getpid(), stopped.signum)
         raise
@@ -88,21 +90,19 @@ def replaced_whole(path: Path) -> Iterator[Path]:
         except OSError as exc:  # a device that cannot take it (a full disk's /dev/full, a closed pipe)
             raise LogscanError(f"{path}: cannot write ({exc.strerror or exc})") from None
         return
+    made: list[Path] = []
     try:
-        handle, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    except OSError as exc:
-        raise LogscanError(f"{path}: cannot write ({exc.strerror or exc})") from None
-    os.close(handle)
-    temporary = Path(name)
-    try:
-        with removed_on_signals(temporary):
-            yield temporary
-            os.chmod(temporary, 0o666 & ~_umask())  # mkstemp's 0600 would hide a report from its readers
-            os.replace(temporary, path)
+        with removed_on_signals(made):
+            made.append(path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp"))  # named before it is made
+            os.close(os.open(made[0], os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+            yield made[0]
+            os.chmod(made[0], 0o666 & ~_umask())  # 0600 while written; it would hide a report from its readers
+            os.replace(made[0], path)
     except OSError as exc:
         raise LogscanError(f"{path}: cannot write ({exc.strerror or exc})") from None
     finally:
-        temporary.unlink(missing_ok=True)
+        for temporary in made:
+            temporary.unlink(missing_ok=True)
 
 
 @contextmanager

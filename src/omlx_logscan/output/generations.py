@@ -39,7 +39,7 @@ def next_generation(root: Path, tables: list[str]) -> Iterator[Path]:
             current = _settled(root, state, tables)
             number = int(_GENERATION.fullmatch(current.name)[1]) + 1 if current else 1  # type: ignore[index]
             staged = state / f"gen-{number}"
-            with removed_on_signals(staged):
+            with removed_on_signals([staged]):
                 try:
                     if current is not None:
                         shutil.copytree(current, staged, copy_function=os.link)
