@@ -85,6 +85,8 @@ def named_zone(name: str) -> tzinfo | None:
         return UTC
     fixed = _FIXED_OFFSET.fullmatch(name.strip())
     if fixed:
+        if int(fixed["minutes"]) > 59:  # +02:99 is no offset (not +03:39)
+            return None
         offset = timedelta(hours=int(fixed["hours"]), minutes=int(fixed["minutes"]))
         if offset > timedelta(hours=18):
             return None

@@ -43,12 +43,12 @@ def test_empty_file_is_an_input_error(tmp_path: Path) -> None:
     one_line_error(["timeline", str(empty)], "empty file")
 
 
-def test_empty_file_beside_a_good_one_is_a_warning(tmp_path: Path) -> None:
+def test_empty_file_beside_a_good_one_is_named_as_skipped(tmp_path: Path) -> None:
     empty = tmp_path / "empty.log"
     empty.write_bytes(b"")
     result = runner.invoke(app, ["timeline", str(empty), str(EXAMPLE)])
     assert result.exit_code == 0
-    assert "warning:" in result.stderr and "empty file" in result.stderr
+    assert f"skipped {empty}: empty" in result.stderr
 
 
 def test_binary_file(tmp_path: Path) -> None:

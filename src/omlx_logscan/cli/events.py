@@ -38,7 +38,13 @@ def events(
     is read, in the same order (not with -o, a window, --strict, --redact, --all or --show-unparsed).
     """
     from omlx_logscan.cli.values import checked_kinds, output_format
-    from omlx_logscan.output.formats import STREAMED_FORMATS, RowWriter, check_destination, write_events
+    from omlx_logscan.output.formats import (
+        STREAMED_FORMATS,
+        RowWriter,
+        check_destination,
+        write_events,
+        writing_stdout,
+    )
     from omlx_logscan.stream.read import all_events
 
     wanted = checked_kinds(kind)
@@ -50,7 +56,8 @@ def events(
     host = streamed_host(options) if streamed else None
     if host is not None:
         writer = RowWriter(fmt, host.zone, host.name, wanted, limit)
-        stream_host(options, host, writer, keep_request_text=need_requests)
+        with writing_stdout():
+            stream_host(options, host, writer, keep_request_text=need_requests)
         return
     stream = load_stream(options, keep_all=all_records, keep_request_text=need_requests)
     selected = itertools.islice((ev for ev in all_events(stream) if not wanted or ev.kind in wanted), limit)

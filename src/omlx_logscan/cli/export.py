@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from omlx_logscan.cli.options import CommonOptions, logs_command
 from omlx_logscan.errors import LogscanError
+
+if TYPE_CHECKING:
+    from omlx_logscan.inputs.hosts import Host
 
 
 @logs_command(history=True)
@@ -21,18 +26,38 @@ def export(options: CommonOptions) -> None:
     from omlx_logscan.cli.load import host_history, load_host
     from omlx_logscan.cli.values import input_paths
     from omlx_logscan.inputs.hosts import plan_hosts, this_host
-    from omlx_logscan.output.export import HostExport, export_host
+    from omlx_logscan.output.export import TABLES, HostExport, export_host
+    from omlx_logscan.output.generations import next_generation
 
     if options.output is None:
         raise LogscanError("export writes a folder of tables: give -o DIR")
     if options.output.exists() and not options.output.is_dir():
         raise LogscanError(f"{options.output}: not a folder")
-    for host in plan_hosts(input_paths(options.paths, options.base_path), options.hosts, options.tz):
-        mine = host.name is None  # unlabelled inputs are this machine's: its name and its install history
-        host.name = host.name or this_host()
-        history = host_history(options, host, use_system=mine)
-        stream = load_host(options, host, output_file=False)  # with --redact, already masked, its host a pseudonym
-        written = export_host(HostExport(stream.host or host.name, analyze(stream), host.chip, history), options.output)
-        if not options.quiet:
+    hosts = plan_hosts(input_paths(options.paths, options.base_path), options.hosts, options.tz)
+    refuse_inside_tables(options, hosts)
+    done: list[str] = []
+    with next_generation(options.output, list(TABLES)) as staged:  # every host's tables are seen at once
+        for host in hosts:
+            mine = host.name is None  # unlabelled inputs are this machine's: its name and its install history
+            host.name = host.name or this_host()
+            history = host_history(options, host, use_system=mine)
+            stream = load_host(options, host)  # with --redact, already masked, its host a pseudonym
+            written = export_host(HostExport(stream.host or host.name, analyze(stream), host.chip, history), staged)
             rows = ", ".join(f"{count} {table}" for table, count in written.items())
-            sys.stderr.write(f"exported {stream.host}: {rows} → {options.output}\n")
+            done.append(f"exported {stream.host}: {rows} → {options.output}\n")
+    if not options.quiet:
+        sys.stderr.write("".join(done))
+
+
+def refuse_inside_tables(options: CommonOptions, hosts: list[Host]) -> None:
+    """Refuse an export whose tables would replace what it reads (an input kept inside -o's tables)."""
+    from omlx_logscan.cli.load import read_inputs
+    from omlx_logscan.output.export import TABLES
+    from omlx_logscan.output.generations import STATE
+
+    assert options.output is not None
+    root = options.output.resolve()
+    kept = [root / name for name in (STATE, *TABLES)]
+    for what, where in read_inputs(options, hosts):
+        if isinstance(where, Path) and where.exists() and any(where.resolve().is_relative_to(k) for k in kept):
+            raise LogscanError(f"-o {options.output}: holds {what} ({where}) in its tables (choose another folder)")

@@ -37,12 +37,19 @@ def fleet(
 
     Runs on DuckDB; the SQL it runs is in the package (omlx_logscan/fleet/sql) and runs unchanged on Spark.
     """
-    from omlx_logscan.cli.values import output_path
+    from omlx_logscan.cli.values import check_output, output_path
     from omlx_logscan.fleet.model import read_fleet
+    from omlx_logscan.fleet.tables import local_inputs
+    from omlx_logscan.output.files import protect
     from omlx_logscan.output.formats import open_output
 
+    destination = output_path(output)
+    if destination is not None:
+        inputs = local_inputs(sources)
+        protect(path.stat() for path in inputs)
+        check_output(destination, [("a source", path) for path in inputs])
     result = read_fleet(sources)
-    with open_output(output_path(output)) as out:
+    with open_output(destination) as out:
         match fmt:
             case FleetFormat.json:
                 from omlx_logscan.fleet.document import fleet_document

@@ -7,6 +7,7 @@ from typing import Annotated, Any
 
 import typer
 
+from omlx_logscan.errors import LogscanError
 from omlx_logscan.inputs.hosts import HostFrom, HostLabels
 
 HostName = Annotated[
@@ -58,8 +59,9 @@ HOST_OPTIONS: tuple[tuple[str, Any, Any], ...] = (
 
 
 def host_labels(params: dict[str, Any]) -> HostLabels:
-    """The host options' values as one ``HostLabels``; an empty ``--host`` names no host."""
+    """The host options' values as one ``HostLabels``; a ``--host`` that names no host is refused, not
+    read as this machine's name."""
     name = params.get("host")
-    return HostLabels(
-        name=name.strip() or None if name else None, from_=params.get("host_from"), file=params.get("hosts_file")
-    )
+    if name is not None and not name.strip():
+        raise LogscanError(f"--host {name!r}: names no host (give the machine's name)")
+    return HostLabels(name=name.strip() if name else None, from_=params.get("host_from"), file=params.get("hosts_file"))

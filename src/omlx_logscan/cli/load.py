@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import os
 import sys
+from collections.abc import Iterator
 from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,6 +17,7 @@ from omlx_logscan.inputs.sources import Source, Stream
 
 if TYPE_CHECKING:
     from omlx_logscan.analysis.investigation import Investigation
+    from omlx_logscan.cli.values import ReadInput
     from omlx_logscan.inputs.hosts import Host
     from omlx_logscan.inputs.oshistory import OsHistory
     from omlx_logscan.output.formats import RowWriter
@@ -44,7 +46,8 @@ def host_history(options: CommonOptions, host: Host, *, use_system: bool) -> OsH
 
 
 def one_host(options: CommonOptions) -> Host:
-    """The one host the inputs come from; inputs of several hosts are never read as one server."""
+    """The one host the inputs come from (inputs of several hosts are never read as one server),
+    once an -o file is known to be none of them."""
     from omlx_logscan.cli.values import input_paths
     from omlx_logscan.inputs.hosts import plan_hosts, this_host
 
@@ -58,6 +61,7 @@ def one_host(options: CommonOptions) -> Host:
             f"the inputs are {len(hosts)} hosts ({names}): this command reads one host at a time; "
             "`logscan export` writes each host's tables and `logscan fleet` pools them"
         )
+    refuse_output_over_inputs(options, hosts)
     return hosts[0]
 
 
@@ -115,20 +119,52 @@ def _refuse_unrecognised(whole: EventStream, scope: str = "") -> None:
     )
 
 
-def _check_output(options: CommonOptions, sources: list[Source]) -> None:
-    """Refuse, before reading, an -o that is an input or cannot be written."""
-    from omlx_logscan.cli.values import check_output, stdin_status
+def read_inputs(options: CommonOptions, hosts: list[Host]) -> Iterator[ReadInput]:
+    """Everything a command reads, each with the words that name it: the logs (stdin by the status of
+    the open file), the --overlay, --os-history and --hosts files, and the configuration files that
+    may be read from the current folder upward. The -o check knows every input through this alone."""
+    from omlx_logscan.cli.config import OWN_FILE, PYPROJECT
+    from omlx_logscan.cli.values import stdin_status
 
-    if options.output is None:
-        return
-    inputs: list[os.stat_result | Path] = []
-    for source in sources:
-        status = stdin_status() if source.path is None else None
-        if source.path is not None:
-            inputs.append(source.path)
-        elif status is not None:
-            inputs.append(status)
-    check_output(options.output, inputs)
+    for host in hosts:
+        for source in host.sources:
+            status = stdin_status() if source.path is None else source.path
+            if status is not None:
+                yield "an input", status
+        for path in host.os_history:
+            yield "an --os-history file of the --hosts file", path
+    for path in options.os_history:
+        yield "an --os-history file", path
+    for spec in options.overlay:
+        overlay = Path(spec.path).expanduser()
+        for path in sorted(overlay.iterdir()) if overlay.is_dir() else [overlay]:
+            yield f"the {spec.label} file", path
+    if options.hosts.file is not None:
+        yield "the --hosts file", options.hosts.file
+    for folder in (Path.cwd(), *Path.cwd().parents):
+        for name in (OWN_FILE, PYPROJECT):
+            yield "a configuration file logscan reads", folder / name
+
+
+def _status(found: ReadInput) -> tuple[str, os.stat_result | None]:
+    what, where = found
+    if isinstance(where, os.stat_result):
+        return what, where
+    try:
+        return what, where.stat()
+    except OSError:
+        return what, None
+
+
+def refuse_output_over_inputs(options: CommonOptions, hosts: list[Host]) -> None:
+    """Refuse, before reading, an -o file that is anything the command reads, or that cannot be written."""
+    from omlx_logscan.cli.values import check_output
+    from omlx_logscan.output.files import protect
+
+    if options.output is not None:
+        inputs = list(read_inputs(options, hosts))
+        protect(status for _, status in map(_status, inputs) if status is not None)
+        check_output(options.output, inputs)
 
 
 def _warn_skipped_times(stream: EventStream) -> None:
@@ -156,18 +192,14 @@ def load_host(
     *,
     keep_all: bool = False,
     keep_request_text: bool = False,
-    output_file: bool = True,
 ) -> EventStream:
-    """One host's sources → its event stream, labelled with its name and zone; ``output_file``: -o
-    names a file to check before reading (export's -o is a folder, checked by export)."""
+    """One host's sources → its event stream, labelled with its name and zone."""
     from omlx_logscan.cli.progress import progress_for
     from omlx_logscan.output.text import print_accounting
     from omlx_logscan.stream.read import read_events
     from omlx_logscan.stream.reports import date_panic_reports
     from omlx_logscan.stream.window import is_empty, within
 
-    if output_file:
-        _check_output(options, host.sources)
     with progress_for(host.sources, quiet=options.quiet) as tick:
         whole = read_events(host.sources, keep_all=keep_all, keep_request_text=keep_request_text, progress=tick)
     if not options.force:

@@ -14,7 +14,7 @@ PROGRESS_MIN_BYTES = 50 * 1024 * 1024
 def _total_bytes(sources: list[Source]) -> int:
     total = 0
     for source in sources:
-        if source.path is not None:
+        if source.path is not None and not source.skipped:
             try:
                 total += source.path.stat().st_size
             except OSError:

@@ -13,6 +13,7 @@ import os
 import re
 import stat
 import sys
+from collections.abc import Iterable
 from datetime import datetime, timedelta, tzinfo
 from enum import StrEnum
 from pathlib import Path
@@ -293,7 +294,11 @@ def log_path(path: str | None, base_path: str | None) -> Path:
     else:
         target = base_folder(base_path) / "logs" / "server.log"
     if target.is_file():
-        refuse_binary(str(target), file_head(target))
+        try:
+            head = file_head(target)
+        except OSError as exc:  # a log it may not read is refused now, not once something was written
+            raise LogscanError(f"{target}: cannot read ({exc.strerror or exc})") from None
+        refuse_binary(str(target), head)
     return target
 
 
@@ -320,11 +325,17 @@ def stdin_status() -> os.stat_result | None:
     return status if stat.S_ISREG(status.st_mode) else None
 
 
-def check_output(output: Path, inputs: list[os.stat_result | Path], what: str = "an input") -> None:
-    """Refuse, before anything is read, an ``-o`` that is one of the inputs (writing it would destroy
-    the log) or that cannot be written: its folder is missing or read-only, or it is a folder."""
-    if any(same_file(output, source) for source in inputs):
-        raise LogscanError(f"-o {output}: is {what}; writing it would destroy the log (choose another file)")
+# Something a command reads, named as the refusal of an ``-o`` that is it names it, and the file
+# (or, for stdin, the status of the open file).
+ReadInput = tuple[str, os.stat_result | Path]
+
+
+def check_output(output: Path, inputs: Iterable[ReadInput]) -> None:
+    """Refuse, before anything is read, an ``-o`` that is something the command reads (writing it
+    would destroy it) or that cannot be written: its folder is missing or read-only, or it is a folder."""
+    for what, source in inputs:
+        if same_file(output, source):
+            raise LogscanError(f"-o {output}: is {what}; writing it would destroy it (choose another file)")
     if output.is_dir():
         raise LogscanError(f"-o {output}: is a folder")
     if output.exists() and not output.is_file():  # a device or a pipe: written to itself, not beside it

@@ -136,7 +136,7 @@ def watch(
     if not options.force:
         refuse_unrecognised_file(followed)
     if options.output is not None:
-        check_output(options.output, [followed], "the followed log")
+        check_output(options.output, [("the followed log", followed)])
     fmt = fmt or (WatchFormat.table if sys.stdout.isatty() and options.output is None else WatchFormat.ndjson)
     settings = WatchOptions(
         followed,

@@ -106,7 +106,12 @@ def _frames(name: str, document: dict[str, Any]) -> tuple[dict[str, pl.DataFrame
 def write_document_tables(documents: list[tuple[str, dict[str, Any]]], root: Any) -> None:
     """Each document's rows under ``root`` in the export's layout (``TABLE/host=…/day=document/``)."""
     for number, (name, document) in enumerate(documents):
-        frames, host = _frames(name, document)
+        try:
+            frames, host = _frames(name, document)
+        except (ValueError, TypeError, KeyError, AttributeError, OverflowError, pl.exceptions.PolarsError) as exc:
+            # A document is input: a time or a number of the wrong form is the document's fault, told in one line.
+            reason = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+            raise InputError(f"{name}: not a well-formed timeline document ({reason})") from None
         for table, frame in frames.items():
             folder = root / table / f"host={quote(host, safe='-_.')}" / "day=document"
             folder.mkdir(parents=True, exist_ok=True)

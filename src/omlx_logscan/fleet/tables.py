@@ -52,6 +52,9 @@ VIEWS: dict[str, dict[str, str]] = {
     "dead_windows": {"host": "VARCHAR", "session": "BIGINT", "dead_at_least_s": "DOUBLE"},
 }
 REMOTE = ("s3://", "https://", "http://")
+# The host is the value of the path's ``host=`` folder, as the export escaped it. Not read as a Hive
+# partition: that reads ``null``, ``NULL`` and ``__HIVE_DEFAULT_PARTITION__`` as no host at all.
+HOST_FROM_PATH = "url_decode(regexp_extract(filename, '/host=([^/]*)/[^/]*/[^/]*$', 1)) AS host"
 MEMORY_LIMIT = "256MB"  # past it DuckDB spills to the scratch folder; small-file metadata would grow it by gigabytes
 HTTPFS_PACKAGE = "duckdb-extension-httpfs"
 
@@ -149,6 +152,12 @@ def fleet_views(sources: list[str]) -> Iterator[Any]:
         yield con
 
 
+def local_inputs(sources: list[str]) -> list[Path]:
+    """The local files and export folders the sources name (what an -o file must not be)."""
+    found = [_local(source) for source in sources if not source.startswith(REMOTE)]
+    return [Path(name) for roots, documents in found for name in (*roots, *documents)]
+
+
 def _local(source: str) -> tuple[list[str], list[str]]:
     """Export roots and JSON documents a local source names (a glob may name several)."""
     matches = sorted(glob.glob(str(Path(source).expanduser()))) if is_glob(source) else [source]
@@ -173,7 +182,7 @@ def _local(source: str) -> tuple[list[str], list[str]]:
 
 def _read_document(path: Path) -> dict[str, Any]:
     try:
-        return _parsed(path.read_text(encoding="utf-8"), str(path))
+        return _parsed(path.read_text(encoding="utf-8-sig"), str(path))  # a byte-order mark is no reason to refuse
     except OSError as exc:
         raise InputError(f"{path}: cannot read ({exc.strerror or exc})") from None
 
@@ -191,8 +200,8 @@ def _remote_document(con: Any, url: str) -> dict[str, Any]:
 def _parsed(text: str, name: str) -> dict[str, Any]:
     try:
         document = json.loads(text)
-    except ValueError:
-        raise InputError(f"{name}: not JSON") from None
+    except ValueError as exc:
+        raise InputError(f"{name}: not JSON ({exc})") from None
     if not isinstance(document, dict) or not str(document.get("schema", "")).startswith("omlx-logscan/timeline/"):
         raise InputError(f"{name}: not a timeline document (logscan timeline -f json)")
     return document
@@ -203,12 +212,12 @@ def _create_view(con: Any, view: str, columns: dict[str, str], roots: list[str])
     empty, with those columns, when no root has any."""
     import duckdb
 
-    wanted = ", ".join(columns)
+    wanted = ", ".join(HOST_FROM_PATH if name == "host" else name for name in columns)
     parts = []
     for root in roots:
         read = (
-            f"SELECT {wanted} FROM read_parquet('{_quoted(root)}/{view}/*/*/*.parquet', hive_partitioning = true, "
-            "hive_types = {'host': 'VARCHAR', 'day': 'VARCHAR'})"
+            f"SELECT {wanted} FROM read_parquet('{_quoted(root)}/{view}/*/*/*.parquet', hive_partitioning = false, "
+            "filename = true)"
         )
         try:
             con.execute(f"{read} LIMIT 0")

@@ -6,6 +6,7 @@ import bz2
 import codecs
 import gzip
 import importlib
+import io
 import lzma
 import zlib
 from collections.abc import Callable
@@ -32,19 +33,136 @@ def compression_of(head: bytes) -> str | None:
 
 
 @cache  # imported on the first gzip input only: a run on plain files never loads it
-def _gzip() -> tuple[Callable[..., Any], tuple[type[Exception], ...]]:
-    """gzip's opener and what it raises for damaged data: ISA-L's (python-isal), which inflates
-    about 2.5 times as fast, or the standard library's zlib where isal does not import."""
+def _zlib() -> tuple[Any, tuple[type[Exception], ...]]:
+    """The inflater gzip members are read with: ISA-L's (python-isal), which inflates about 2.5 times
+    as fast, or the standard library's where isal does not import; and what it raises for damage."""
     try:
-        from isal import igzip, igzip_lib
+        from isal import isal_zlib
     except ImportError:
-        return gzip.open, (gzip.BadGzipFile, zlib.error)
-    return igzip.open, (igzip.BadGzipFile, cast(type[Exception], igzip_lib.IsalError))  # the stub calls it an instance
+        return zlib, (zlib.error,)
+    return isal_zlib, (cast(type[Exception], isal_zlib.error),)
 
 
 def damaged_data() -> tuple[type[Exception], ...]:
     """What the decompressors raise for data that is truncated or corrupt (bz2 raises OSError)."""
-    return (EOFError, lzma.LZMAError, *_gzip()[1])
+    return (EOFError, lzma.LZMAError, gzip.BadGzipFile, *_zlib()[1])
+
+
+# Past this much output, data that decompresses to more than RATIO_LIMIT times its compressed size
+# is refused: text logs compress 10 to 20 times (a 20 MiB DEBUG log: gzip 9.5, xz and bzip2 13),
+# a compression bomb about 1,000 times (gzip's most) or far more (bzip2, xz, zstd).
+RATIO_LIMIT = 200
+RATIO_AFTER = 64 * 1024 * 1024
+_RAW_STEP = 256 * 1024  # compressed bytes read at a time
+_OUT_STEP = 64 * 1024  # bytes asked of a decompressor at once: what a failing read may lose with it
+
+
+class _Counted:
+    """A stream read through, counting the bytes taken from it (the compressed side of the ratio)."""
+
+    def __init__(self, raw: BinaryIO) -> None:
+        self.raw, self.taken = raw, 0
+
+    def read(self, size: int = -1, /) -> bytes:
+        data = self.raw.read(size)
+        self.taken += len(data)
+        return data
+
+    def readable(self) -> bool:
+        return True
+
+    def close(self) -> None:
+        self.raw.close()
+
+
+class _Guarded(io.RawIOBase):
+    """Decompressed bytes, refused once they outgrow the compressed ones ``RATIO_LIMIT`` times over;
+    a read that fails after some bytes gives those first and raises on the next read, so every
+    whole line before damage is read (as ``zcat`` gives it)."""
+
+    def __init__(self, inner: Any, counted: _Counted, name: str) -> None:
+        super().__init__()
+        self._inner, self._counted, self._name = inner, counted, name
+        self._given = 0
+        self._failure: BaseException | None = None
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        view = memoryview(buffer).cast("B")
+        filled = 0
+        while filled < len(view) and self._failure is None:
+            try:
+                got = self._inner.readinto(view[filled : filled + _OUT_STEP])
+            except Exception as exc:  # damage: hand on what came before it first
+                self._failure = exc
+                break
+            if not got:
+                break
+            filled += got
+        self._given += filled
+        if self._given > RATIO_AFTER and self._given > RATIO_LIMIT * max(self._counted.taken, 1):
+            raise InputError(
+                f"{self._name}: decompresses to over {RATIO_LIMIT} times its size ({self._given >> 20} MiB from "
+                f"{self._counted.taken >> 10} KiB so far), which no text log does: refused as a compression bomb"
+            )
+        if not filled and self._failure is not None:
+            failure, self._failure = self._failure, None
+            raise failure
+        return filled
+
+    def close(self) -> None:
+        self._inner.close()  # a bz2 or xz reader leaves the file it was given open
+        self._counted.close()
+        super().close()
+
+
+class _Inflating:
+    """gzip members inflated as they are read: on truncation every byte inflated so far is given
+    before the error (``gzip.open`` loses up to a whole read's worth); NUL padding between members
+    is skipped, as gzip does."""
+
+    def __init__(self, raw: _Counted) -> None:
+        self._raw = raw
+        self._module, _ = _zlib()
+        self._inflater = self._module.decompressobj(wbits=31)
+        self._pending = b""  # compressed bytes not yet given to the inflater
+        self._held = b""
+        self._started = self._flushed = False
+
+    def readinto(self, buffer: Any) -> int:
+        view = memoryview(buffer).cast("B")
+        while True:
+            if self._held:  # inflated bytes that did not fit the last read
+                size = min(len(view), len(self._held))
+                view[:size], self._held = self._held[:size], self._held[size:]
+                return size
+            if not self._pending:
+                self._pending = self._raw.read(_RAW_STEP)
+                if not self._pending:
+                    if self._started and not self._inflater.eof:
+                        if not self._flushed:  # isal keeps some inflated bytes back until asked for them
+                            self._held, self._flushed = self._inflater.flush(), True
+                            continue
+                        raise EOFError("compressed file ended before the end-of-stream marker was reached")
+                    return 0
+            if self._inflater.eof:  # the next member, after any NUL padding
+                rest = self._pending.lstrip(b"\0")
+                if rest and not rest.startswith(MAGIC["gzip"]):
+                    raise gzip.BadGzipFile("trailing garbage after a gzip member")
+                self._pending, self._started = rest, False
+                self._inflater = self._module.decompressobj(wbits=31)
+                continue
+            out = self._inflater.decompress(self._pending, len(view))
+            self._started = True
+            self._pending = self._inflater.unconsumed_tail or self._inflater.unused_data
+            if out:
+                view[: len(out)] = out
+                return len(out)
+
+    def close(self) -> None:
+        self._raw.close()
 
 
 def _zstd(source: BinaryIO | Path, name: str) -> BinaryIO:
@@ -62,7 +180,7 @@ def _opener(kind: str | None, name: str) -> Callable[[BinaryIO | Path], BinaryIO
     """What reads a file or stream of ``kind`` decompressed; None for data that is not compressed."""
     match kind:
         case "gzip":
-            return lambda source: cast(BinaryIO, _gzip()[0](source, "rb"))
+            return lambda source: cast(BinaryIO, _Inflating(cast(_Counted, source)))
         case "bzip2":
             return lambda source: cast(BinaryIO, bz2.open(source, "rb"))
         case "xz":
@@ -86,15 +204,13 @@ def _peek(stream: BinaryIO) -> bytes:
 def open_input(path: Path | None, stdin: BinaryIO, name: str) -> BinaryIO:
     """The bytes of a file (or of ``stdin`` when ``path`` is None), decompressed when they begin with a
     compressed format's magic bytes: with or without the file's suffix, and on stdin. The head is
-    peeked, not read, so a named pipe is opened once."""
+    peeked, not read, so a named pipe is opened once. Decompressed data is guarded (``_Guarded``)."""
     raw = stdin if path is None else open(path, "rb")  # noqa: SIM115 - returned to the caller, who closes it
     opener = _opener(compression_of(_peek(raw)), name)
     if opener is None:
         return raw
-    if path is not None and raw.seekable():  # a file: its decompressor opens it by name and closes it too
-        raw.close()
-        return opener(path)
-    return opener(raw)  # stdin or a named pipe: the decompressor reads the open stream
+    counted = _Counted(raw)
+    return cast(BinaryIO, _Guarded(opener(cast(BinaryIO, counted)), counted, name))
 
 
 def sniff_codec(head: bytes) -> str | None:
@@ -127,13 +243,26 @@ def not_text(name: str, head: bytes) -> str:
 _TEXT_BYTES = bytes(b for b in range(256) if b >= 32 or 9 <= b <= 13 or b == 27)
 
 
+_ASCII = bytes(range(128))
+
+
 def looks_binary(head: bytes) -> bool:
-    """True for data that is no text log: many NULs or control bytes in the first block."""
+    """True for data that is no text log: many NULs or control bytes in the first block; or some
+    control bytes among mostly bytes above ASCII that are not UTF-8. Random or encrypted data has a
+    tenth of its bytes control bytes (so about one random block in ten passes that test alone) and
+    half above ASCII; text in a code page (Cyrillic in cp1251) has as many above ASCII but no control
+    bytes, text in UTF-8 as many that decode."""
     if not head:
         return False
     sample = head[:SNIFF_BYTES]
     suspicious = len(sample.translate(None, _TEXT_BYTES))  # NULs and control bytes other than \t \n \v \f \r ESC
-    return suspicious > 0.1 * len(sample)
+    if suspicious > 0.1 * len(sample):
+        return True
+    high = len(sample.translate(None, _ASCII))
+    if suspicious < 0.02 * len(sample) or high < 0.35 * len(sample):
+        return False
+    undecodable = sample[: len(sample) - 3].decode("utf-8", "replace").count("\ufffd")  # a cut character at the end
+    return undecodable > 0.5 * high
 
 
 def file_head(path: Path) -> bytes:

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from omlx_logscan.errors import InputError
-from omlx_logscan.inputs.sources import Source, resolve
+from omlx_logscan.inputs.sources import Source, path_name, resolve
 from omlx_logscan.timeutil import named_zone
 
 
@@ -83,7 +83,7 @@ def _from_folders(sources: list[Source], zone: tzinfo | None) -> list[Host]:
     for source in sources:
         if source.path is None:
             raise InputError("--host-from folder: stdin has no folder; give --host NAME for it")
-        folder = source.path.resolve().parent.name
+        folder = path_name(source.path.resolve().parent.name)
         hosts.setdefault(folder, Host(folder, zone=zone)).sources.append(source)
     return list(hosts.values())
 

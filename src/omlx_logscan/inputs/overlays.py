@@ -56,7 +56,8 @@ def parse_overlays(specs: list[OverlaySpec], gap_s: float = DEFAULT_GAP_S, tz: t
 
 def _read_overlay(spec: OverlaySpec, gap_s: float, zone_info: tzinfo | None) -> Overlay:
     name, path, label = spec
-    chunks = (chunk.decode("utf-8") for source in resolve([path]) for chunk in read_chunks(source))
+    read = (source for source in resolve([path]) if not source.skipped)
+    chunks = (chunk.decode("utf-8") for source in read for chunk in read_chunks(source))
     head = next(chunks, "")
     first = next((line for line in head.splitlines() if line.strip() and not line.startswith("#")), "")
     is_csv = path.lower().removesuffix(".gz").endswith(".csv") or _looks_csv(first)

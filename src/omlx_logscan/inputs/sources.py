@@ -14,7 +14,7 @@ import select
 import stat
 import sys
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol, cast
 
@@ -33,11 +33,13 @@ READ_STEP = 1024 * 1024
 QUIET_S = 0.05
 
 
-# Names oMLX (and the app / Homebrew) give their logs, and how they rotate.
+# Names oMLX (and the app / Homebrew) give their logs, and how they and logrotate rotate and
+# compress them: server.log.2026-09-16 (oMLX's own), server.log.1, server.log-20260916, .gz … .zst.
 _LOG_NAME = re.compile(
-    r"^(?:server\.log(?:\.(?P<day>\d{4}-\d\d-\d\d))?|crash\.log|omlx\.log|omlx_app\.log)"
-    r"(?:\.(?:gz|bz2|xz))?$"
+    r"^(?P<base>server\.log|crash\.log|omlx(?:_app)?(?:\.err)?\.log)"
+    r"(?:[.-](?P<day>\d{4}-?\d\d-?\d\d))?(?:\.(?P<number>\d+))?(?:\.(?:gz|bz2|xz|zst))?$"
 )
+LOG_NAMES = "server.log and its rotations (.1, .YYYY-MM-DD, .gz, .zst), crash.log, omlx.log, omlx.err.log"
 
 
 class Stream(Protocol):
@@ -56,25 +58,34 @@ class Source:
 
     name: str
     path: Path | None  # None for stdin
+    skipped: str | None = field(default=None, kw_only=True)  # why a file is not read (named in the accounting)
 
     def open(self) -> Stream:
         """The source's bytes, decompressed when they begin as compressed data (whatever the name)."""
+        if self.path is None and sys.stdin is None:  # started with stdin closed (``<&-``)
+            raise InputError("stdin is closed: give a log file, or pipe the log in")
         return cast(Stream, open_input(self.path, sys.stdin.buffer, self.name))
 
 
-def _rotation_key(path: Path) -> tuple[int, str, str]:
-    """Oldest first: dated rotations by date, then the live ``server.log``, then the rest."""
+def path_name(path: Path | str) -> str:
+    """A path as text every output can hold: bytes of a file name that are not UTF-8 (which Python
+    keeps as lone surrogates, and JSON, Parquet and XML refuse) are written as ``\\xff``."""
+    return str(path).encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
+def _rotation_key(path: Path) -> tuple[int, str, int, str, int, str]:
+    """Oldest first: server.log's rotations, then the others by name; within each, dated rotations
+    by date, numbered ones from the highest number (logrotate's oldest), and the current file last."""
     match = _LOG_NAME.match(path.name)
-    day = match.group("day") if match else None
-    if day:
-        return (0, day, path.name)
-    if path.name.startswith("server.log"):
-        return (1, "", path.name)
-    return (2, "", path.name)
+    assert match is not None  # only log names are sorted
+    base, day, number = match["base"], match["day"] or "", int(match["number"] or 0)
+    current = not (day or number)
+    return (base != "server.log", base, current, day.replace("-", ""), -number, path.name)
 
 
 def resolve(paths: list[str]) -> list[Source]:
-    """Turn the user's arguments into sources, refusing what cannot be read."""
+    """Turn the user's arguments into sources, refusing what cannot be read; a folder's files that
+    are not read are sources too, ``skipped`` saying why, so the accounting names every one."""
     if not paths:
         raise InputError("no input: give a log file, a folder of logs, or - for stdin")
     sources: list[Source] = []
@@ -87,16 +98,53 @@ def resolve(paths: list[str]) -> list[Source]:
         if info is None:
             raise InputError(f"{arg}: no such file or folder")
         if stat.S_ISDIR(info.st_mode):
-            found = sorted((p for p in path.iterdir() if _LOG_NAME.match(p.name) and p.is_file()), key=_rotation_key)
-            if not found:
-                raise InputError(
-                    f"{arg}: folder holds no oMLX logs (server.log, server.log.YYYY-MM-DD, crash.log, omlx.log)"
-                )
-            sources.extend(Source(str(p), p) for p in found)
+            sources.extend(_folder(path, arg))
         else:
             refuse_unreadable(path, arg, info, pipes=True)
-            sources.append(Source(str(path), path))
+            empty = stat.S_ISREG(info.st_mode) and info.st_size == 0  # a log just rotated at midnight, say
+            sources.append(Source(path_name(path), path, skipped="empty" if empty else None))
+    if all(source.skipped for source in sources):  # nothing to read: the empty files given are the error
+        raise InputError("; ".join(f"{source.name}: empty file" for source in sources if source.skipped == "empty"))
     return _unique(sources)
+
+
+def _folder(folder: Path, arg: str) -> list[Source]:
+    """Every entry of a log folder: its logs, oldest first, to read; the rest named as skipped."""
+    try:
+        entries = sorted(folder.iterdir())
+    except OSError as exc:
+        raise InputError(f"{arg}: cannot read the folder ({exc.strerror or exc})") from None
+    logs: list[Path] = []
+    skipped: list[Source] = []
+    for entry in entries:
+        info = file_status(entry, str(entry))
+        reason = _skip_reason(entry, info)
+        if reason is None:
+            assert info is not None
+            refuse_unreadable(entry, str(entry), info, pipes=False)
+            logs.append(entry)
+        else:
+            skipped.append(Source(path_name(entry), entry, skipped=reason))
+    if not logs:
+        empty = [source.path.name for source in skipped if source.path and source.skipped == "empty"]
+        held = f"its logs are empty ({', '.join(empty)})" if empty else f"holds no oMLX logs ({LOG_NAMES})"
+        raise InputError(f"{arg}: {held}")
+    return [*(Source(path_name(p), p) for p in sorted(logs, key=_rotation_key)), *skipped]
+
+
+def _skip_reason(entry: Path, info: os.stat_result | None) -> str | None:
+    """Why a folder's entry is not read (None: it is a log to read)."""
+    if info is None:
+        return "gone while the folder was read"
+    if stat.S_ISDIR(info.st_mode):
+        return "a folder (folders are not read inside a folder)"
+    if not stat.S_ISREG(info.st_mode):
+        return "not a regular file"
+    if not _LOG_NAME.match(entry.name):
+        return "not an oMLX log name"
+    if info.st_size == 0:
+        return "empty"
+    return None
 
 
 def file_status(path: Path, name: str) -> os.stat_result | None:

@@ -17,7 +17,7 @@ from omlx_logscan.output.phrases import call_site_label, crash_rows, escalation_
 from omlx_logscan.output.why import evidence_what, hidden_phrases, load_label, load_note
 from omlx_logscan.output.zoned import event_rows, zone_document
 from omlx_logscan.parsing.event import Event
-from omlx_logscan.stream.model import EventStream, header
+from omlx_logscan.stream.model import EventStream, header, skipped_files
 
 if TYPE_CHECKING:
     from omlx_logscan.analysis.bounds import Bounds
@@ -59,7 +59,7 @@ def check_document(result: CheckResult) -> dict[str, Any]:
         "generator": f"omlx-logscan {__version__}",
         "status": "findings" if result.findings else "clean",
         "exit_code": result.exit_code,
-        "input": result.input,
+        "input": {**result.input, "skipped": skipped_files(result.stream)},
         "rules": [
             {
                 "rule": rule,

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import shutil
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -22,7 +21,6 @@ from urllib.parse import quote
 
 import polars as pl
 
-from omlx_logscan.errors import LogscanError
 from omlx_logscan.output.zoned import ZoneClock, stream_clock
 from omlx_logscan.parsing.dense import to_polars
 from omlx_logscan.timeutil import LOCAL_STAMP, LocalTime
@@ -244,7 +242,8 @@ def write_parquet(frame: pl.DataFrame, path: Path, table: str) -> None:
 
 
 def export_host(export: HostExport, out_dir: Path) -> dict[str, int]:
-    """Write one host's tables under ``out_dir``; rows per table.
+    """Write one host's tables under ``out_dir`` (a generation of ``output.generations``, seen by no
+    reader until the run is complete); rows per table.
 
     Every day the export covers (any table's rows fall on it) is replaced in every table, empty
     where that table has no rows on it now, so nothing of an earlier export of those days stays."""
@@ -255,22 +254,8 @@ def export_host(export: HostExport, out_dir: Path) -> dict[str, int]:
         parts = {day: part.drop("day") for (day,), part in frame.group_by("day", maintain_order=True)}
         for day in days:
             folder = Path(str(host_part).format(table=table)) / f"day={day}"
-            _replace(folder, parts.get(day), table)
-    return {table: frame.height for table, frame in frames.items()}
-
-
-def _replace(folder: Path, frame: pl.DataFrame | None, table: str) -> None:
-    """The partition holds exactly ``frame`` afterwards (nothing, for None): written beside it, then swapped in."""
-    staging = folder.with_name(folder.name + ".writing")
-    try:
-        shutil.rmtree(staging, ignore_errors=True)
-        if frame is None:
             shutil.rmtree(folder, ignore_errors=True)
-            return
-        staging.mkdir(parents=True)
-        write_parquet(frame, staging / "part-0.parquet", table)
-        if folder.exists():
-            shutil.rmtree(folder)
-        os.replace(staging, folder)
-    except OSError as exc:
-        raise LogscanError(f"{folder}: cannot write ({exc.strerror or exc})") from None
+            if day in parts:
+                folder.mkdir(parents=True)
+                write_parquet(parts[day], folder / "part-0.parquet", table)
+    return {table: frame.height for table, frame in frames.items()}

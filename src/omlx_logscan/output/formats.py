@@ -62,10 +62,23 @@ class WatchFormat(StrEnum):
 
 
 @contextmanager
+def writing_stdout() -> Iterator[None]:
+    """A block that writes to stdout, flushed at its end; a write that fails is one line, exit 2."""
+    try:
+        yield
+        sys.stdout.flush()
+    except BrokenPipeError:  # a reader that stopped (head, less): the command's guard ends quietly
+        raise
+    except OSError as exc:  # a full disk behind a redirection (> /dev/full)
+        raise LogscanError(f"stdout: cannot write ({exc.strerror or exc})") from None
+
+
+@contextmanager
 def open_output(path: Path | None) -> Iterator[IO[str]]:
     """The file to write text to, replaced whole once complete, or stdout when none is given."""
     if path is None:
-        yield sys.stdout
+        with writing_stdout():
+            yield sys.stdout
         return
     from omlx_logscan.output.files import text_replaced_whole
 

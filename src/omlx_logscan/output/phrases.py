@@ -355,14 +355,16 @@ def count_text(value: int | None, what: str = "") -> str:
 def accounting_lines(stream: EventStream) -> list[str]:
     """The line accounting every command reports: nothing is lost silently."""
     head = header(stream)
+    read = [file for file in head["files"] if "skipped" not in file]
     kinds = ", ".join(f"{k} {n}" for k, n in sorted(stream.kind_counts.items()))
     lines = [
-        f"read {plural(head['lines'], 'line')} in {plural(len(head['files']), 'file')}: "
+        f"read {plural(head['lines'], 'line')} in {plural(len(read), 'file')}: "
         f"{plural(head['records'], 'record')}, {head['unparsed_lines']} unparsed, {head['blank_lines']} blank, "
         f"{head['duplicates_dropped']} duplicate{'' if head['duplicates_dropped'] == 1 else 's'} dropped",
         f"events: {kinds or 'none'}",
     ]
     lines.extend(f"warning: {s.problem}" for s in stream.sources if s.problem)
+    lines.extend(f"skipped {s.name}: {s.skipped}" for s in stream.sources if s.skipped)
     lines.extend(
         f"warning: clock went back {human_duration(jump['back_s'])} at {jump['source']}:{jump['line']} "
         f"({human_time(jump['from'])} → {human_time(jump['to'])}); file order kept"

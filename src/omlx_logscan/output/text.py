@@ -66,6 +66,7 @@ def check_text(result: CheckResult, con: Console) -> None:
     from rich.text import Text
 
     from omlx_logscan.output.findings import check_headline, finding_message, rule_threshold
+    from omlx_logscan.stream.model import skipped_files
 
     con.print(Text(check_headline(result), style="bold"))
     for rule in result.rules.names:
@@ -77,6 +78,8 @@ def check_text(result: CheckResult, con: Console) -> None:
         where = f"{finding.source}:{finding.line}" if finding.source else "(no record)"
         style = "bold red" if finding.worst_case else ""
         say(con, printable(f"{where}: {finding.rule}: {finding_message(finding)}"), style, hang=4)
+    for name, reason in skipped_files(result.stream).items():  # what was not checked is said with the verdict
+        say(con, printable(f"skipped {name}: {reason}"), "dim", hang=4)
 
 
 # rich is imported where text for a terminal is made, not with this module: machine formats

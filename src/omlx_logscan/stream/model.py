@@ -20,6 +20,11 @@ from omlx_logscan.timeutil import clock_seconds, seconds
 RECORDS_SCHEMA = {"source": "I", "line": "I", "time": ""}  # the time: ISO text, or None when undated
 
 
+def skipped_files(stream: EventStream | None) -> dict[str, str]:
+    """The files of a log folder that were not read, each with the reason."""
+    return {s.name: s.skipped for s in stream.sources if s.skipped} if stream is not None else {}
+
+
 def header(stream: EventStream) -> dict[str, Any]:
     """What the input is: files, span, the level it was written at, line accounting."""
     acc = stream.accounting
@@ -41,6 +46,7 @@ def header(stream: EventStream) -> dict[str, Any]:
                 "last": s.last,
                 "levels": s.levels,
                 "problem": s.problem,
+                **({"skipped": s.skipped} if s.skipped else {}),
             }
             for s in stream.sources
         ],
@@ -93,6 +99,7 @@ class SourceInfo:
     # A paste of time-only lines whose date cannot be known spans these times of day (file order).
     first_time_of_day: str | None = None
     last_time_of_day: str | None = None
+    skipped: str | None = None  # a folder's file that is not read, and why
 
 
 @dataclass

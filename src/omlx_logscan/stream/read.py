@@ -144,7 +144,10 @@ def read_events(
 ) -> EventStream:
     """Scan, assemble, classify and merge. Raises InputError only when no source could be read.
     ``on_block`` sees each source's reading after each block, with the block's request and
-    arrival rows (``stream_events``)."""
+    arrival rows (``stream_events``). Sources ``skipped`` (files of a folder that are no log) are not
+    read: they are named in the stream's sources, with the reason."""
+    skipped = [SourceInfo(src.name, 0, None, None, [], None, skipped=src.skipped) for src in sources if src.skipped]
+    sources = [src for src in sources if not src.skipped]
     accounting = Accounting()
     recognition = Recognition()
     seen: dict[tuple[Any, ...], int] = {}
@@ -224,7 +227,7 @@ def read_events(
     if arrivals.height:
         counts[ARRIVAL_KIND] += arrivals.height
     return EventStream(
-        infos,
+        infos + skipped,
         merged,
         requests,
         accounting,
