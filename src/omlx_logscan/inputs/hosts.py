@@ -93,6 +93,8 @@ def _from_file(sources: list[Source], path: Path, zone: tzinfo | None) -> list[H
     declared = read_hosts_file(path, zone)
     for source in sources:
         owner = next((host for host, patterns in declared if _claims(patterns, source)), None)
+        if owner is None and source.skipped:  # not read (another file of the folder): no host needs it
+            continue
         if owner is None:
             raise InputError(f"{source.name}: no host of {path} lists it (add it to a host's paths)")
         owner.sources.append(source)
