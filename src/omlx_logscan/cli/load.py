@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from omlx_logscan.inputs.hosts import Host
     from omlx_logscan.inputs.oshistory import OsHistory
     from omlx_logscan.output.formats import RowWriter
+    from omlx_logscan.output.masking import RedactionKey
     from omlx_logscan.stream.model import EventStream
 
 
@@ -177,7 +178,7 @@ def load_host(
     if options.redact:
         from omlx_logscan.output.masking import mask_stream
 
-        mask_stream(whole)
+        mask_stream(whole, redaction_key_of(options), host.sources)
     stream = within(whole, options.since, options.until)
     print_accounting(stream, quiet=options.quiet)
     windowed = options.since is not None or options.until is not None
@@ -191,6 +192,14 @@ def load_host(
             "see them with: logscan events --show-unparsed"
         )
     return stream
+
+
+def redaction_key_of(options: CommonOptions) -> RedactionKey:
+    """The key of the host pseudonyms: ``--redact-key FILE``, else the user's own, made on first use."""
+    from omlx_logscan.cli.config import user_config_dir
+    from omlx_logscan.output.masking import KEY_FILE, redaction_key
+
+    return redaction_key(options.redact_key or user_config_dir() / KEY_FILE)
 
 
 def streamed_host(options: CommonOptions) -> Host | None:

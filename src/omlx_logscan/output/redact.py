@@ -2,9 +2,16 @@
 
 A report pasted into a public GitHub issue should show how the server failed, not who runs
 it: home folders become ``~``; user names, host names, IP and e-mail addresses, API keys and
-prompt or message text become bracketed placeholders. Loopback and unspecified addresses
-(``127.0.0.1``, ``::1``, ``0.0.0.0``), ``localhost`` and a few public code hosts are kept:
-they say nothing about the user and help the reader.
+tokens, and prompt, reasoning or tool-call text become bracketed placeholders. Loopback and
+unspecified addresses (``127.0.0.1``, ``::1``, ``0.0.0.0``), ``localhost`` and a few public code
+hosts are kept: they say nothing about the user and help the reader.
+
+Names are learnt before anything is masked, from all of the text at once (``learn``): a user name
+that one record's home folder reveals, or a host name one record's URL gives, is masked in every
+other record too, where it stands alone (``alice/private-llama``). The value of a field that holds
+what a user wrote or a model answered (``content``, ``reasoning_content``, ``arguments``…) is
+masked whole, whatever its form: quoted (every line of it), a list or a table, or bare text to the
+end of the record.
 
 Only text copied from the log is masked: a document marks it with ``logged()`` and
 ``redact_logged()`` masks inside the marks, so the document's own words ("oMLX version",
@@ -20,7 +27,7 @@ from __future__ import annotations
 import ipaddress
 import re
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 PLACEHOLDERS = {
@@ -62,8 +69,13 @@ _SHARED_HOMES = frozenset({"shared", "guest", "root", "user", "users", "home"})
 MIN_USER_NAME = 3
 
 
+# No host name is longer (RFC 1035), nor an account's; a longer token is no name to look for elsewhere.
+MAX_NAME = 253
+
+
 _COMMON_WORDS = frozenset(
     {"admin", "runner", "omlx", "mlx", "python", "test", "dev", "build", "local", "library", "public", "default"}
+    | {"true", "false", "none", "null"}  # what a ``host=`` field holds when it holds no name
 )
 
 
@@ -81,10 +93,33 @@ _LOGGED_SPAN = re.compile(f"{_START}([^{_START}{_END}]*){_END}")
 _QUOTED_VALUE = r"""(?P<quote>["'])(?P<quoted>(?:\\.|(?!(?P=quote))[^\n])*)(?P<close>(?P=quote))?"""
 
 
-_QUOTED_TEXT = re.compile(
-    r"""(?P<key>["']?\b(?:content|prompt|text|input|instructions|system_prompt|messages?)\b["']?\s*[:=]\s*)"""
-    + _QUOTED_VALUE
+# A field that holds what a user wrote or a model answered, also as the end of a longer name
+# (``reasoning_content``, ``system_prompt``, ``user_input``) but not its start (``prompt_tokens``).
+_TEXT_NAME = (
+    r"(?:[A-Za-z0-9]+_)*+(?:content|prompt|text|input|instructions|messages?|arguments|reasoning|query|thinking"
+    r"|completion)"
 )
+
+
+_TEXT_KEY = re.compile(rf"""(?<![\w\-])["']?{_TEXT_NAME}["']?\s*[:=][ \t]*""", re.IGNORECASE)
+
+
+_TEXT_FIELD_NAME = re.compile(_TEXT_NAME, re.IGNORECASE)
+
+
+# A value of a text field that is no text: a count or a flag (``messages=1, stream=True``).
+_SCALAR = re.compile(r"(?:-?\d[\d._]*|true|false|none|null)(?=[\s,;)\]}]|$)", re.IGNORECASE)
+
+
+# A quoted string, closed or running to the end of the text, its backslash escapes skipped.
+_STRING = {quote: re.compile(rf"{quote}(?:[^{quote}\\]|\\.)*+(?P<close>{quote})?", re.DOTALL) for quote in "\"'"}
+
+
+_DEPTH = {"[": 1, "{": 1, "(": 1, "]": -1, "}": -1, ")": -1}
+
+
+# What a bracketed value is read as, piece by piece, to find where it closes.
+_BRACKET_PIECE = re.compile(r""""(?:[^"\\]|\\.)*+"?|'(?:[^'\\]|\\.)*+'?|[\[\]{}()]|[^"'\[\]{}()]++""", re.DOTALL)
 
 
 _TOKEN = re.compile(
@@ -94,10 +129,12 @@ _TOKEN = re.compile(
     r"|\bgithub_pat_\w{20,}"
     r"|\bxox[abprs]-[\w-]{10,}"
     r"|\bAKIA[0-9A-Z]{16}\b"
+    r"|\bAIza[0-9A-Za-z_\-]{30,}"  # Google API keys (35 characters after AIza)
+    r"|\beyJ[A-Za-z0-9_\-]{4,}+\.[A-Za-z0-9_\-]{4,}+\.[A-Za-z0-9_\-]*+"  # JSON web tokens: header.payload.signature
 )
 
 
-_BEARER = re.compile(r"(?P<key>\bBearer\s+)(?P<value>[\w\-.~+/=]{8,})")
+_BEARER = re.compile(r"(?P<key>\bBearer\s+)(?P<value>[\w\-.~+/=]{8,})", re.IGNORECASE)
 
 
 # ``Authorization: Basic dXNl…``: the scheme and the credential are masked as one.
@@ -158,7 +195,7 @@ _HOME = re.compile(r"(?:/Users|/home|[A-Za-z]:\\Users)[/\\](?P<user>[^/\\\s'\"`:
 _DOTTED_NAME = re.compile(r"(?<![\w.\-])[A-Za-z0-9][\w\-]*+(?:\.[\w\-]++)++(?!\()")
 
 
-_HOST_FIELD = re.compile(r"""(?P<key>\bhost(?:name)?["']?\s*[=:]\s*["']?)(?P<value>[A-Za-z][\w\-.]*)""")
+_HOST_FIELD = re.compile(r"""(?P<key>\bhost(?:name)?["']?\s*[=:]\s*["']?)(?P<value>[A-Za-z][\w\-.]*)""", re.IGNORECASE)
 
 
 @dataclass
@@ -188,38 +225,71 @@ def unmark(document: str) -> str:
     return _MARKS.sub("", document)
 
 
-def redact_logged(document: str) -> Redaction:
-    """``document`` with personal data masked inside the ``logged`` spans only, and the marks removed."""
+def redact_logged(document: str, names: Names | None = None) -> Redaction:
+    """``document`` with personal data masked inside the ``logged`` spans only, and the marks removed;
+    ``names``: those learnt beforehand (from the whole log, not only the lines the document quotes)."""
     spans = [match[1] for match in _LOGGED_SPAN.finditer(document)]
-    masker = _Masker(user_names("\n".join(spans)))
+    known = Names() if names is None else Names(set(names.users), set(names.hosts))
+    masker = Masker(learn(spans, known))
     return Redaction(unmark(_LOGGED_SPAN.sub(lambda match: masker.redact(match[1]), document)), masker.counts)
 
 
 def redact(text: str) -> Redaction:
     """All of ``text`` with personal data masked (see the module docstring for what counts)."""
-    masker = _Masker(user_names(text))
+    masker = Masker(learn([text]))
     return Redaction(masker.redact(text), masker.counts)
 
 
-def user_names(text: str) -> set[str]:
-    """The account names that home-folder paths in ``text`` reveal."""
-    return {m["user"] for m in _HOME.finditer(text) if m["user"].lower() not in _SHARED_HOMES}
+@dataclass
+class Names:
+    """The user and host names the text reveals, to be masked wherever else they stand alone."""
+
+    users: set[str] = field(default_factory=set)
+    hosts: set[str] = field(default_factory=set)
 
 
-class _Masker:
-    """Applies the patterns in order and counts what each replaced."""
+def learn(texts: Iterable[str], names: Names | None = None) -> Names:
+    """The account names home-folder paths reveal and the private host names URLs, ``host=`` fields and
+    local-network names reveal (a Bonjour name ``studio.local`` gives ``studio`` too), over all ``texts``."""
+    names = Names() if names is None else names
+    for text in texts:
+        names.users.update(m["user"] for m in _HOME.finditer(text) if m["user"].lower() not in _SHARED_HOMES)
+        hosts = [m["host"] for m in _URL_HOST.finditer(text) if not (_public(m["host"]) or _IPV4.fullmatch(m["host"]))]
+        hosts += [m["value"] for m in _HOST_FIELD.finditer(text) if not _public(m["value"])]
+        hosts += [m.group(0) for m in _DOTTED_NAME.finditer(text) if _local_host(m.group(0))]
+        for host in hosts:
+            names.hosts.update({host, host.split(".", 1)[0]})
+    return names
 
-    def __init__(self, names: set[str]) -> None:
+
+def is_text_field(name: str) -> bool:
+    """Whether a field of that name holds what a user wrote or a model answered (``reasoning_content``)."""
+    return _TEXT_FIELD_NAME.fullmatch(name) is not None
+
+
+def _by_name(names: Iterable[str]) -> re.Pattern[str] | None:
+    """A pattern of the names as words of their own, not part of a file or module name (``jdoe.py``,
+    ``omlx.server``); names too short or too common to mask wherever they occur are left out."""
+    words = sorted(
+        {n for n in names if MIN_USER_NAME <= len(n) <= MAX_NAME and n.lower() not in _COMMON_WORDS},
+        key=len,
+        reverse=True,
+    )
+    alternatives = "|".join(re.escape(n) for n in words)
+    return re.compile(rf"(?<![\w\-.])(?:{alternatives})(?![\w\-]|\.\w)") if words else None
+
+
+class Masker:
+    """Applies the patterns in order and counts what each replaced; one masker serves all of a
+    document's or a stream's text, with the names learnt from all of it."""
+
+    def __init__(self, names: Names) -> None:
         self.counts: Counter[str] = Counter()
-        words = sorted(
-            (n for n in names if len(n) >= MIN_USER_NAME and n.lower() not in _COMMON_WORDS), key=len, reverse=True
-        )
-        # A name as a word of its own, not part of a file or module name (``jdoe.py``, ``omlx.server``).
-        alternatives = "|".join(re.escape(n) for n in words)
-        self.by_name = re.compile(rf"(?<![\w\-.])(?:{alternatives})(?![\w\-]|\.\w)") if words else None
+        self.by_user = _by_name(names.users)
+        self.by_host = _by_name(names.hosts - {name for name in names.hosts if _public(name)})
 
     def redact(self, text: str) -> str:
-        text = self.sub(_QUOTED_TEXT, text, lambda m: self.quoted(m, "text"))
+        text = self.text_values(text)
         text = self.sub(_TOKEN, text, lambda m: self.mask("key"))
         text = self.sub(_BEARER, text, self.keyed("key"))
         text = self.sub(_AUTHORIZATION, text, self.keyed("key"))
@@ -231,9 +301,48 @@ class _Masker:
         text = self.sub(_HOME, text, lambda m: None if m["user"].lower() in _SHARED_HOMES else self.mask("home", "~"))
         text = self.sub(_DOTTED_NAME, text, lambda m: self.mask("host") if _local_host(m.group(0)) else None)
         text = self.sub(_HOST_FIELD, text, lambda m: None if _public(m["value"]) else self.keyed("host")(m))
-        if self.by_name is not None:
-            text = self.sub(self.by_name, text, lambda m: self.mask("user"))
+        if self.by_host is not None:
+            text = self.sub(self.by_host, text, lambda m: self.mask("host"))
+        if self.by_user is not None:
+            text = self.sub(self.by_user, text, lambda m: self.mask("user"))
         return text
+
+    def text_values(self, text: str) -> str:
+        """Every text field's value masked whole: a quoted string to its closing quote (or the end),
+        a bracketed value to its closing bracket (or the end), bare text to the end of the text; a
+        count or a flag (``messages=1``) is kept."""
+        out: list[str] = []
+        done = at = 0  # text before ``done`` is in ``out``; the next key is searched from ``at``
+        while (key := _TEXT_KEY.search(text, at)) is not None:
+            masked, end = self.text_value(text, key.end())
+            if masked is None:
+                at = max(end, key.end())
+                continue
+            out += (text[done : key.end()], masked)
+            done = at = end
+        out.append(text[done:])
+        return "".join(out)
+
+    def text_value(self, text: str, start: int) -> tuple[str | None, int]:
+        """The mask for the value at ``start`` and where the value ends; None when it is nothing to mask."""
+        first = text[start : start + 1]
+        if first in _STRING:
+            string = _STRING[first].match(text, start)
+            assert string is not None  # the quote itself matches
+            close = string["close"] or ""
+            if string.end() - start == 1 + len(close) and close:  # '' holds nothing
+                return None, string.end()
+            return first + self.mask("text") + close, string.end()
+        if first and first in "[{(":
+            depth = 0
+            for piece in _BRACKET_PIECE.finditer(text, start):
+                depth += _DEPTH.get(piece.group(0), 0)
+                if depth <= 0:
+                    return self.mask("text"), piece.end()
+            return self.mask("text"), len(text)
+        if not first or first.isspace() or _SCALAR.match(text, start):
+            return None, start
+        return self.mask("text"), len(text)
 
     def sub(self, pattern: re.Pattern[str], text: str, replace: Callable[[re.Match[str]], str | None]) -> str:
         def one(match: re.Match[str]) -> str:
@@ -299,7 +408,7 @@ def _personal(text: str) -> bool:
 
 
 def _local_host(name: str) -> bool:
-    return name.rsplit(".", 1)[-1] in LOCAL_SUFFIXES
+    return name.rsplit(".", 1)[-1].lower() in LOCAL_SUFFIXES
 
 
 def _public(host: str) -> bool:
