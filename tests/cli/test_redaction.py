@@ -42,6 +42,8 @@ SECRETS = {
     "the host's own name": HOST,
     "the host's unkeyed pseudonym": "host-" + hashlib.sha256(HOST.encode()).hexdigest()[:10],
     "prompt in a request row": "PLANTROWPROMPT",
+    "prompt in the fault record, first line": "PLANTFAULTONE",
+    "prompt in the fault record, second line": "PLANTFAULTTWO",
 }
 
 
@@ -77,7 +79,8 @@ def planted_log(path: Path) -> Path:
             "omlx.engine_core",
             "ERROR",
             "Engine loop error: [METAL] Command buffer execution failed: Caused GPU Timeout Error "
-            "(00000002:kIOGPUCommandBufferCallbackErrorTimeout) on gpubox-07 for zaphodb",
+            "(00000002:kIOGPUCommandBufferCallbackErrorTimeout) on gpubox-07 for zaphodb serving "
+            "messages=[{'role': 'user', 'content': 'PLANTFAULTONE\nPLANTFAULTTWO'}]",
         ),
     ]
     path.write_text(

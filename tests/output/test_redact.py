@@ -43,8 +43,9 @@ from omlx_logscan.output.redact import logged, redact, redact_logged, unmark
         ("messages: [{'role': 'user', 'content': 'hi ]'}] end", "messages: [text] end"),
         ("Message[0]: role=user, content=hello there\nsecond line", "Message[0]: role=user, content=[text]"),
         ("model=m, messages=1, stream=True, prompt: 345 tokens", None),
+        ("Anthropic message: model=m, 5 tokens; Chat completion: model=m; Completion: 3 tokens", None),
         ("prompt_tokens=12 input_tokens=3 Content-Type: application/json text/plain", None),
-        ("user_input='x' SYSTEM_PROMPT=\"y\" query: z", "user_input='[text]' SYSTEM_PROMPT=\"[text]\" query: [text]"),
+        ("user_input='x' SYSTEM_PROMPT=\"y\" query=z", "user_input='[text]' SYSTEM_PROMPT=\"[text]\" query=[text]"),
         # secret forms
         ("jwt eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjMifQ.sig-_0 ok", "jwt [key] ok"),
         ("key=AIzaSyA1234567890abcdefghijklmnopqrstu; AIzaSyA1234567890abcdefghijklmnopqrstu", "key=[key]; [key]"),
@@ -90,6 +91,12 @@ def test_redact_logged_masks_only_the_marked_spans() -> None:
     masked = redact_logged(document)
     assert masked.text == "oMLX by jdoe: a cache-clear drain at 10.1.2.3; ~/x and [user] at [ip]"
     assert masked.summary() == "1 home folder, 1 user name, 1 IP address"
+
+
+def test_a_value_over_quoted_lines_is_masked_whole() -> None:
+    """A record quoted line by line (a report's excerpt): its prompt's second line is masked too."""
+    document = "```\n" + logged("x: content='first line") + "\n" + logged("second line' done") + "\n```"
+    assert redact_logged(document).text == "```\nx: content='[text]' done\n```"
 
 
 def test_marks_cannot_be_forged_by_log_text() -> None:

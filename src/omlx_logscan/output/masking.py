@@ -28,7 +28,8 @@ from typing import TYPE_CHECKING, Any
 
 from omlx_logscan.errors import LogscanError
 from omlx_logscan.inputs.sources import Source, read_chunks
-from omlx_logscan.output.redact import PLACEHOLDERS, Masker, Names, is_text_field, learn
+from omlx_logscan.output.redact import PLACEHOLDERS, Masker, Names, learn
+from omlx_logscan.output.usertext import is_text_field
 from omlx_logscan.parsing.dense import Dense
 
 if TYPE_CHECKING:
@@ -36,6 +37,9 @@ if TYPE_CHECKING:
     from omlx_logscan.stream.model import EventStream
 
 KEY_FILE = "redact.key"
+
+
+LEARN_CHUNK_BYTES = 1 << 20  # the input files are read again for names a chunk at a time: memory stays flat
 
 
 # A key file holds 32 random bytes as hex; one of at least 16 bytes is taken.
@@ -179,7 +183,7 @@ def file_texts(sources: Iterable[Source]) -> Iterator[str]:
     for source in sources:
         if source.path is not None:
             with suppress(LogscanError, OSError):  # the read itself has said what it could not read
-                yield from (chunk.decode("utf-8", "replace") for chunk in read_chunks(source))
+                yield from (chunk.decode("utf-8", "replace") for chunk in read_chunks(source, LEARN_CHUNK_BYTES))
 
 
 def mask_stream(stream: EventStream, key: RedactionKey, sources: Iterable[Source] = ()) -> None:

@@ -27,8 +27,10 @@ from __future__ import annotations
 import ipaddress
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+
+from omlx_logscan.output.usertext import TEXT_WORDS, mask_text_values
 
 PLACEHOLDERS = {
     "user": "[user]",
@@ -91,35 +93,6 @@ _LOGGED_SPAN = re.compile(f"{_START}([^{_START}{_END}]*){_END}")
 
 # A quoted value; an unclosed quote runs to the end of the line (``close`` is then None).
 _QUOTED_VALUE = r"""(?P<quote>["'])(?P<quoted>(?:\\.|(?!(?P=quote))[^\n])*)(?P<close>(?P=quote))?"""
-
-
-# A field that holds what a user wrote or a model answered, also as the end of a longer name
-# (``reasoning_content``, ``system_prompt``, ``user_input``) but not its start (``prompt_tokens``).
-_TEXT_NAME = (
-    r"(?:[A-Za-z0-9]+_)*+(?:content|prompt|text|input|instructions|messages?|arguments|reasoning|query|thinking"
-    r"|completion)"
-)
-
-
-_TEXT_KEY = re.compile(rf"""(?<![\w\-])["']?{_TEXT_NAME}["']?\s*[:=][ \t]*""", re.IGNORECASE)
-
-
-_TEXT_FIELD_NAME = re.compile(_TEXT_NAME, re.IGNORECASE)
-
-
-# A value of a text field that is no text: a count or a flag (``messages=1, stream=True``).
-_SCALAR = re.compile(r"(?:-?\d[\d._]*|true|false|none|null)(?=[\s,;)\]}]|$)", re.IGNORECASE)
-
-
-# A quoted string, closed or running to the end of the text, its backslash escapes skipped.
-_STRING = {quote: re.compile(rf"{quote}(?:[^{quote}\\]|\\.)*+(?P<close>{quote})?", re.DOTALL) for quote in "\"'"}
-
-
-_DEPTH = {"[": 1, "{": 1, "(": 1, "]": -1, "}": -1, ")": -1}
-
-
-# What a bracketed value is read as, piece by piece, to find where it closes.
-_BRACKET_PIECE = re.compile(r""""(?:[^"\\]|\\.)*+"?|'(?:[^'\\]|\\.)*+'?|[\[\]{}()]|[^"'\[\]{}()]++""", re.DOTALL)
 
 
 _TOKEN = re.compile(
@@ -195,7 +168,57 @@ _HOME = re.compile(r"(?:/Users|/home|[A-Za-z]:\\Users)[/\\](?P<user>[^/\\\s'\"`:
 _DOTTED_NAME = re.compile(r"(?<![\w.\-])[A-Za-z0-9][\w\-]*+(?:\.[\w\-]++)++(?!\()")
 
 
+# What each name-revealing pattern holds, found fast (``learn``).
+_HOME_MARK = re.compile(r"/Users[/\\]|/home[/\\]|\\Users[/\\]")
+
+
+_URL_MARK = re.compile("://")
+
+
+MAX_SCHEME = 32  # characters of a URL's scheme looked back for from its ://
+
+
+_HOST_MARK = re.compile("host", re.IGNORECASE)
+
+
+_LOCAL_SUFFIX = re.compile(
+    rf"\.(?:{'|'.join(sorted(LOCAL_SUFFIXES))})(?![\w\-(]|\.[\w\-])", re.IGNORECASE
+)  # not a call: Path.home()
+
+
+# The start of a dotted name that ends where the search ends (at a local suffix).
+_NAME_BEFORE = re.compile(r"(?<![\w\-.])[A-Za-z0-9][\w\-.]*+$")
+
+
 _HOST_FIELD = re.compile(r"""(?P<key>\bhost(?:name)?["']?\s*[=:]\s*["']?)(?P<value>[A-Za-z][\w\-.]*)""", re.IGNORECASE)
+
+
+# What some pattern of ``Masker.redact`` needs in the text to match at all, looked for in the text in
+# lower case (a case-blind pattern is many times slower): one pass over these spares a line that
+# holds none of them a dozen patterns. A new pattern adds what it needs here.
+_MARKERS = (
+    *("://", "@"),  # _URL_HOST, _EMAIL
+    *("/users", "/home", "\\users"),  # _HOME
+    *("bearer", "authorization"),  # _BEARER, _AUTHORIZATION
+    *("sk-", "pk-", "rk-", "hf_", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "xox", "akia", "aiza", "eyj"),
+    "::",  # _IPV6, shortened
+    "host",  # _HOST_FIELD
+    *(f".{suffix}" for suffix in sorted(LOCAL_SUFFIXES)),  # _DOTTED_NAME's local names
+)
+
+
+_HINTS = (
+    # usertext: a text field with a value that may be text (not ``messages=36`` or ``prompt: 267``)
+    re.compile(rf"""(?:{TEXT_WORDS})["']?\s*(?:=[ \t]*[^\d\s]|:[ \t]*["'\[{{(])"""),
+    re.compile(r"""(?:key|token|secret|passw(?:or)?d)(?:["']?\s*[:=]|[ \t])"""),  # _SECRET_FIELD, not "298 tokens"
+    re.compile(r"\d\.\d+\.\d+\.\d"),  # _IPV4
+    re.compile(r"(?:[0-9a-f]{1,4}:){7}"),  # _IPV6 in full
+)
+
+
+def _may_hold(lowered: str) -> bool:
+    """Whether some pattern of ``Masker.redact`` could match the text (given in lower case)."""
+    return any(marker in lowered for marker in _MARKERS) or any(hint.search(lowered) for hint in _HINTS)
 
 
 @dataclass
@@ -228,6 +251,7 @@ def unmark(document: str) -> str:
 def redact_logged(document: str, names: Names | None = None) -> Redaction:
     """``document`` with personal data masked inside the ``logged`` spans only, and the marks removed;
     ``names``: those learnt beforehand (from the whole log, not only the lines the document quotes)."""
+    document = document.replace(f"{_END}\n{_START}", "\n")  # lines quoted one after another (a record's) as one
     spans = [match[1] for match in _LOGGED_SPAN.finditer(document)]
     known = Names() if names is None else Names(set(names.users), set(names.hosts))
     masker = Masker(learn(spans, known))
@@ -252,19 +276,51 @@ def learn(texts: Iterable[str], names: Names | None = None) -> Names:
     """The account names home-folder paths reveal and the private host names URLs, ``host=`` fields and
     local-network names reveal (a Bonjour name ``studio.local`` gives ``studio`` too), over all ``texts``."""
     names = Names() if names is None else names
-    for text in texts:
-        names.users.update(m["user"] for m in _HOME.finditer(text) if m["user"].lower() not in _SHARED_HOMES)
-        hosts = [m["host"] for m in _URL_HOST.finditer(text) if not (_public(m["host"]) or _IPV4.fullmatch(m["host"]))]
-        hosts += [m["value"] for m in _HOST_FIELD.finditer(text) if not _public(m["value"])]
-        hosts += [m.group(0) for m in _DOTTED_NAME.finditer(text) if _local_host(m.group(0))]
+    for text in _blocks(texts):
+        homes = _around(_HOME_MARK, _HOME, text, 2)  # 2: the drive of C:\Users
+        names.users.update(m["user"] for m in homes if m["user"].lower() not in _SHARED_HOMES)
+        urls = _around(_URL_MARK, _URL_HOST, text, MAX_SCHEME)
+        hosts = [m["host"] for m in urls if not (_public(m["host"]) or _IPV4.fullmatch(m["host"]))]
+        hosts += [m["value"] for m in _around(_HOST_MARK, _HOST_FIELD, text, 0) if not _public(m["value"])]
+        hosts += _local_names(text)
         for host in hosts:
             names.hosts.update({host, host.split(".", 1)[0]})
     return names
 
 
-def is_text_field(name: str) -> bool:
-    """Whether a field of that name holds what a user wrote or a model answered (``reasoning_content``)."""
-    return _TEXT_FIELD_NAME.fullmatch(name) is not None
+def _blocks(texts: Iterable[str], size: int = 1 << 20) -> Iterator[str]:
+    """The texts joined a line each into blocks of about ``size`` characters: a pattern searched in a
+    few big blocks costs a fraction of it searched in each of a million short messages."""
+    batch: list[str] = []
+    held = 0
+    for text in texts:
+        batch.append(text)
+        held += len(text)
+        if held >= size:
+            yield "\n".join(batch)
+            batch, held = [], 0
+    if batch:
+        yield "\n".join(batch)
+
+
+def _around(mark: re.Pattern[str], pattern: re.Pattern[str], text: str, before: int) -> Iterator[re.Match[str]]:
+    """The matches of ``pattern`` that hold a match of ``mark``, a literal that few lines hold: tried
+    only around it, since trying the pattern at every character of a whole log file takes seconds."""
+    for marked in mark.finditer(text):
+        start = marked.start()
+        window = pattern.finditer(text, max(0, start - before), min(len(text), marked.end() + before + MAX_NAME))
+        yield from (match for match in window if match.start() <= start < match.end())
+
+
+def _local_names(text: str) -> list[str]:
+    """The local-network names in ``text`` (``studio.local``): found from their suffix, which few lines
+    hold, not from every dotted name (``omlx.server`` is on every line)."""
+    names = []
+    for suffix in _LOCAL_SUFFIX.finditer(text):
+        head = _NAME_BEFORE.search(text, max(0, suffix.start() - MAX_NAME), suffix.start())
+        if head is not None:
+            names.append(head.group(0) + suffix.group(0))
+    return names
 
 
 def _by_name(names: Iterable[str]) -> re.Pattern[str] | None:
@@ -287,9 +343,12 @@ class Masker:
         self.counts: Counter[str] = Counter()
         self.by_user = _by_name(names.users)
         self.by_host = _by_name(names.hosts - {name for name in names.hosts if _public(name)})
+        self.names = [pattern for pattern in (self.by_user, self.by_host) if pattern is not None]
 
     def redact(self, text: str) -> str:
-        text = self.text_values(text)
+        if not _may_hold(text.lower()) and not any(pattern.search(text) for pattern in self.names):
+            return text  # most log lines: none of the patterns below can match
+        text = mask_text_values(text, lambda: self.mask("text"))
         text = self.sub(_TOKEN, text, lambda m: self.mask("key"))
         text = self.sub(_BEARER, text, self.keyed("key"))
         text = self.sub(_AUTHORIZATION, text, self.keyed("key"))
@@ -306,43 +365,6 @@ class Masker:
         if self.by_user is not None:
             text = self.sub(self.by_user, text, lambda m: self.mask("user"))
         return text
-
-    def text_values(self, text: str) -> str:
-        """Every text field's value masked whole: a quoted string to its closing quote (or the end),
-        a bracketed value to its closing bracket (or the end), bare text to the end of the text; a
-        count or a flag (``messages=1``) is kept."""
-        out: list[str] = []
-        done = at = 0  # text before ``done`` is in ``out``; the next key is searched from ``at``
-        while (key := _TEXT_KEY.search(text, at)) is not None:
-            masked, end = self.text_value(text, key.end())
-            if masked is None:
-                at = max(end, key.end())
-                continue
-            out += (text[done : key.end()], masked)
-            done = at = end
-        out.append(text[done:])
-        return "".join(out)
-
-    def text_value(self, text: str, start: int) -> tuple[str | None, int]:
-        """The mask for the value at ``start`` and where the value ends; None when it is nothing to mask."""
-        first = text[start : start + 1]
-        if first in _STRING:
-            string = _STRING[first].match(text, start)
-            assert string is not None  # the quote itself matches
-            close = string["close"] or ""
-            if string.end() - start == 1 + len(close) and close:  # '' holds nothing
-                return None, string.end()
-            return first + self.mask("text") + close, string.end()
-        if first and first in "[{(":
-            depth = 0
-            for piece in _BRACKET_PIECE.finditer(text, start):
-                depth += _DEPTH.get(piece.group(0), 0)
-                if depth <= 0:
-                    return self.mask("text"), piece.end()
-            return self.mask("text"), len(text)
-        if not first or first.isspace() or _SCALAR.match(text, start):
-            return None, start
-        return self.mask("text"), len(text)
 
     def sub(self, pattern: re.Pattern[str], text: str, replace: Callable[[re.Match[str]], str | None]) -> str:
         def one(match: re.Match[str]) -> str:
