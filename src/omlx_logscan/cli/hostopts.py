@@ -42,7 +42,7 @@ Redact = Annotated[
     typer.Option(
         "--redact",
         help="Mask the host name (a pseudonym keyed by --redact-key) and home folders, user and host names, "
-        "addresses, keys, tokens and prompt text in log text, in every output.",
+        "addresses, keys, tokens, and prompt, reasoning and tool-call text in log text, in every output.",
     ),
 ]
 

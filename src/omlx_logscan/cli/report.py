@@ -24,7 +24,8 @@ def report(
         bool,
         typer.Option(
             "--redact/--no-redact",
-            help="Mask home folders, user and host names, IP and e-mail addresses, API keys and prompt text.",
+            help="Mask home folders, user and host names, IP and e-mail addresses, API keys and tokens, and prompt, "
+            "reasoning and tool-call text.",
         ),
     ] = True,
     wedge_after: WedgeAfter = None,
