@@ -6,6 +6,7 @@ import importlib.util
 import json
 import os
 import sys
+import tempfile
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -17,6 +18,10 @@ from omlx_logscan.analysis.model import Analysis
 from omlx_logscan.inputs.sources import resolve
 from omlx_logscan.stream.model import EventStream
 from omlx_logscan.stream.read import read_events
+
+# No test reads the real user's configuration or writes into its config folder (the redaction key):
+# set before any test module copies the environment for its subprocesses.
+os.environ["XDG_CONFIG_HOME"] = tempfile.mkdtemp(prefix="logscan-test-config-")
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "fixtures"

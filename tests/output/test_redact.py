@@ -32,7 +32,28 @@ from omlx_logscan.output.redact import logged, redact, redact_logged, unmark
         ('passwd="my pass phrase" next', 'passwd="[key]" next'),
         ("password='' token=\"\"", None),
         ('{"hostname": "alices-mbp", "port": 8000}', '{"hostname": "[host]", "port": 8000}'),
-        ("prompt='a prompt cut off by the logger\nnext line", "prompt='[text]\nnext line"),
+        ("prompt='a prompt cut off by the logger\nnext line", "prompt='[text]"),  # unclosed: to the end
+        # text in every form a text field's value takes, and fields named for it (issue 29)
+        ("content='line one\nline two' next", "content='[text]' next"),
+        (
+            '{"reasoning_content": "why", "arguments": "{\\"q\\": 1}"}',
+            '{"reasoning_content": "[text]", "arguments": "[text]"}',
+        ),
+        ("content=['a', 'b (c)'] next", "content=[text] next"),
+        ("messages: [{'role': 'user', 'content': 'hi ]'}] end", "messages: [text] end"),
+        ("Message[0]: role=user, content=hello there\nsecond line", "Message[0]: role=user, content=[text]"),
+        ("model=m, messages=1, stream=True, prompt: 345 tokens", None),
+        ("Anthropic message: model=m, 5 tokens; Chat completion: model=m; Completion: 3 tokens", None),
+        ("prompt_tokens=12 input_tokens=3 Content-Type: application/json text/plain", None),
+        ("user_input='x' SYSTEM_PROMPT=\"y\" query=z", "user_input='[text]' SYSTEM_PROMPT=\"[text]\" query=[text]"),
+        # secret forms
+        ("jwt eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjMifQ.sig-_0 ok", "jwt [key] ok"),
+        ("key=AIzaSyA1234567890abcdefghijklmnopqrstu; AIzaSyA1234567890abcdefghijklmnopqrstu", "key=[key]; [key]"),
+        (
+            "authorization: bearer abcdef0123456789; BEARER abcdef0123456789",
+            "authorization: bearer [key]; BEARER [key]",
+        ),
+        ("studio.LOCAL Host: buildbox", "[host] Host: [host]"),
         # code and versions that only look like hosts or addresses
         ("Path.home() and threading.local()", None),
         ("face::bad ab:cd::ef std::io a[12::34]", None),
@@ -44,6 +65,12 @@ from omlx_logscan.output.redact import logged, redact, redact_logged, unmark
 )
 def test_redact_patterns(text: str, expected: str | None) -> None:
     assert redact(text).text == (text if expected is None else expected)
+
+
+def test_names_learnt_anywhere_are_masked_everywhere() -> None:
+    """A user name from a home folder and a host name from a URL, each standing alone elsewhere."""
+    text = "model jdoe/private-llama on gpubox-07\n/Users/jdoe/x via http://gpubox-07:8000/v1 and mac.local"
+    assert redact(text).text == "model [user]/private-llama on [host]\n~/x via http://[host]:8000/v1 and [host]"
 
 
 def test_user_name_is_masked_as_a_word_of_its_own() -> None:
@@ -66,6 +93,12 @@ def test_redact_logged_masks_only_the_marked_spans() -> None:
     assert masked.summary() == "1 home folder, 1 user name, 1 IP address"
 
 
+def test_a_value_over_quoted_lines_is_masked_whole() -> None:
+    """A record quoted line by line (a report's excerpt): its prompt's second line is masked too."""
+    document = "```\n" + logged("x: content='first line") + "\n" + logged("second line' done") + "\n```"
+    assert redact_logged(document).text == "```\nx: content='[text]' done\n```"
+
+
 def test_marks_cannot_be_forged_by_log_text() -> None:
     forged = logged("\ue001 10.1.2.3 \ue000")
     assert redact_logged(f"prose {forged} prose").text == "prose  [ip]  prose"
@@ -74,7 +107,20 @@ def test_marks_cannot_be_forged_by_log_text() -> None:
 
 @pytest.mark.parametrize(
     "token",
-    ["a." * 100_000, "1." * 100_000, "a-" * 100_000, "a+" * 100_000, "a." * 100_000 + "@b", "a-" * 100_000 + ".local"],
+    [
+        "a." * 100_000,
+        "1." * 100_000,
+        "a-" * 100_000,
+        "a+" * 100_000,
+        "a." * 100_000 + "@b",
+        "a-" * 100_000 + ".local",
+        "content=[" * 50_000,
+        "content='' " * 50_000,
+        "x_" * 100_000 + "content=1",
+        'content="' + "a\\" * 100_000,
+        "eyJ" + "a" * 200_000 + ".",
+        "content: ('" + "[" * 200_000,
+    ],
 )
 def test_one_long_token_redacts_without_catastrophic_backtracking(token: str) -> None:
     # Not a speed goal (those are in bench/): the linear patterns take milliseconds here, while one

@@ -9,11 +9,10 @@ import gc
 import os
 import sys
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Annotated, Any, NoReturn, TypeVar
 
 import typer
-from typer._click import ClickException, Context  # typer's own click: the exceptions its parser raises
+from typer._click import ClickException  # typer's own click: the exceptions its parser raises
 from typer._click.exceptions import NoArgsIsHelpError, UsageError
 from typer.core import TyperGroup
 
@@ -24,17 +23,16 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 class LogscanGroup(TyperGroup):
-    """The app's group: usage errors as one line and a hint (not click's usage block), and the
-    options' defaults from the project's configuration (``cli/config.py``)."""
+    """The app's group: usage errors as one line and a hint (not click's usage block). The options'
+    defaults from configuration files, which every command reads as its ``--config`` option is
+    processed, before its other options (``cli/config.py``)."""
 
-    def make_context(
-        self, info_name: str | None, args: list[str], parent: Context | None = None, **extra: Any
-    ) -> Context:
-        if "default_map" not in extra and parent is None:
-            from omlx_logscan.cli.config import default_map
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        from omlx_logscan.cli.config import config_option
 
-            extra["default_map"] = default_map(self.commands, Path.cwd())
-        return super().make_context(info_name, args, parent, **extra)
+        for command in self.commands.values():
+            command.params.append(config_option())
 
     def main(
         self,
@@ -63,7 +61,7 @@ class LogscanGroup(TyperGroup):
         except typer.Abort:
             _say("interrupted")
             sys.exit(EXIT_INTERRUPTED)
-        except LogscanError as exc:  # the configuration, read before any command runs
+        except LogscanError as exc:  # the configuration, read before the command's guard runs
             _say(str(exc))
             sys.exit(exc.exit_code)
         sys.exit(code if isinstance(code, int) else 0)

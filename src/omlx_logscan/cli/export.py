@@ -20,10 +20,11 @@ def export(options: CommonOptions) -> None:
 
     Each (host, day) the export covers is replaced whole, so exporting a growing, rotating log again
     never duplicates a row. Inputs with no host label are this machine's (its host name and, on macOS,
-    its install history). With --redact the host name is a stable pseudonym.
+    its install history). With --redact the host name is a pseudonym keyed by --redact-key (its
+    fingerprint, never the key, is in each file's metadata).
     """
     from omlx_logscan.analysis.lifetimes import analyze
-    from omlx_logscan.cli.load import host_history, load_host
+    from omlx_logscan.cli.load import host_history, load_host, redaction_key_of
     from omlx_logscan.cli.values import input_paths
     from omlx_logscan.inputs.hosts import plan_hosts, this_host
     from omlx_logscan.output.export import TABLES, HostExport, export_host
@@ -35,6 +36,7 @@ def export(options: CommonOptions) -> None:
         raise LogscanError(f"{options.output}: not a folder")
     hosts = plan_hosts(input_paths(options.paths, options.base_path), options.hosts, options.tz)
     refuse_inside_tables(options, hosts)
+    fingerprint = redaction_key_of(options).fingerprint if options.redact else None
     done: list[str] = []
     with next_generation(options.output, list(TABLES)) as staged:  # every host's tables are seen at once
         for host in hosts:
@@ -42,7 +44,8 @@ def export(options: CommonOptions) -> None:
             host.name = host.name or this_host()
             history = host_history(options, host, use_system=mine)
             stream = load_host(options, host)  # with --redact, already masked, its host a pseudonym
-            written = export_host(HostExport(stream.host or host.name, analyze(stream), host.chip, history), staged)
+            tables = HostExport(stream.host or host.name, analyze(stream), host.chip, history, fingerprint)
+            written = export_host(tables, staged)
             rows = ", ".join(f"{count} {table}" for table, count in written.items())
             done.append(f"exported {stream.host}: {rows} → {options.output}\n")
     if not options.quiet:

@@ -42,13 +42,25 @@ Redact = Annotated[
     bool,
     typer.Option(
         "--redact",
-        help="Mask the host name (a stable pseudonym) and home folders, user and host names, addresses, keys and "
-        "prompt text in log text, in every output.",
+        help="Mask the host name (a pseudonym keyed by --redact-key) and home folders, user and host names, "
+        "addresses, keys, tokens, and prompt, reasoning and tool-call text in log text, in every output.",
     ),
 ]
 
 
-REDACT_OPTION: tuple[tuple[str, Any, Any], ...] = (("redact", Redact, False),)
+RedactKey = Annotated[
+    Path | None,
+    typer.Option(
+        "--redact-key",
+        metavar="FILE",
+        help="With --redact: the secret that keys the host pseudonyms, to share across the Macs of a fleet (made, "
+        "mode 0600, if FILE does not exist). Default: redact.key in ~/.config/logscan, made on first use.",
+        show_default=False,
+    ),
+]
+
+
+REDACT_OPTION: tuple[tuple[str, Any, Any], ...] = (("redact", Redact, False), ("redact_key", RedactKey, None))
 
 
 HOST_OPTIONS: tuple[tuple[str, Any, Any], ...] = (

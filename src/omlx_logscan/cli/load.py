@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from omlx_logscan.inputs.hosts import Host
     from omlx_logscan.inputs.oshistory import OsHistory
     from omlx_logscan.output.formats import RowWriter
+    from omlx_logscan.output.masking import RedactionKey
     from omlx_logscan.stream.model import EventStream
 
 
@@ -123,8 +124,9 @@ def read_inputs(options: CommonOptions, hosts: list[Host]) -> Iterator[ReadInput
     """Everything a command reads, each with the words that name it: the logs (stdin by the status of
     the open file), the --overlay, --os-history and --hosts files, and the configuration files that
     may be read from the current folder upward. The -o check knows every input through this alone."""
-    from omlx_logscan.cli.config import OWN_FILE, PYPROJECT
+    from omlx_logscan.cli.config import NAMED_CONFIG, OWN_FILE, PYPROJECT, USER_FILE, user_config_dir
     from omlx_logscan.cli.values import stdin_status
+    from omlx_logscan.output.masking import KEY_FILE
 
     for host in hosts:
         for source in host.sources:
@@ -144,6 +146,10 @@ def read_inputs(options: CommonOptions, hosts: list[Host]) -> Iterator[ReadInput
     for folder in (Path.cwd(), *Path.cwd().parents):
         for name in (OWN_FILE, PYPROJECT):
             yield "a configuration file logscan reads", folder / name
+    for path in NAMED_CONFIG:
+        yield "the --config file", path
+    yield "your own configuration file", user_config_dir() / USER_FILE
+    yield "the key of the host pseudonyms", options.redact_key or user_config_dir() / KEY_FILE
 
 
 def _status(found: ReadInput) -> tuple[str, os.stat_result | None]:
@@ -209,7 +215,7 @@ def load_host(
     if options.redact:
         from omlx_logscan.output.masking import mask_stream
 
-        mask_stream(whole)
+        mask_stream(whole, redaction_key_of(options), host.sources)
     stream = within(whole, options.since, options.until)
     print_accounting(stream, quiet=options.quiet)
     windowed = options.since is not None or options.until is not None
@@ -223,6 +229,14 @@ def load_host(
             "see them with: logscan events --show-unparsed"
         )
     return stream
+
+
+def redaction_key_of(options: CommonOptions) -> RedactionKey:
+    """The key of the host pseudonyms: ``--redact-key FILE``, else the user's own, made on first use."""
+    from omlx_logscan.cli.config import user_config_dir
+    from omlx_logscan.output.masking import KEY_FILE, redaction_key
+
+    return redaction_key(options.redact_key or user_config_dir() / KEY_FILE)
 
 
 def streamed_host(options: CommonOptions) -> Host | None:

@@ -54,6 +54,7 @@ class CommonOptions:
     overlay_gap: float  # seconds
     hosts: HostLabels = field(default_factory=HostLabels)  # which machine each input came from
     redact: bool = False  # mask host names and personal data in every output
+    redact_key: Path | None = None  # the key file of the host pseudonyms (None: the user's own)
 
     @classmethod
     def from_params(cls, params: Mapping[str, Any]) -> CommonOptions:
@@ -81,6 +82,7 @@ class CommonOptions:
             overlay_gap=parse_gap(params.get("overlay_gap")),
             hosts=host_labels(dict(params)),
             redact=params.get("redact", False),
+            redact_key=params.get("redact_key"),
         )
 
     @property

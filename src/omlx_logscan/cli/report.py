@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -13,6 +13,9 @@ from omlx_logscan.cli.options import (
     logs_command,
 )
 
+if TYPE_CHECKING:
+    from omlx_logscan.output.redact import Names
+
 
 @logs_command(history=True, overlays=True, redact=False)
 def report(
@@ -21,7 +24,8 @@ def report(
         bool,
         typer.Option(
             "--redact/--no-redact",
-            help="Mask home folders, user and host names, IP and e-mail addresses, API keys and prompt text.",
+            help="Mask home folders, user and host names, IP and e-mail addresses, API keys and tokens, and prompt, "
+            "reasoning and tool-call text.",
         ),
     ] = True,
     wedge_after: WedgeAfter = None,
@@ -44,6 +48,7 @@ def report(
         bounds_markdown=bounds_markdown(found.bounds) if found.bounds is not None else None,
         os_versions=found.os_versions,
         why=found.why,
+        names=_names(options) if redact else None,
     )
     if redact:  # the host's own label is personal too; the log's text alone would not show it is one
         from omlx_logscan.output.masking import mask_host_name
@@ -51,3 +56,13 @@ def report(
         text = mask_host_name(text, found.analysis.stream.host)
     with open_output(options.output) as out:
         out.write(text)
+
+
+def _names(options: CommonOptions) -> Names:
+    """The user and host names every line of the input files reveals, for the report to mask wherever
+    its quoted lines show them."""
+    from omlx_logscan.cli.load import one_host
+    from omlx_logscan.output.masking import file_texts
+    from omlx_logscan.output.redact import learn
+
+    return learn(file_texts(one_host(options).sources))

@@ -67,9 +67,11 @@ class HostExport(RowStyle):
         analysis: Analysis,
         chip: str | None = None,
         history: OsHistory | None = None,
+        redact_key: str | None = None,  # with --redact: the fingerprint of the key of the host's pseudonym
     ) -> None:
         super().__init__(stream_clock(analysis.stream))
         self.host, self.analysis, self.chip, self.history = host, analysis, chip, history
+        self.redact_key = redact_key
 
     def os_version(self, stamp: str | None) -> str | None:
         install = self.history.in_force(stamp) if self.history is not None else None
@@ -226,17 +228,19 @@ TABLES: dict[str, Callable[[HostExport], pl.DataFrame]] = {
 }
 
 
-def table_metadata(table: str) -> dict[str, str]:
-    """What each Parquet file says it is: the schema's name and version."""
-    return {"omlx_logscan.schema": f"{EXPORT_SCHEMA}/{table}", "omlx_logscan.version": str(EXPORT_VERSION)}
+def table_metadata(table: str, redact_key: str | None = None) -> dict[str, str]:
+    """What each Parquet file says it is: the schema's name and version, and for a redacted export
+    the fingerprint of the key its host pseudonyms were made with (never the key)."""
+    metadata = {"omlx_logscan.schema": f"{EXPORT_SCHEMA}/{table}", "omlx_logscan.version": str(EXPORT_VERSION)}
+    return metadata | ({"omlx_logscan.redact_key": redact_key} if redact_key else {})
 
 
-def write_parquet(frame: pl.DataFrame, path: Path, table: str) -> None:
+def write_parquet(frame: pl.DataFrame, path: Path, table: str, redact_key: str | None = None) -> None:
     """One table's file, replacing ``path`` only once it is complete (an interrupted run leaves the old one)."""
     from omlx_logscan.output.files import replaced_whole
 
     encoded = io.BytesIO()  # polars reports a failed write as its own error: the file is written here
-    frame.write_parquet(encoded, metadata=table_metadata(table))
+    frame.write_parquet(encoded, metadata=table_metadata(table, redact_key))
     with replaced_whole(path) as temporary:  # a write that fails is its one-line error
         temporary.write_bytes(encoded.getbuffer())
 
@@ -257,5 +261,5 @@ def export_host(export: HostExport, out_dir: Path) -> dict[str, int]:
             shutil.rmtree(folder, ignore_errors=True)
             if day in parts:
                 folder.mkdir(parents=True)
-                write_parquet(parts[day], folder / "part-0.parquet", table)
+                write_parquet(parts[day], folder / "part-0.parquet", table, export.redact_key)
     return {table: frame.height for table, frame in frames.items()}

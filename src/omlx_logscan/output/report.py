@@ -39,7 +39,7 @@ from omlx_logscan.output.phrases import (
     summary,
     window_end_phrase,
 )
-from omlx_logscan.output.redact import PLACEHOLDERS, logged, redact_logged, unmark
+from omlx_logscan.output.redact import PLACEHOLDERS, Names, logged, redact_logged, unmark
 from omlx_logscan.output.why import EVIDENCE_LABEL, fault_lines, overlay_lines, why_caveats
 from omlx_logscan.stream.model import header
 from omlx_logscan.timeutil import human_duration, human_time, seconds
@@ -73,6 +73,7 @@ def build_report(
     os_versions: dict[int, str] | None = None,
     why: WhyFaulted | None = None,
     limit: int = COMMENT_LIMIT,
+    names: Names | None = None,
 ) -> str:
     """The whole report, shorter than ``limit`` characters.
 
@@ -81,7 +82,7 @@ def build_report(
     no heading) and ``os_versions`` maps each process to the macOS version it ran on
     (``analysis.bounds.session_os_versions``). Without them the report says the log cannot show them.
     ``why`` is the fault attribution (``analysis.attribution.explain``, with any overlays); by default it
-    is computed without overlays.
+    is computed without overlays. ``names``: user and host names learnt from the whole log, masked too.
     """
     parts: list[Part] = [
         *_what_the_log_is(analysis, os_versions),
@@ -99,7 +100,7 @@ def build_report(
     ]
     blocks = [part for part in parts if isinstance(part, ReportBlock)]
     while True:
-        text = _finish(_join(parts), blocks, redact_personal=redact_personal)
+        text = _finish(_join(parts), blocks, redact_personal=redact_personal, names=names)
         excess = len(text) - (limit - 1)
         if excess <= 0:
             return text
@@ -123,11 +124,11 @@ def _join(parts: list[Part]) -> str:
     return "\n".join(line for part in parts for line in (part.lines() if isinstance(part, ReportBlock) else [part]))
 
 
-def _finish(body: str, blocks: list[ReportBlock], *, redact_personal: bool) -> str:
+def _finish(body: str, blocks: list[ReportBlock], *, redact_personal: bool, names: Names | None) -> str:
     """Title, the notes on redaction and cuts, and the body (masked unless redaction is off)."""
     body = _ANSI.sub("", body)
     if redact_personal:
-        masked = redact_logged(body)
+        masked = redact_logged(body, names)
         body = masked.text
         placeholders = ", ".join(f"`{p}`" for p in PLACEHOLDERS.values())
         note = (
