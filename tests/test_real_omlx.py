@@ -57,46 +57,14 @@ ASPECTS: dict[str, Callable[[Case], list[str]]] = {
 #   unfinished stop not in issue 28: at INFO, a silence closed by a stop that began (`Engine stopped`) but never
 #                  finished (no `Finished server process`; killed 60 s after SIGTERM) is not a possible wedge
 KNOWN_DEFECTS: list[tuple[str, str, int]] = [
-    ("a-info-clean@0.4.4/server", "sessions", 2),  # phantom
-    ("a-info-clean@0.4.4/server", "check", 2),  # phantom
-    ("a-info-clean@0.4.4/console", "sessions", 2),  # phantom, handover
-    ("a-info-clean@0.4.4/console", "check", 2),  # phantom
-    ("a-info-clean@0.5.3/server", "sessions", 2),  # phantom
-    ("a-info-clean@0.5.3/server", "check", 2),  # phantom
-    ("a-info-clean@0.5.3/console", "sessions", 2),  # phantom, handover
-    ("a-info-clean@0.5.3/console", "check", 2),  # phantom
-    ("a-info-clean@0.5.7/server", "sessions", 2),  # phantom
-    ("a-info-clean@0.5.7/server", "check", 2),  # phantom
-    ("a-info-clean@0.5.7/console", "sessions", 2),  # phantom, handover
-    ("a-info-clean@0.5.7/console", "check", 2),  # phantom
-    ("a-info-clean@0.6.3rc2/server", "sessions", 2),  # phantom
-    ("a-info-clean@0.6.3rc2/server", "check", 2),  # phantom
-    ("a-info-clean@0.6.3rc2/console", "sessions", 2),  # phantom, handover
-    ("a-info-clean@0.6.3rc2/console", "check", 2),  # phantom
     ("b-info-seed@0.4.4/server", "dead_windows", 3),  # stopped
-    ("b-info-seed@0.4.4/server", "sessions", 2),  # phantom
-    ("b-info-seed@0.4.4/server", "check", 2),  # phantom
     ("b-info-seed@0.4.4/console", "dead_windows", 3),  # stopped
-    ("b-info-seed@0.4.4/console", "sessions", 2),  # phantom
-    ("b-info-seed@0.4.4/console", "check", 2),  # phantom
     ("b-info-seed@0.5.3/server", "dead_windows", 3),  # stopped
-    ("b-info-seed@0.5.3/server", "sessions", 2),  # phantom
-    ("b-info-seed@0.5.3/server", "check", 2),  # phantom
     ("b-info-seed@0.5.3/console", "dead_windows", 3),  # stopped
-    ("b-info-seed@0.5.3/console", "sessions", 2),  # phantom, handover
-    ("b-info-seed@0.5.3/console", "check", 2),  # phantom
     ("b-info-seed@0.6.3rc2/server", "dead_windows", 3),  # stopped
-    ("b-info-seed@0.6.3rc2/server", "sessions", 2),  # phantom
-    ("b-info-seed@0.6.3rc2/server", "check", 2),  # phantom
     ("b-info-seed@0.6.3rc2/console", "dead_windows", 3),  # stopped
-    ("b-info-seed@0.6.3rc2/console", "sessions", 2),  # phantom, handover
-    ("b-info-seed@0.6.3rc2/console", "check", 2),  # phantom
     ("c-debug-seed@0.5.3/server", "dead_windows", 3),  # stopped
-    ("c-debug-seed@0.5.3/server", "sessions", 2),  # phantom
-    ("c-debug-seed@0.5.3/server", "check", 2),  # phantom
     ("c-debug-seed@0.5.3/console", "dead_windows", 3),  # stopped
-    ("c-debug-seed@0.5.3/console", "sessions", 2),  # phantom, handover
-    ("c-debug-seed@0.5.3/console", "check", 2),  # phantom
     ("d-warning-seed@0.4.4/server", "dead_windows", 2),  # handover
     ("d-warning-seed@0.4.4/server", "sessions", 2),  # handover
     ("d-warning-seed@0.5.3/server", "dead_windows", 2),  # handover
@@ -106,57 +74,26 @@ KNOWN_DEFECTS: list[tuple[str, str, int]] = [
     ("d-warning-seed@0.6.3rc2/server", "dead_windows", 2),  # handover
     ("d-warning-seed@0.6.3rc2/server", "sessions", 2),  # handover
     ("e-info-periodic@0.5.3/server", "dead_windows", 3),  # stopped
-    ("e-info-periodic@0.5.3/server", "sessions", 2),  # phantom
     ("e-info-periodic@0.5.3/server", "triggers", 4),  # step clears
-    ("e-info-periodic@0.5.3/server", "check", 2),  # phantom
     ("e-info-periodic@0.5.3/console", "dead_windows", 3),  # stopped
-    ("e-info-periodic@0.5.3/console", "sessions", 2),  # phantom
     ("e-info-periodic@0.5.3/console", "triggers", 4),  # step clears
-    ("e-info-periodic@0.5.3/console", "check", 2),  # phantom
-    ("f-info-long-pressure@0.5.7/server", "sessions", 2),  # phantom
     ("f-info-long-pressure@0.5.7/server", "triggers", 4),  # pressure over
-    ("f-info-long-pressure@0.5.7/server", "check", 2),  # phantom
-    ("f-info-long-pressure@0.5.7/console", "sessions", 2),  # phantom, handover
     ("f-info-long-pressure@0.5.7/console", "triggers", 4),  # pressure over
-    ("f-info-long-pressure@0.5.7/console", "check", 2),  # phantom
-    ("f-info-long-pressure@0.6.3rc2/server", "sessions", 2),  # phantom, handover
     ("f-info-long-pressure@0.6.3rc2/server", "triggers", 4),  # pressure over
-    ("f-info-long-pressure@0.6.3rc2/server", "check", 2),  # phantom
-    ("f-info-long-pressure@0.6.3rc2/console", "sessions", 2),  # phantom, handover
     ("f-info-long-pressure@0.6.3rc2/console", "triggers", 4),  # pressure over
-    ("f-info-long-pressure@0.6.3rc2/console", "check", 2),  # phantom
     ("g-debug-wedge@0.5.7/server", "sessions", 2),  # phantom
     ("g-debug-wedge@0.5.7/server", "wedges", 0),  # wedge arrivals
     ("g-debug-wedge@0.5.7/server", "check", 0),  # wedge arrivals, phantom
-    ("g-debug-wedge@0.5.7/console", "sessions", 2),  # phantom, handover
     ("g-debug-wedge@0.5.7/console", "wedges", 0),  # wedge arrivals
     ("g-debug-wedge@0.5.7/console", "check", 0),  # wedge arrivals, phantom
-    ("g-debug-wedge@0.6.3rc2/server", "sessions", 2),  # phantom, handover
     ("g-debug-wedge@0.6.3rc2/server", "wedges", 0),  # wedge arrivals
     ("g-debug-wedge@0.6.3rc2/server", "check", 0),  # wedge arrivals, phantom
-    ("g-debug-wedge@0.6.3rc2/console", "sessions", 2),  # phantom, handover
     ("g-debug-wedge@0.6.3rc2/console", "wedges", 0),  # wedge arrivals
     ("g-debug-wedge@0.6.3rc2/console", "check", 0),  # wedge arrivals, phantom
-    ("h-info-stream-crash@0.5.7/server", "sessions", 2),  # phantom
-    ("h-info-stream-crash@0.5.7/server", "check", 2),  # phantom
-    ("h-info-stream-crash@0.5.7/console", "sessions", 2),  # phantom, handover
-    ("h-info-stream-crash@0.5.7/console", "check", 2),  # phantom, handover
-    ("h-info-stream-crash@0.6.3rc2/server", "sessions", 2),  # phantom
-    ("h-info-stream-crash@0.6.3rc2/server", "check", 2),  # phantom
-    ("h-info-stream-crash@0.6.3rc2/console", "sessions", 2),  # phantom, handover
-    ("h-info-stream-crash@0.6.3rc2/console", "check", 2),  # phantom, handover
-    ("i-info-wedge@0.5.7/server", "sessions", 2),  # phantom
     ("i-info-wedge@0.5.7/server", "wedges", 0),  # unfinished stop
-    ("i-info-wedge@0.5.7/server", "check", 2),  # phantom
-    ("i-info-wedge@0.5.7/console", "sessions", 2),  # phantom, handover
     ("i-info-wedge@0.5.7/console", "wedges", 0),  # unfinished stop
-    ("i-info-wedge@0.5.7/console", "check", 2),  # phantom
-    ("i-info-wedge@0.6.3rc2/server", "sessions", 2),  # phantom
     ("i-info-wedge@0.6.3rc2/server", "wedges", 0),  # unfinished stop
-    ("i-info-wedge@0.6.3rc2/server", "check", 2),  # phantom
-    ("i-info-wedge@0.6.3rc2/console", "sessions", 2),  # phantom, handover
     ("i-info-wedge@0.6.3rc2/console", "wedges", 0),  # unfinished stop
-    ("i-info-wedge@0.6.3rc2/console", "check", 2),  # phantom
 ]
 
 DEFECTS = {(log, aspect): item for log, aspect, item in KNOWN_DEFECTS}

@@ -118,7 +118,9 @@ def _process_before_first_start(first: Session, log_start: str | None) -> Sessio
     it, a restart seen only as a new startup block would hide the process that went before.
     """
     started = first.start_after or first.start
-    if not first.start_in_log or log_start is None or started is None or log_start >= started:
+    if not first.start_in_log or log_start is None or started is None:
+        return None
+    if log_start >= (before_startup_output(started) or started):  # the start's own output (DEBUG imports)
         return None
     return Session(1, log_start, False, None, start_in_log=False, source=first.source)
 
