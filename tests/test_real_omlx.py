@@ -57,14 +57,6 @@ ASPECTS: dict[str, Callable[[Case], list[str]]] = {
 #   unfinished stop not in issue 28: at INFO, a silence closed by a stop that began (`Engine stopped`) but never
 #                  finished (no `Finished server process`; killed 60 s after SIGTERM) is not a possible wedge
 KNOWN_DEFECTS: list[tuple[str, str, int]] = [
-    ("b-info-seed@0.4.4/server", "dead_windows", 3),  # stopped
-    ("b-info-seed@0.4.4/console", "dead_windows", 3),  # stopped
-    ("b-info-seed@0.5.3/server", "dead_windows", 3),  # stopped
-    ("b-info-seed@0.5.3/console", "dead_windows", 3),  # stopped
-    ("b-info-seed@0.6.3rc2/server", "dead_windows", 3),  # stopped
-    ("b-info-seed@0.6.3rc2/console", "dead_windows", 3),  # stopped
-    ("c-debug-seed@0.5.3/server", "dead_windows", 3),  # stopped
-    ("c-debug-seed@0.5.3/console", "dead_windows", 3),  # stopped
     ("d-warning-seed@0.4.4/server", "dead_windows", 2),  # handover
     ("d-warning-seed@0.4.4/server", "sessions", 2),  # handover
     ("d-warning-seed@0.5.3/server", "dead_windows", 2),  # handover
@@ -73,9 +65,7 @@ KNOWN_DEFECTS: list[tuple[str, str, int]] = [
     ("d-warning-seed@0.5.7/server", "sessions", 2),  # handover
     ("d-warning-seed@0.6.3rc2/server", "dead_windows", 2),  # handover
     ("d-warning-seed@0.6.3rc2/server", "sessions", 2),  # handover
-    ("e-info-periodic@0.5.3/server", "dead_windows", 3),  # stopped
     ("e-info-periodic@0.5.3/server", "triggers", 4),  # step clears
-    ("e-info-periodic@0.5.3/console", "dead_windows", 3),  # stopped
     ("e-info-periodic@0.5.3/console", "triggers", 4),  # step clears
     ("f-info-long-pressure@0.5.7/server", "triggers", 4),  # pressure over
     ("f-info-long-pressure@0.5.7/console", "triggers", 4),  # pressure over

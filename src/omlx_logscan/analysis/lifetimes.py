@@ -419,6 +419,8 @@ def _dead_window(
         reason = "fatal_exit"
     elif ends:
         reason = "crash"
+    elif session.end_reason == "shutdown":  # stopped in order: its last line ends the window
+        reason = "shutdown"
     elif following is not None or repeats_stopped(session, intervals, failure_times):
         reason = "restart"
     else:
@@ -437,9 +439,9 @@ def _dead_window(
         log_end,
         end_inferred=following is None and reason == "restart",
     )
-    if following is not None:
+    if following is not None and reason != "shutdown":
         _end_window_at_start(window, following)
-    elif reason in ("fatal_exit", "crash"):
+    elif reason in ("fatal_exit", "crash", "shutdown"):
         window.end, window.end_exact = session.end, True
     elif reason == "restart":
         window.end_after = window.last_failure
