@@ -44,10 +44,10 @@ ASPECTS: dict[str, Callable[[Case], list[str]]] = {
 
 # What the tool gets wrong today on these logs: (log, aspect, the issue 28 item that fixes it, 0 for a
 # defect issue 28 does not name). The comment on each entry says why it fails:
-#   phantom        item 2: the lines a process writes before `CORS origins` become a session of their own,
-#                  which ends without an orderly stop (a crash for check)
-#   handover       item 2: the next process's first lines (those before `CORS origins`; in a console capture
-#                  the banner and uvicorn's; at WARNING its first warning) end the previous session after it exited
+#   phantom        item 2: DEBUG lines of functions oMLX calls at import time (`Registered handler for …`), more
+#                  than a second before the first start line, become a session of their own (a crash for check)
+#   handover       item 2: at WARNING, the next process's first warning (`Using default memory size`, written by
+#                  a function its start calls) ends the previous session after it exited
 #   stopped        item 3: a dead window that an orderly stop ended reads restart (at the next start) or eof
 #   step clears    item 4: a periodic clear reads deferred, the decode-interval clear reads periodic
 #   pressure over  item 4: a deferred clear 37 s after a pressure episode that had ended (hard -> ok) and
@@ -75,11 +75,11 @@ KNOWN_DEFECTS: list[tuple[str, str, int]] = [
     ("g-debug-wedge@0.5.7/server", "wedges", 0),  # wedge arrivals
     ("g-debug-wedge@0.5.7/server", "check", 0),  # wedge arrivals, phantom
     ("g-debug-wedge@0.5.7/console", "wedges", 0),  # wedge arrivals
-    ("g-debug-wedge@0.5.7/console", "check", 0),  # wedge arrivals, phantom
+    ("g-debug-wedge@0.5.7/console", "check", 0),  # wedge arrivals
     ("g-debug-wedge@0.6.3rc2/server", "wedges", 0),  # wedge arrivals
-    ("g-debug-wedge@0.6.3rc2/server", "check", 0),  # wedge arrivals, phantom
+    ("g-debug-wedge@0.6.3rc2/server", "check", 0),  # wedge arrivals
     ("g-debug-wedge@0.6.3rc2/console", "wedges", 0),  # wedge arrivals
-    ("g-debug-wedge@0.6.3rc2/console", "check", 0),  # wedge arrivals, phantom
+    ("g-debug-wedge@0.6.3rc2/console", "check", 0),  # wedge arrivals
     ("i-info-wedge@0.5.7/server", "wedges", 0),  # unfinished stop
     ("i-info-wedge@0.5.7/console", "wedges", 0),  # unfinished stop
     ("i-info-wedge@0.6.3rc2/server", "wedges", 0),  # unfinished stop
