@@ -67,8 +67,9 @@ def test_one_start_per_startup_block() -> None:
     starts = [ev for ev in stream_of(REAL / "omlx-issue-899.log").events if ev.kind == "process_start"]
     assert len(starts) == 1
     # Issue 14 lists every startup line of the facts as a marker: CORS origins, three `Discovered model`,
-    # `Discovered 3 models`, Server initialized, Default model, Default max tokens (it was 2 lines).
-    assert starts[0].fields["markers"] == ["startup_block"] and starts[0].lines == 8
+    # `Discovered 3 models`, Server initialized, Default model, Default max tokens (it was 2 lines), and
+    # Max model memory (issue 28: every line the server's init_server writes).
+    assert starts[0].fields["markers"] == ["startup_block"] and starts[0].lines == 9
 
 
 def test_handled_metal_oom_in_prefill_and_stream() -> None:

@@ -44,10 +44,10 @@ ASPECTS: dict[str, Callable[[Case], list[str]]] = {
 
 # What the tool gets wrong today on these logs: (log, aspect, the issue 28 item that fixes it, 0 for a
 # defect issue 28 does not name). The comment on each entry says why it fails:
-#   phantom        item 2: the lines a process writes before `CORS origins` become a session of their own,
-#                  which ends without an orderly stop (a crash for check)
-#   handover       item 2: the next process's first lines (those before `CORS origins`; in a console capture
-#                  the banner and uvicorn's; at WARNING its first warning) end the previous session after it exited
+#   phantom        item 2: DEBUG lines of functions oMLX calls at import time (`Registered handler for …`), more
+#                  than a second before the first start line, become a session of their own (a crash for check)
+#   handover       item 2: at WARNING, the next process's first warning (`Using default memory size`, written by
+#                  a function its start calls) ends the previous session after it exited
 #   stopped        item 3: a dead window that an orderly stop ended reads restart (at the next start) or eof
 #   step clears    item 4: a periodic clear reads deferred, the decode-interval clear reads periodic
 #   pressure over  item 4: a deferred clear 37 s after a pressure episode that had ended (hard -> ok) and
@@ -57,46 +57,6 @@ ASPECTS: dict[str, Callable[[Case], list[str]]] = {
 #   unfinished stop not in issue 28: at INFO, a silence closed by a stop that began (`Engine stopped`) but never
 #                  finished (no `Finished server process`; killed 60 s after SIGTERM) is not a possible wedge
 KNOWN_DEFECTS: list[tuple[str, str, int]] = [
-    ("a-info-clean@0.4.4/server", "sessions", 2),  # phantom
-    ("a-info-clean@0.4.4/server", "check", 2),  # phantom
-    ("a-info-clean@0.4.4/console", "sessions", 2),  # phantom, handover
-    ("a-info-clean@0.4.4/console", "check", 2),  # phantom
-    ("a-info-clean@0.5.3/server", "sessions", 2),  # phantom
-    ("a-info-clean@0.5.3/server", "check", 2),  # phantom
-    ("a-info-clean@0.5.3/console", "sessions", 2),  # phantom, handover
-    ("a-info-clean@0.5.3/console", "check", 2),  # phantom
-    ("a-info-clean@0.5.7/server", "sessions", 2),  # phantom
-    ("a-info-clean@0.5.7/server", "check", 2),  # phantom
-    ("a-info-clean@0.5.7/console", "sessions", 2),  # phantom, handover
-    ("a-info-clean@0.5.7/console", "check", 2),  # phantom
-    ("a-info-clean@0.6.3rc2/server", "sessions", 2),  # phantom
-    ("a-info-clean@0.6.3rc2/server", "check", 2),  # phantom
-    ("a-info-clean@0.6.3rc2/console", "sessions", 2),  # phantom, handover
-    ("a-info-clean@0.6.3rc2/console", "check", 2),  # phantom
-    ("b-info-seed@0.4.4/server", "dead_windows", 3),  # stopped
-    ("b-info-seed@0.4.4/server", "sessions", 2),  # phantom
-    ("b-info-seed@0.4.4/server", "check", 2),  # phantom
-    ("b-info-seed@0.4.4/console", "dead_windows", 3),  # stopped
-    ("b-info-seed@0.4.4/console", "sessions", 2),  # phantom
-    ("b-info-seed@0.4.4/console", "check", 2),  # phantom
-    ("b-info-seed@0.5.3/server", "dead_windows", 3),  # stopped
-    ("b-info-seed@0.5.3/server", "sessions", 2),  # phantom
-    ("b-info-seed@0.5.3/server", "check", 2),  # phantom
-    ("b-info-seed@0.5.3/console", "dead_windows", 3),  # stopped
-    ("b-info-seed@0.5.3/console", "sessions", 2),  # phantom, handover
-    ("b-info-seed@0.5.3/console", "check", 2),  # phantom
-    ("b-info-seed@0.6.3rc2/server", "dead_windows", 3),  # stopped
-    ("b-info-seed@0.6.3rc2/server", "sessions", 2),  # phantom
-    ("b-info-seed@0.6.3rc2/server", "check", 2),  # phantom
-    ("b-info-seed@0.6.3rc2/console", "dead_windows", 3),  # stopped
-    ("b-info-seed@0.6.3rc2/console", "sessions", 2),  # phantom, handover
-    ("b-info-seed@0.6.3rc2/console", "check", 2),  # phantom
-    ("c-debug-seed@0.5.3/server", "dead_windows", 3),  # stopped
-    ("c-debug-seed@0.5.3/server", "sessions", 2),  # phantom
-    ("c-debug-seed@0.5.3/server", "check", 2),  # phantom
-    ("c-debug-seed@0.5.3/console", "dead_windows", 3),  # stopped
-    ("c-debug-seed@0.5.3/console", "sessions", 2),  # phantom, handover
-    ("c-debug-seed@0.5.3/console", "check", 2),  # phantom
     ("d-warning-seed@0.4.4/server", "dead_windows", 2),  # handover
     ("d-warning-seed@0.4.4/server", "sessions", 2),  # handover
     ("d-warning-seed@0.5.3/server", "dead_windows", 2),  # handover
@@ -105,58 +65,25 @@ KNOWN_DEFECTS: list[tuple[str, str, int]] = [
     ("d-warning-seed@0.5.7/server", "sessions", 2),  # handover
     ("d-warning-seed@0.6.3rc2/server", "dead_windows", 2),  # handover
     ("d-warning-seed@0.6.3rc2/server", "sessions", 2),  # handover
-    ("e-info-periodic@0.5.3/server", "dead_windows", 3),  # stopped
-    ("e-info-periodic@0.5.3/server", "sessions", 2),  # phantom
     ("e-info-periodic@0.5.3/server", "triggers", 4),  # step clears
-    ("e-info-periodic@0.5.3/server", "check", 2),  # phantom
-    ("e-info-periodic@0.5.3/console", "dead_windows", 3),  # stopped
-    ("e-info-periodic@0.5.3/console", "sessions", 2),  # phantom
     ("e-info-periodic@0.5.3/console", "triggers", 4),  # step clears
-    ("e-info-periodic@0.5.3/console", "check", 2),  # phantom
-    ("f-info-long-pressure@0.5.7/server", "sessions", 2),  # phantom
     ("f-info-long-pressure@0.5.7/server", "triggers", 4),  # pressure over
-    ("f-info-long-pressure@0.5.7/server", "check", 2),  # phantom
-    ("f-info-long-pressure@0.5.7/console", "sessions", 2),  # phantom, handover
     ("f-info-long-pressure@0.5.7/console", "triggers", 4),  # pressure over
-    ("f-info-long-pressure@0.5.7/console", "check", 2),  # phantom
-    ("f-info-long-pressure@0.6.3rc2/server", "sessions", 2),  # phantom, handover
     ("f-info-long-pressure@0.6.3rc2/server", "triggers", 4),  # pressure over
-    ("f-info-long-pressure@0.6.3rc2/server", "check", 2),  # phantom
-    ("f-info-long-pressure@0.6.3rc2/console", "sessions", 2),  # phantom, handover
     ("f-info-long-pressure@0.6.3rc2/console", "triggers", 4),  # pressure over
-    ("f-info-long-pressure@0.6.3rc2/console", "check", 2),  # phantom
     ("g-debug-wedge@0.5.7/server", "sessions", 2),  # phantom
     ("g-debug-wedge@0.5.7/server", "wedges", 0),  # wedge arrivals
     ("g-debug-wedge@0.5.7/server", "check", 0),  # wedge arrivals, phantom
-    ("g-debug-wedge@0.5.7/console", "sessions", 2),  # phantom, handover
     ("g-debug-wedge@0.5.7/console", "wedges", 0),  # wedge arrivals
-    ("g-debug-wedge@0.5.7/console", "check", 0),  # wedge arrivals, phantom
-    ("g-debug-wedge@0.6.3rc2/server", "sessions", 2),  # phantom, handover
+    ("g-debug-wedge@0.5.7/console", "check", 0),  # wedge arrivals
     ("g-debug-wedge@0.6.3rc2/server", "wedges", 0),  # wedge arrivals
-    ("g-debug-wedge@0.6.3rc2/server", "check", 0),  # wedge arrivals, phantom
-    ("g-debug-wedge@0.6.3rc2/console", "sessions", 2),  # phantom, handover
+    ("g-debug-wedge@0.6.3rc2/server", "check", 0),  # wedge arrivals
     ("g-debug-wedge@0.6.3rc2/console", "wedges", 0),  # wedge arrivals
-    ("g-debug-wedge@0.6.3rc2/console", "check", 0),  # wedge arrivals, phantom
-    ("h-info-stream-crash@0.5.7/server", "sessions", 2),  # phantom
-    ("h-info-stream-crash@0.5.7/server", "check", 2),  # phantom
-    ("h-info-stream-crash@0.5.7/console", "sessions", 2),  # phantom, handover
-    ("h-info-stream-crash@0.5.7/console", "check", 2),  # phantom, handover
-    ("h-info-stream-crash@0.6.3rc2/server", "sessions", 2),  # phantom
-    ("h-info-stream-crash@0.6.3rc2/server", "check", 2),  # phantom
-    ("h-info-stream-crash@0.6.3rc2/console", "sessions", 2),  # phantom, handover
-    ("h-info-stream-crash@0.6.3rc2/console", "check", 2),  # phantom, handover
-    ("i-info-wedge@0.5.7/server", "sessions", 2),  # phantom
+    ("g-debug-wedge@0.6.3rc2/console", "check", 0),  # wedge arrivals
     ("i-info-wedge@0.5.7/server", "wedges", 0),  # unfinished stop
-    ("i-info-wedge@0.5.7/server", "check", 2),  # phantom
-    ("i-info-wedge@0.5.7/console", "sessions", 2),  # phantom, handover
     ("i-info-wedge@0.5.7/console", "wedges", 0),  # unfinished stop
-    ("i-info-wedge@0.5.7/console", "check", 2),  # phantom
-    ("i-info-wedge@0.6.3rc2/server", "sessions", 2),  # phantom
     ("i-info-wedge@0.6.3rc2/server", "wedges", 0),  # unfinished stop
-    ("i-info-wedge@0.6.3rc2/server", "check", 2),  # phantom
-    ("i-info-wedge@0.6.3rc2/console", "sessions", 2),  # phantom, handover
     ("i-info-wedge@0.6.3rc2/console", "wedges", 0),  # unfinished stop
-    ("i-info-wedge@0.6.3rc2/console", "check", 2),  # phantom
 ]
 
 DEFECTS = {(log, aspect): item for log, aspect, item in KNOWN_DEFECTS}

@@ -14,7 +14,7 @@ from omlx_logscan.analysis.outage_model import Outage
 from omlx_logscan.output.outages import POSSIBLE_WEDGE_CAVEAT, TRAFFIC_NOTES, outage_line, outage_notes
 from omlx_logscan.watch.loop import Watcher, WatchOptions
 from outage_logs import outage_log
-from synthetic import IGNORED, SHORT_DEAD, busy, record, start, write_log
+from synthetic import IGNORED, SHORT_DEAD, busy, ignored, record, start, timeout, write_log
 
 LEVELS = ("debug", "info", "warning")
 CASES = [(seed, fmt, level) for seed in (1, 2, 3) for fmt in ("file", "console") for level in LEVELS]
@@ -186,3 +186,16 @@ def test_a_pasted_panic_is_a_reboot_with_no_note_on_the_level() -> None:
     assert reboot.kind == "reboot" and reboot.start is None and reboot.end is None
     assert outage_line(reboot).startswith("at a time the log does not give, no restart when the log ends")
     assert analysis.outages.excerpt and outage_notes(analysis.outages) == []  # a paste says nothing of the level
+
+
+@pytest.mark.parametrize("restarted", [False, True])
+def test_a_penalty_box_ends_when_its_process_stops_in_order(tmp_path: Path, restarted: bool) -> None:
+    # Issue 28 item 3: SIGINT inside the penalty box; the pool's shutdown line ends the window, not the
+    # next start (a restart) nor the log's end (still dead).
+    stop = record(16, "INFO", "omlx.engine_pool", "Engine pool shutdown complete")
+    lines = [start(0), timeout(10), ignored(10), ignored(15), stop, *([start(20), busy(25)] if restarted else [])]
+    analysis = analysis_of(write_log(tmp_path / "stopped.log", lines))
+    (window,) = analysis.dead_windows
+    assert analysis.sessions[0].end_reason == "shutdown"
+    assert (window.end_reason, window.end, window.end_exact) == ("shutdown", analysis.sessions[0].end, True)
+    assert window.as_dict()["still_dead_at_end_of_log"] is False

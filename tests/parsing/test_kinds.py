@@ -181,3 +181,19 @@ def test_every_memory_pressure_action_has_its_row_in_the_pressure_table() -> Non
     assert {row.level for row in PRESSURE_ACTIONS.values()} <= {"INFO", "WARNING"}
     assert set(PRESSURE_ACTION_WORDS) == set(PRESSURE_ACTIONS)  # each is named in reports
     assert set(PRESSURE_ACTION_LEVELS) | IDLE_REQUESTS == set(PRESSURE_ACTIONS)
+
+
+def test_a_second_import_time_line_is_another_process() -> None:
+    # Issue 28: a process writes its import-time lines once; the console prints the banner before them.
+    collapser = StartCollapser()
+    assert collapser.feed(_start(T0, "banner"))
+    assert not collapser.feed(_start(T1, "import"))  # the banner's process imports its modules
+    assert collapser.feed(_start(T2, "import"))  # a process that crashed while starting, then the next
+
+
+def test_saved_settings_never_opens_a_start() -> None:
+    # Issue 28: `Saved settings to …` is written at start and whenever the admin page saves settings.
+    collapser = StartCollapser(keep_routine=False)
+    assert not collapser.feed(_start(T0, "settings"))
+    assert collapser.feed(_start(T1, "import"))
+    assert not collapser.feed(_start(T2, "settings"))

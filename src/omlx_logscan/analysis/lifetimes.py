@@ -118,7 +118,9 @@ def _process_before_first_start(first: Session, log_start: str | None) -> Sessio
     it, a restart seen only as a new startup block would hide the process that went before.
     """
     started = first.start_after or first.start
-    if not first.start_in_log or log_start is None or started is None or log_start >= started:
+    if not first.start_in_log or log_start is None or started is None:
+        return None
+    if log_start >= (before_startup_output(started) or started):  # the start's own output (DEBUG imports)
         return None
     return Session(1, log_start, False, None, start_in_log=False, source=first.source)
 
@@ -417,6 +419,8 @@ def _dead_window(
         reason = "fatal_exit"
     elif ends:
         reason = "crash"
+    elif session.end_reason == "shutdown":  # stopped in order: its last line ends the window
+        reason = "shutdown"
     elif following is not None or repeats_stopped(session, intervals, failure_times):
         reason = "restart"
     else:
@@ -435,9 +439,9 @@ def _dead_window(
         log_end,
         end_inferred=following is None and reason == "restart",
     )
-    if following is not None:
+    if following is not None and reason != "shutdown":
         _end_window_at_start(window, following)
-    elif reason in ("fatal_exit", "crash"):
+    elif reason in ("fatal_exit", "crash", "shutdown"):
         window.end, window.end_exact = session.end, True
     elif reason == "restart":
         window.end_after = window.last_failure

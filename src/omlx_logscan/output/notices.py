@@ -50,7 +50,9 @@ def dead_end_message(window: DeadWindow, inferred: bool) -> str:
             else f"a new session started after {human_time(window.end_after)}"
         )
     else:
-        what = "exited for a restart (fatal exit)" if window.end_reason == "fatal_exit" else "crashed"
+        what = {"fatal_exit": "exited for a restart (fatal exit)", "shutdown": "stopped in order"}.get(
+            window.end_reason, "crashed"
+        )
         when = f"at {human_time(window.end)}" if window.end else f"after {human_time(window.end_after)}"
         how = f"the process {what} {when}"
     repeats = plural(window.repeats, "repeat")

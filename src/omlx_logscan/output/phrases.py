@@ -221,6 +221,8 @@ def window_end_phrase(window: DeadWindow) -> str:
         if window.end_exact:
             return f"ended by a restart at {when}"
         return f"ended by a restart between {human_time(window.end_after)} and {human_time(window.end)}"
+    if window.end_reason == "shutdown":
+        return f"ended when the process stopped in order at {when}"
     return f"ended by {window.end_reason.replace('_', ' ')} at {when}"
 
 

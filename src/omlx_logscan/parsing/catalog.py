@@ -15,6 +15,8 @@ from __future__ import annotations
 import re
 
 from omlx_logscan.parsing.catalog_arrivals import ARRIVALS
+from omlx_logscan.parsing.catalog_starts import START_ROWS
+from omlx_logscan.parsing.catalog_starts import UVICORN_TAG as UVICORN_TAG  # the shutdown rows' tag too
 from omlx_logscan.parsing.template import Template
 
 _GB = r"(?P<{0}>[\d.]+)\s*GB"
@@ -25,10 +27,6 @@ LOGGER_PREFIX = "omlx"
 
 # The logger of the oMLX menu-bar app, whose lines have a format of their own.
 APP_LOGGER = "omlx_app"
-
-
-# The tag of the lines uvicorn writes (oMLX serves through it, as do other servers): no oMLX text.
-UVICORN_TAG = "uvicorn"
 
 
 # Where oMLX keeps its logs and settings: the environment variable that moves it, and its default.
@@ -97,28 +95,7 @@ RECLAIMING_LEVELS = frozenset({"soft", "hard"})  # the pressure levels (a ``to_l
 
 
 CATALOG: tuple[Template, ...] = (
-    # A new process: the timed startup block (INFO) and the capture-only lines.
-    *_rows(
-        "process_start",
-        ("startup_block", r"^CORS origins: "),
-        ("startup_block", r"^Loaded settings for \d+ models"),
-        ("startup_block", r"^Server initialized with \d+ models"),
-        ("startup_block", r"^Memory guard tier: "),
-        ("startup_block", r"^Pinned model: "),
-        ("startup_block", r"^Default model: "),
-        ("startup_block", r"^Default max tokens: "),
-        # Model discovery runs at start and again on every pool refresh (after a download or a
-        # deletion), so its lines join a start but never open one.
-        ("discovery", r"^Discovered model: "),
-        ("discovery", r"^Discovered \d+ models\b"),
-        ("enforcer", r"^Process memory enforcer started\b"),  # once per process, after the first engine start
-        ("banner", r"^oMLX - LLM inference"),
-        ("capture", r"^Log directory: "),
-        ("capture", r"^Binding server at "),
-        ("capture", r"^Starting server at "),
-        (UVICORN_TAG, r"^Started server process \[(?P<pid>\d+)\]"),
-        (UVICORN_TAG, r"^Uvicorn running on "),
-    ),
+    *START_ROWS,  # a new process: parsing/catalog_starts.py
     # Engines and models.
     Template("engine_start", r"^Engine started\b"),
     *_rows("engine_stop", ("", r"^Engine stopped\b"), ("", r"^BatchedEngine stopped\b")),

@@ -12,8 +12,13 @@ STARTUP_JOIN_SECONDS = 120.0
 
 
 # Markers oMLX also writes in a running process (model discovery runs again on every pool
-# refresh): they join an open start and never open one.
-JOIN_ONLY_MARKERS = frozenset({"discovery"})
+# refresh, settings are saved from the admin page too): they join an open start and never open one.
+JOIN_ONLY_MARKERS = frozenset({"discovery", "settings"})
+
+
+# Markers written once per process, as its modules are imported: one in the open start means the
+# next one is another process's.
+IMPORT_MARKERS = frozenset({"import"})
 
 
 # Markers written once per process, but after its first engine started (which closes the open
@@ -32,8 +37,9 @@ STARTUP_BLOCK = "startup_block"  # the marker the start's ``markers`` name for t
 class StartCollapser:
     """One ``process_start`` per startup block, decided one event at a time (batch and live alike).
 
-    Each banner opens a start; other markers join the open start unless more than
-    STARTUP_JOIN_SECONDS passed or an event showed a running process in between. A join-only
+    Each banner opens a start, and so does an import-time marker when the open start has one;
+    other markers join the open start unless more than STARTUP_JOIN_SECONDS passed or an event
+    showed a running process (or its end) in between. A join-only
     marker that finds no open start, and a once-per-process marker that finds no start and no
     stop or exit before it, is a routine record (kept when ``keep_routine``).
     """
@@ -44,12 +50,14 @@ class StartCollapser:
         self._current: Event | None = None  # the start of the process running now, until a stop or exit
         self._ended = False  # a stop or exit was seen, and no start since: the next process has not begun
         self._last_marker_time: str | None = None
+        self._imported = False  # the open start has an import-time marker
 
     def feed(self, event: Event) -> bool:
         """True when the event stands on its own; False when it was folded into a start (or dropped)."""
         if event.kind == "process_start":
             marker = event.fields.get("marker")
-            if self._open is not None and marker != "banner" and self._joins_at(event.time or event.prev_time):
+            if self._open is not None and self._joins(marker, event.time or event.prev_time):
+                self._imported = self._imported or marker in IMPORT_MARKERS
                 return self._join(self._open, event)
             if marker in ONCE_PER_PROCESS_MARKERS and self._current is not None:
                 return self._join(self._current, event)
@@ -61,8 +69,9 @@ class StartCollapser:
             self._open = self._current = event
             self._ended = False
             self._last_marker_time = event.time
+            self._imported = marker in IMPORT_MARKERS
             return True
-        if event.kind in RUNNING_PROCESS_KINDS:
+        if event.kind in RUNNING_PROCESS_KINDS:  # its end too
             self._open = None
         if event.kind in _PROCESS_ENDS:
             self._current = None
@@ -77,6 +86,12 @@ class StartCollapser:
         if start is self._open and self._joins_at(earliest):
             return True
         return start is self._current and (STARTUP_BLOCK not in start.fields["markers"] or start.time is None)
+
+    def _joins(self, marker: str | None, time: str | None) -> bool:
+        """Whether a marker joins the open start: no banner, no second import-time line, close enough."""
+        if marker == "banner" or (marker in IMPORT_MARKERS and self._imported):
+            return False
+        return self._joins_at(time)
 
     def _joins_at(self, time: str | None) -> bool:
         """Whether a marker at ``time`` is close enough to the last one to join the open start
@@ -97,9 +112,9 @@ def collapse_starts(events: Iterator[Event], *, keep_routine: bool = True) -> li
 
 
 def _shown(marker: str | None) -> str | None:
-    """The name a start's ``markers`` give a marker: the join-only and once-per-process lines are
-    timed INFO lines of the startup block like the others."""
-    return STARTUP_BLOCK if marker in JOIN_ONLY_MARKERS | ONCE_PER_PROCESS_MARKERS else marker
+    """The name a start's ``markers`` give a marker: the join-only, once-per-process and import-time
+    lines are timed lines of the startup block like the others."""
+    return STARTUP_BLOCK if marker in JOIN_ONLY_MARKERS | ONCE_PER_PROCESS_MARKERS | IMPORT_MARKERS else marker
 
 
 def _join_start(start: Event, marker: Event) -> None:
