@@ -233,12 +233,14 @@ class Writer:
             "active_memory: 0.4GB (settled)",
         )
 
-    def shutdown(self, ms: int) -> None:
+    def shutdown(self, ms: int) -> int:
+        """An orderly stop from ``ms``; the time of its last line, where the process ends."""
         self.line(ms, SCHED_INFO, "Scheduler shutdown initiated...")
         self.line(ms + 30, SCHED_INFO, "Scheduler shutdown completed")
         self.line(ms + 31, CORE_INFO, "Engine stopped")
         self.line(ms + 60, ENFORCER_INFO, "Process memory enforcer stopped")
         self.line(ms + 75, POOL_INFO, "Engine pool shutdown complete")
+        return ms + 75
 
     def request(self, ms: int, slot: float) -> int:
         """One chat request arriving at ``ms``: its DEBUG lines and its ``Chat completion:`` line.
@@ -541,14 +543,14 @@ def dead_window(log: Writer, t: int, life: Lifetime, number: int, slot: float) -
         t = last_failure + 5
         repeat_at += rng.randint(300_000, 420_000)
     log.line(restart, " - omlx.admin.routes - WARNING - [-] - ", "Server restart requested (supervisor=menubar)")
-    log.shutdown(restart + 500)
+    stopped = log.shutdown(restart + 500)  # the orderly stop ends the dead window, before the next start
     truth.dead_windows.append(
         {
             "start": iso(entry),
             "last_failure": iso(last_failure),
             "repeats": repeats,
-            "end_reason": "restart",
-            "end": iso(life.next_start),
+            "end_reason": "shutdown",
+            "end": iso(stopped),
             "session": number,
         }
     )

@@ -31,10 +31,10 @@ def test_truth_is_counted_from_the_file(written: tuple[Path, dict[str, Any]]) ->
     assert 0.9 * 2**20 < truth["bytes"] < 1.1 * 2**20
     assert truth["lines"] == text.count("\n") and text.endswith("\n")
     assert (" - DEBUG - " in text) == (truth["level"] == "debug")
-    # The story the benchmark needs: absorbed timeouts, a penalty box with its repeats, a restart.
+    # The story the benchmark needs: absorbed timeouts, a penalty box with its repeats, an orderly stop.
     outcomes = Counter(f["outcome"] for f in truth["faults"])
     assert outcomes["absorbed"] >= 2 and outcomes["penalty_box"] >= 1
-    assert all(w["repeats"] >= 3 and w["end_reason"] == "restart" for w in truth["dead_windows"])
+    assert all(w["repeats"] >= 3 and w["end_reason"] == "shutdown" for w in truth["dead_windows"])
     assert all(n > 0 for n in truth["counts"].values())
 
 
