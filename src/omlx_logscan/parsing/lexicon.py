@@ -43,6 +43,8 @@ _FIELDS = (
     "literals", "kinds", "in_handler", "first", "last", "source", "status", "exception",
 )  # fmt: skip
 
+_PLACEHOLDER_REGEXES = {kind: re.compile(pattern) for kind, pattern in _PLACEHOLDER_PATTERNS.items() if kind != ANY}
+
 _WORD = re.compile(r"\w+")
 
 
@@ -94,6 +96,52 @@ class Entry:
             ends = "\n" not in text
         return re.compile("".join(parts) + (r"\s*\Z" if ends else ""))
 
+    @cached_property
+    def opening(self) -> str:
+        """The text every message of this entry begins with (up to its first placeholder or line break)."""
+        return self.literals[0].split("\n", 1)[0]
+
+    @cached_property
+    def needle(self) -> str:
+        """The longest literal text every message of this entry holds on its first line: a message
+        without it cannot match, and ``in`` is far cheaper than a regex search."""
+        return max(_first_line_literals(self.literals), key=len)
+
+    @cached_property
+    def specificity(self) -> int:
+        """How many letters and digits its literals hold: a template of a few letters around
+        placeholders (``{any}: {any}``) says little about a text found inside a line of another program."""
+        return sum(1 for text in _first_line_literals(self.literals) for char in text if char.isalnum())
+
+    def agreement(self, text: str) -> tuple[int, bool]:
+        """How a message of this entry may begin with ``text`` (a message a paste cut short, or
+        shortened inside): how many characters of its literals ``text`` shows in order, and whether
+        all of ``text`` is such a beginning. A placeholder takes the text up to the next literal."""
+        position = shown = 0
+        for index, literal in enumerate(_first_line_literals(self.literals)):
+            if index:
+                kind = self.placeholders[index - 1]
+                if kind != ANY:
+                    number = _PLACEHOLDER_REGEXES[kind].match(text, position)
+                    if number is None:
+                        return shown, position == len(text)
+                    position = number.end()
+                elif literal:
+                    found = text.find(literal, position)
+                    if (
+                        found < 0
+                    ):  # the text ends inside the placeholder (a name cut off), or with a part of the literal
+                        length, found = _longest_opening(literal, text, position)
+                        cut_name = not length and not any(char.isspace() for char in text[position:])
+                        return shown + length, cut_name or (length > 0 and found + length == len(text))
+                    position = found
+            common = _common_opening(text, position, literal)
+            shown += common
+            if common < len(literal):
+                return shown, position + common == len(text)
+            position += common
+        return shown, position == len(text) or not self.literals[-1] or "\n" in "".join(self.literals)
+
     def sample(self, filler: str = "x") -> str:
         """A message this entry could write: ``filler`` for text, ``1`` and ``1.5`` for numbers."""
         values = {INT: "1", FLOAT: "1.5", ANY: filler}
@@ -105,17 +153,67 @@ class Entry:
     def key_words(self) -> list[str]:
         """The words every message of this entry holds whole (in a literal, not touching a
         placeholder): what :class:`Lexicon` indexes it by."""
-        last = len(self.literals) - 1
-        words = []
-        for index, text in enumerate(self.literals):
-            for word in _WORD.finditer(text.split("\n", 1)[0] if index == 0 else text):
-                after_placeholder = word.start() == 0 and index > 0
-                before_placeholder = word.end() == len(text) and index < last
-                if not after_placeholder and not before_placeholder:
-                    words.append(word[0])
-            if "\n" in text:
-                break
-        return words
+        return key_words(self.literals)
+
+
+def key_words(literals: Sequence[str]) -> list[str]:
+    """The words of a template's literals that no placeholder touches (see :meth:`Entry.key_words`)."""
+    pieces = _first_line_literals(literals)
+    last = len(literals) - 1
+    words = []
+    for index, text in enumerate(pieces):
+        found = _WORD.findall(text)
+        if found and index > 0 and _WORD.match(text):
+            found = found[1:]  # touches the placeholder before it
+        if found and index < last and _WORD.match(text[-1:]) and "\n" not in literals[index]:
+            found = found[:-1]  # touches the placeholder after it
+        words += found
+    return words
+
+
+def _common_opening(text: str, start: int, literal: str) -> int:
+    """How many characters of ``literal`` ``text`` shows from ``start``."""
+    count = 0
+    for char, expected in zip(text[start : start + len(literal)], literal, strict=False):
+        if char != expected:
+            break
+        count += 1
+    return count
+
+
+def _longest_opening(literal: str, text: str, start: int) -> tuple[int, int]:
+    """The longest opening of ``literal`` found in ``text`` from ``start``: its length and where (0, -1: none)."""
+    low, high, where = 0, len(literal), -1
+    while low < high:
+        middle = (low + high + 1) // 2
+        found = text.find(literal[:middle], start)
+        if found < 0:
+            high = middle - 1
+        else:
+            low, where = middle, found
+    return low, where
+
+
+# A text that shows this much of a message's literal wording in order is that message, though the
+# paste changed it after that (``(current=…)`` where oMLX writes ``(reason=…, current=…)``).
+_SHOWN_ENOUGH = 24
+_SHOWN_WHOLE = 12  # and a text all of which may begin it must show this much of its wording
+
+
+def _begins(shown: int, whole: bool) -> bool:
+    return (whole and shown >= _SHOWN_WHOLE) or shown >= _SHOWN_ENOUGH
+
+
+def _first_line_literals(literals: Sequence[str]) -> list[str]:
+    """The literals up to the first line break: what a message's first line holds (a traceback or
+    the lines of a message of several lines follow it)."""
+    pieces = []
+    for text in literals:
+        head, newline, _ = text.partition("\n")
+        pieces.append(head)
+        if newline:
+            break
+    return pieces
 
 
 @dataclass(frozen=True)
@@ -183,7 +281,9 @@ class Lexicon:
 
         Given the record's ``logger`` and ``level``, the log calls that agree with them; when none
         does, every entry the text matches (a call may log an exception's text or a detail whole)."""
-        found = self._ordered(e for e in self.candidates(message) if e.regex.match(message))
+        found = self._ordered(
+            e for e in self.candidates(message) if message.startswith(e.opening) and e.regex.match(message)
+        )
         agreeing = tuple(
             entry
             for entry in found
@@ -195,7 +295,23 @@ class Lexicon:
 
     def search(self, text: str) -> tuple[Entry, ...]:
         """The entries whose message appears anywhere in ``text`` (a line with an unknown head)."""
-        return self._ordered(e for e in self.candidates(text) if e.regex.search(text))
+        return self._ordered(e for e in self.candidates(text) if e.needle in text and e.regex.search(text))
+
+    def beginning(self, text: str) -> tuple[Entry, ...]:
+        """The entries a message of which may begin with ``text`` (a message cut short by a paste)."""
+        first = _WORD.match(text)
+        found = self._by_first_word.get(first[0], ()) if first is not None else ()
+        return self._ordered(e for e in found if _begins(*e.agreement(text)))
+
+    @cached_property
+    def _by_first_word(self) -> dict[str, tuple[Entry, ...]]:
+        """The entries whose message begins with a whole word, under that word."""
+        index: dict[str, list[Entry]] = {}
+        for entry in self.entries:
+            first = _WORD.match(entry.opening)
+            if first is not None and (first.end() < len(entry.opening) or len(entry.literals) == 1):
+                index.setdefault(first[0], []).append(entry)
+        return {word: tuple(group) for word, group in index.items()}
 
     def _ordered(self, entries: Iterable[Entry]) -> tuple[Entry, ...]:
         return tuple(sorted(set(entries), key=lambda entry: entry.id))

@@ -1,30 +1,35 @@
 """Which oMLX message a text is: the one seam between the parsing and what knows oMLX's messages.
 
 Recognition (is this input oMLX's?), record assembly (does a bare line open a record?) and
-classification (the level and logger a paste dropped) all ask ``known``. Today the catalog and
-its writers (``catalog_writers``) answer; the lexicon of every message in oMLX's source
-(issue 27) answers through the same ``Messages`` protocol, by changing ``messages``.
+classification (the level and logger a paste dropped) all ask ``known``. The lexicon of every
+message in oMLX's source (``parsing/lexicon.py``) answers: which entries a text is an instance of
+(the identity), and from them the level and logger. The catalog stays the layer of meaning: a text
+its rows know in a shape the lexicon's whole-message match does not see (a ``507: …`` before the
+message) is the entries its row names.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 from typing import Protocol
 
 from omlx_logscan.parsing.catalog import UVICORN_TAG, candidates
-from omlx_logscan.parsing.catalog_writers import CATALOG_WRITERS, MESSAGE_WRITERS, Writer
+from omlx_logscan.parsing.lexicon import Entry, Lexicon, lexicon
+from omlx_logscan.parsing.template import Template
 
 
 @dataclass(frozen=True, slots=True)
 class Known:
     """What oMLX's source says of one message."""
 
-    entry: str | None  # the lexicon entry's id; None while the catalog answers
-    template: str | None  # the message as the source writes it, placeholders in braces; None likewise
-    level: str | None  # the level it is written at; None when not known
+    entry: str | None  # the lexicon entry's id (the likeliest, when several could have written it)
+    template: str | None  # that entry's message as the source writes it, placeholders in braces
+    level: str | None  # the level it is written at; None when not known (or its writers differ)
     logger: str | None  # the logger that writes it; None when not known (or several do)
+    entries: tuple[str, ...] = ()  # every entry that could have written it (what a version range rests on)
 
 
 class Messages(Protocol):
@@ -43,41 +48,88 @@ ELISION = re.compile(r"…|\.\.\.|<[a-z_]+>")
 _MIN_OPENING = 12
 
 
-class CatalogMessages:
-    """The messages the catalog has rows for (less uvicorn's own lines, which are no oMLX text) and
-    those whose writers ``catalog_writers`` names."""
+# A message found inside a line with a head no shape explains (``Error: {"detail":"…"}``) must hold
+# this many letters and digits of literal text: ``{any}: {any}`` is found in every line.
+MIN_SPECIFICITY = 16
 
-    def __init__(self) -> None:
-        self._others = tuple((re.compile(pattern), writer) for pattern, writer in MESSAGE_WRITERS)
+
+_CLOSERS = "\"'`}] \t"
+
+
+class LexiconMessages:
+    """The messages of oMLX's source: a message whole, a catalog row's (its named entries), the
+    opening of an elided one, or one inside a line with an unknown head."""
+
+    def __init__(self, words: Lexicon) -> None:
+        self.lexicon = words
+        self._identities: dict[tuple[Entry, ...], Known] = {}  # few distinct: one per message template
+        self._rows: dict[tuple[str, ...], tuple[Entry, ...]] = {}  # a catalog row's entries, by their ids
 
     def known(self, text: str) -> Known | None:
-        found = self._known(text)
-        if found is not None or ("…" not in text and "..." not in text and "<" not in text):
-            return found
-        elision = ELISION.search(text)
-        opening = text[: elision.start()].rstrip() if elision is not None else ""
-        return self._known(opening) if len(opening) >= _MIN_OPENING else None
+        found = self.lexicon.match(text) or self.by_row(text) or self._elided(text) or self._inside(text)
+        return self._identity(found)
 
-    def _known(self, text: str) -> Known | None:
-        for template in candidates(text):
-            if template.literal in text and template.tag != UVICORN_TAG and template.regex.search(text):
-                return _known(CATALOG_WRITERS.get(template.literal))
-        for regex, writer in self._others:
-            if regex.match(text):
-                return _known(writer)
-        return None
+    def of_record(self, text: str, logger: str | None, level: str | None, row: Template | None) -> Known | None:
+        """A full record's message, given the logger and level it names and the catalog row it matched
+        (None: none): the row's entries when it has one, else the entries of that logger and level."""
+        found = self.by_row(text, row) if row is not None else self.lexicon.match(text, logger, level)
+        return self._identity(found)
+
+    def _identity(self, entries: tuple[Entry, ...]) -> Known | None:
+        if not entries:
+            return None
+        known = self._identities.get(entries)
+        if known is None:
+            known = self._identities[entries] = identity(entries)
+        return known
+
+    def by_row(self, text: str, row: Template | None = None) -> tuple[Entry, ...]:
+        """The entries of the catalog row ``text`` matches (``row`` when the caller found it): those
+        of them the text matches whole, or all of them (the row knows a shape the entries do not)."""
+        row = row or next((t for t in candidates(text) if t.literal in text and t.regex.search(text)), None)
+        if row is None or row.tag == UVICORN_TAG or not row.entries:
+            return ()
+        named = self._rows.get(row.entries)
+        if named is None:
+            named = self._rows[row.entries] = tuple(self.lexicon.entry(entry_id) for entry_id in row.entries)
+        if len(named) == 1:
+            return named
+        whole = tuple(e for e in named if text.startswith(e.opening) and e.regex.match(text))
+        return whole or named
+
+    def _elided(self, text: str) -> tuple[Entry, ...]:
+        elision = ELISION.search(text) if ("…" in text or "..." in text or "<" in text) else None
+        if elision is None:
+            return ()
+        opening = text[: elision.start()].rstrip()
+        return self.lexicon.beginning(opening) if len(opening) >= _MIN_OPENING else ()
+
+    def _inside(self, text: str) -> tuple[Entry, ...]:
+        """A message inside a line: after a head no shape explains, before the quotes and braces
+        that close what held it (``Error: {"detail":"…"}``, a client's report of oMLX's answer)."""
+        found = self.lexicon.search(text.rstrip(_CLOSERS))
+        return tuple(e for e in found if e.specificity >= MIN_SPECIFICITY)
 
 
-def _known(writer: Writer | None) -> Known:
-    if writer is None:
-        return Known(None, None, None, None)
-    return Known(None, None, writer.level, writer.logger)
+def identity(entries: Sequence[Entry]) -> Known:
+    """What the entries a message matched say of it: the likeliest entry (the one whose literals
+    hold the most text, then the newest), and the level and logger they agree on."""
+    best = max(entries, key=lambda e: (e.specificity, e.last is None, e.id))
+    levels = {e.level for e in entries}
+    loggers = {e.logger for e in entries}
+    return Known(
+        best.id,
+        best.template,
+        levels.pop() if len(levels) == 1 else None,
+        loggers.pop() if len(loggers) == 1 else None,
+        tuple(e.id for e in entries),
+    )
 
 
 @cache
-def messages() -> Messages:
+def messages() -> LexiconMessages:
     """The messages oMLX writes, loaded when first asked for."""
-    return CatalogMessages()
+    return LexiconMessages(lexicon())
 
 
 def known(text: str) -> Known | None:
