@@ -16,9 +16,11 @@ fallback: without it every oMLX line would be foreign text.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cache, cached_property
+from itertools import chain
 from pathlib import Path
 
 from omlx_logscan.errors import EXIT_INTERNAL, LogscanError
@@ -46,6 +48,8 @@ _FIELDS = (
 _PLACEHOLDER_REGEXES = {kind: re.compile(pattern) for kind, pattern in _PLACEHOLDER_PATTERNS.items() if kind != ANY}
 
 _WORD = re.compile(r"\w+")
+_PLACEHOLDER_MARK = "\x00"  # where a placeholder stands, joining the literals to find their words at once
+_KEY_WORD = re.compile(r"(?<![\w\x00])\w+(?![\w\x00])")  # a whole word not touching a placeholder
 
 
 class LexiconBroken(LogscanError):
@@ -54,7 +58,7 @@ class LexiconBroken(LogscanError):
     exit_code = EXIT_INTERNAL
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # one object per entry: the same entry is the same object, hashed by identity
 class Entry:
     """One message template oMLX writes, and where and since when it writes it."""
 
@@ -102,23 +106,33 @@ class Entry:
         return self.literals[0].split("\n", 1)[0]
 
     @cached_property
+    def pieces(self) -> tuple[str, ...]:
+        """Its literals as far as a message's first line holds them."""
+        return tuple(_first_line_literals(self.literals))
+
+    @cached_property
     def needle(self) -> str:
         """The longest literal text every message of this entry holds on its first line: a message
         without it cannot match, and ``in`` is far cheaper than a regex search."""
-        return max(_first_line_literals(self.literals), key=len)
+        return max(self.pieces, key=len)
+
+    def holds(self, text: str) -> bool:
+        """Whether ``text`` holds every literal of this entry's first line (in any order): all a
+        catalog row's match needs to tell which of its entries it is, far cheaper than their regexes."""
+        return all(piece in text for piece in self.pieces)
 
     @cached_property
     def specificity(self) -> int:
         """How many letters and digits its literals hold: a template of a few letters around
         placeholders (``{any}: {any}``) says little about a text found inside a line of another program."""
-        return sum(1 for text in _first_line_literals(self.literals) for char in text if char.isalnum())
+        return sum(1 for text in self.pieces for char in text if char.isalnum())
 
     def agreement(self, text: str) -> tuple[int, bool]:
         """How a message of this entry may begin with ``text`` (a message a paste cut short, or
         shortened inside): how many characters of its literals ``text`` shows in order, and whether
         all of ``text`` is such a beginning. A placeholder takes the text up to the next literal."""
         position = shown = 0
-        for index, literal in enumerate(_first_line_literals(self.literals)):
+        for index, literal in enumerate(self.pieces):
             if index:
                 kind = self.placeholders[index - 1]
                 if kind != ANY:
@@ -158,17 +172,7 @@ class Entry:
 
 def key_words(literals: Sequence[str]) -> list[str]:
     """The words of a template's literals that no placeholder touches (see :meth:`Entry.key_words`)."""
-    pieces = _first_line_literals(literals)
-    last = len(literals) - 1
-    words = []
-    for index, text in enumerate(pieces):
-        found = _WORD.findall(text)
-        if found and index > 0 and _WORD.match(text):
-            found = found[1:]  # touches the placeholder before it
-        if found and index < last and _WORD.match(text[-1:]) and "\n" not in literals[index]:
-            found = found[:-1]  # touches the placeholder after it
-        words += found
-    return words
+    return _KEY_WORD.findall(_PLACEHOLDER_MARK.join(literals).partition("\n")[0])  # the first line's literals
 
 
 def _common_opening(text: str, start: int, literal: str) -> int:
@@ -204,6 +208,12 @@ def _begins(shown: int, whole: bool) -> bool:
     return (whole and shown >= _SHOWN_WHOLE) or shown >= _SHOWN_ENOUGH
 
 
+def _literals(row: list[object]) -> list[str]:
+    """A row's literals, or none when they are malformed (the entry, when made, says so)."""
+    literals = row[_LITERALS]
+    return literals if isinstance(literals, list) and all(map(_is_text, literals)) else []
+
+
 def _first_line_literals(literals: Sequence[str]) -> list[str]:
     """The literals up to the first line break: what a message's first line holds (a traceback or
     the lines of a message of several lines follow it)."""
@@ -227,21 +237,24 @@ class VersionRange:
 
 
 class Lexicon:
-    """The entries, the order of oMLX's versions, and an index to find a message's entries."""
+    """The entries, the order of oMLX's versions, and an index to find a message's entries. An entry
+    is made from its row when first asked for: a run meets a few dozen of the thousands."""
 
-    def __init__(self, header: dict[str, object], entries: Sequence[Entry]) -> None:
+    def __init__(self, header: dict[str, object], rows: Sequence[object], source: Path | None = None) -> None:
         self.header = header
-        self.entries = tuple(entries)
         versions = header["versions"]
         if not isinstance(versions, list) or not all(isinstance(v, str) for v in versions):
             raise ValueError("the header's versions are not a list of names")
         self.versions: tuple[str, ...] = tuple(versions)
         self._order = {version: index for index, version in enumerate(self.versions)}
-        self._by_id = {entry.id: entry for entry in self.entries}
-        for entry in self.entries:
-            self.order(entry.first)
-            if entry.last is not None:
-                self.order(entry.last)
+        self._source = source
+        self._rows: dict[str, list[object]] = {}
+        for row in rows:
+            if not isinstance(row, list) or len(row) != len(_FIELDS) or not isinstance(row[0], str):
+                raise ValueError(f"a row is malformed ({str(row)[:40]})")
+            self._rows[row[0]] = row
+        self._made: dict[str, Entry] = {}
+        self._shared: dict[object, object] = {}
 
     def order(self, version: str) -> int:
         """A version's place among those the lexicon knows (older first)."""
@@ -251,36 +264,58 @@ class Lexicon:
             raise ValueError(f"version {version!r} is not in the lexicon's order") from None
 
     def entry(self, entry_id: str) -> Entry:
-        return self._by_id[entry_id]
+        made = self._made.get(entry_id)
+        if made is None:
+            try:
+                made = _entry(self._rows[entry_id], self._shared)
+                self.order(made.first)
+                if made.last is not None:
+                    self.order(made.last)
+            except (ValueError, TypeError) as exc:
+                raise broken(self._source or PATH, str(exc)) from None
+            self._made[entry_id] = made
+        return made
 
     @cached_property
-    def _index(self) -> tuple[dict[str, tuple[Entry, ...]], tuple[Entry, ...]]:
-        """Each entry under its rarest whole word; the entries with none, which every text may match."""
-        words = [entry.key_words() for entry in self.entries]
-        counts: dict[str, int] = {}
-        for found in words:
-            for word in set(found):
-                counts[word] = counts.get(word, 0) + 1
-        index: dict[str, list[Entry]] = {}
+    def entries(self) -> tuple[Entry, ...]:
+        return tuple(map(self.entry, self._rows))
+
+    @cached_property
+    def _index(self) -> tuple[dict[str, tuple[str, ...]], tuple[str, ...]]:
+        """Each entry's id under its rarest whole word; those with none, which every text may match.
+        Read from the rows: an entry is made only when a text holds its word."""
+        words = {entry_id: key_words(_literals(row)) for entry_id, row in self._rows.items()}
+        counts = Counter(chain.from_iterable(map(set, words.values())))
+        rank = {word: (count, -len(word), word) for word, count in counts.items()}  # rarest, then longest
+        index: dict[str, list[str]] = {}
         unindexed = []
-        for entry, found in zip(self.entries, words, strict=True):
+        for entry_id, found in words.items():
             if found:
-                index.setdefault(min(found, key=lambda w: (counts[w], -len(w), w)), []).append(entry)
+                index.setdefault(min(found, key=rank.__getitem__), []).append(entry_id)
             else:
-                unindexed.append(entry)
+                unindexed.append(entry_id)
         return {word: tuple(group) for word, group in index.items()}, tuple(unindexed)
 
     def candidates(self, text: str) -> list[Entry]:
         """The entries whose key word ``text`` holds: the only ones that can match it."""
         index, unindexed = self._index
-        found = [entry for word in set(_WORD.findall(text)) for entry in index.get(word, ())]
-        return [*found, *unindexed]
+        found = [entry_id for word in set(_WORD.findall(text)) for entry_id in index.get(word, ())]
+        return [self.entry(entry_id) for entry_id in (*found, *unindexed)]
 
     def match(self, message: str, logger: str | None = None, level: str | None = None) -> tuple[Entry, ...]:
         """The entries ``message`` is an instance of, whole (a record's text after its head).
 
         Given the record's ``logger`` and ``level``, the log calls that agree with them; when none
         does, every entry the text matches (a call may log an exception's text or a detail whole)."""
+        if logger is not None and level is not None:  # a full record: its writer's few calls first
+            calls = self._by_writer.get((logger, level), ())
+            found = self._ordered(
+                self.entry(i)
+                for opening, i in calls
+                if message.startswith(opening) and self.entry(i).regex.match(message)
+            )
+            if found:
+                return found
         found = self._ordered(
             e for e in self.candidates(message) if message.startswith(e.opening) and e.regex.match(message)
         )
@@ -302,6 +337,17 @@ class Lexicon:
         first = _WORD.match(text)
         found = self._by_first_word.get(first[0], ()) if first is not None else ()
         return self._ordered(e for e in found if _begins(*e.agreement(text)))
+
+    @cached_property
+    def _by_writer(self) -> dict[tuple[object, object], tuple[tuple[str, str], ...]]:
+        """The log calls under their logger and level, each as its opening and id: read from the rows,
+        so a full record's look-up makes only the entries its opening agrees with."""
+        index: dict[tuple[object, object], list[tuple[str, str]]] = {}
+        for entry_id, row in self._rows.items():
+            literals = _literals(row)
+            if row[1] == LOG and literals:
+                index.setdefault((row[3], row[2]), []).append((literals[0].partition("\n")[0], entry_id))
+        return {writer: tuple(group) for writer, group in index.items()}
 
     @cached_property
     def _by_first_word(self) -> dict[str, tuple[Entry, ...]]:
@@ -341,16 +387,18 @@ def load(path: Path = PATH) -> Lexicon:
     import json
 
     try:
-        with gzip.open(path) as packed:
-            data = json.load(packed)
+        data = json.loads(gzip.decompress(path.read_bytes()))
         header = data["header"]
         if tuple(header["fields"]) != _FIELDS:
             raise ValueError("its rows have another layout")
-        entries = [_entry(row) for row in data["entries"]]
-        return Lexicon(header, entries)
+        return Lexicon(header, data["entries"], path)
     except (OSError, EOFError, ValueError, KeyError, TypeError, IndexError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        raise LexiconBroken(f"the lexicon of oMLX messages {path} cannot be read ({reason}); reinstall") from None
+        raise broken(path, exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)) from None
+
+
+def broken(path: Path, reason: str) -> LexiconBroken:
+    """The one error of a lexicon file that cannot be read, whenever the fault shows."""
+    return LexiconBroken(f"the lexicon of oMLX messages {path} cannot be read ({reason}); reinstall")
 
 
 _TYPES: dict[str, type | tuple[type, ...]] = {
@@ -360,14 +408,32 @@ _TYPES: dict[str, type | tuple[type, ...]] = {
 }  # fmt: skip
 
 
-def _entry(row: list[object]) -> Entry:
-    values = dict(zip(_FIELDS, row, strict=True))
-    wrong = [name for name, value in values.items() if not isinstance(value, _TYPES[name])]
-    literals, kinds = values.pop("literals"), values.pop("kinds")
+_ROW_TYPES = tuple(_TYPES[name] for name in _FIELDS)
+_LITERALS, _KINDS = _FIELDS.index("literals"), _FIELDS.index("kinds")
+_PLACEHOLDER_KINDS = frozenset(_PLACEHOLDER_PATTERNS)
+# The fields most entries share a value of (a kind, a logger, a version) are held once, not once an
+# entry; these are each entry's own.
+_UNSHARED = frozenset(_FIELDS.index(name) for name in ("id", "literals", "kinds", "in_handler", "status"))
+
+
+def _entry(row: list[object], shared: dict[object, object]) -> Entry:
+    """One row as an entry (the row's fields are the entry's, in order), its common values shared."""
+    if len(row) != len(_FIELDS) or not all(map(isinstance, row, _ROW_TYPES)):
+        wrong = [name for name, value in zip(_FIELDS, row, strict=False) if not isinstance(value, _TYPES[name])]
+        raise ValueError(f"entry {row[0] if row else '?'} is malformed ({', '.join(wrong) or 'its length'})")
+    literals, kinds = row[_LITERALS], row[_KINDS]
     assert isinstance(literals, list) and isinstance(kinds, list)
-    if wrong or len(literals) != len(kinds) + 1 or not set(kinds) <= set(_PLACEHOLDER_PATTERNS):
-        raise ValueError(f"entry {values['id']} is malformed ({', '.join(wrong) or 'its template'})")
-    return Entry(**values, literals=tuple(map(str, literals)), placeholders=tuple(kinds))  # type: ignore[arg-type]
+    if len(literals) != len(kinds) + 1 or not set(kinds) <= _PLACEHOLDER_KINDS or not all(map(_is_text, literals)):
+        raise ValueError(f"entry {row[0]} is malformed (its template)")
+    values = [value if index in _UNSHARED else shared.setdefault(value, value) for index, value in enumerate(row)]
+    values[_LITERALS] = tuple(literals)
+    placeholders = tuple(kinds)
+    values[_KINDS] = shared.setdefault(placeholders, placeholders)
+    return Entry(*values)  # type: ignore[arg-type]
+
+
+def _is_text(value: object) -> bool:
+    return isinstance(value, str)
 
 
 @cache

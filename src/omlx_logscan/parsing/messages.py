@@ -63,7 +63,7 @@ class LexiconMessages:
     def __init__(self, words: Lexicon) -> None:
         self.lexicon = words
         self._identities: dict[tuple[Entry, ...], Known] = {}  # few distinct: one per message template
-        self._rows: dict[tuple[str, ...], tuple[Entry, ...]] = {}  # a catalog row's entries, by their ids
+        self._rows: dict[tuple[str, ...], tuple[tuple[Entry, tuple[str, ...]], ...]] = {}  # see _row_table
 
     def known(self, text: str) -> Known | None:
         found = self.lexicon.match(text) or self.by_row(text) or self._elided(text) or self._inside(text)
@@ -72,8 +72,14 @@ class LexiconMessages:
     def of_record(self, text: str, logger: str | None, level: str | None, row: Template | None) -> Known | None:
         """A full record's message, given the logger and level it names and the catalog row it matched
         (None: none): the row's entries when it has one, else the entries of that logger and level."""
-        found = self.by_row(text, row) if row is not None else self.lexicon.match(text, logger, level)
-        return self._identity(found)
+        if row is None:
+            return self._identity(self.lexicon.match(text, logger, level))
+        if row.tag == UVICORN_TAG or not row.entries:
+            return None
+        table = self._row_table(row)
+        if len(table) == 1:
+            return self._identity((table[0][0],))
+        return self._identity(tuple(entry for entry, marks in table if all(m in text for m in marks)))
 
     def _identity(self, entries: tuple[Entry, ...]) -> Known | None:
         if not entries:
@@ -83,19 +89,25 @@ class LexiconMessages:
             known = self._identities[entries] = identity(entries)
         return known
 
-    def by_row(self, text: str, row: Template | None = None) -> tuple[Entry, ...]:
-        """The entries of the catalog row ``text`` matches (``row`` when the caller found it): those
-        of them the text matches whole, or all of them (the row knows a shape the entries do not)."""
-        row = row or next((t for t in candidates(text) if t.literal in text and t.regex.search(text)), None)
+    def by_row(self, text: str) -> tuple[Entry, ...]:
+        """The entries of the catalog row ``text`` matches: those of them whose wording the text
+        holds, or all of them (the row knows a shape the entries do not)."""
+        row = next((t for t in candidates(text) if t.literal in text and t.regex.search(text)), None)
         if row is None or row.tag == UVICORN_TAG or not row.entries:
             return ()
-        named = self._rows.get(row.entries)
-        if named is None:
-            named = self._rows[row.entries] = tuple(self.lexicon.entry(entry_id) for entry_id in row.entries)
-        if len(named) == 1:
-            return named
-        whole = tuple(e for e in named if text.startswith(e.opening) and e.regex.match(text))
-        return whole or named
+        table = self._row_table(row)
+        return tuple(entry for entry, marks in table if all(m in text for m in marks)) or tuple(e for e, _ in table)
+
+    def _row_table(self, row: Template) -> tuple[tuple[Entry, tuple[str, ...]], ...]:
+        """A catalog row's entries, each with the literals of it the others do not all hold: what
+        tells which of them a text the row matched is, by ``in`` alone."""
+        table = self._rows.get(row.entries)
+        if table is None:
+            named = [self.lexicon.entry(entry_id) for entry_id in row.entries]
+            common = set.intersection(*(set(entry.pieces) for entry in named))
+            table = tuple((entry, tuple(p for p in entry.pieces if p not in common)) for entry in named)
+            self._rows[row.entries] = table
+        return table
 
     def _elided(self, text: str) -> tuple[Entry, ...]:
         elision = ELISION.search(text) if ("…" in text or "..." in text or "<" in text) else None
