@@ -178,6 +178,7 @@ def classify(record: Record, source: str, index: int) -> list[Event]:
             record.time_of_day,
             entry=identity.entry if identity is not None else None,
             template=identity.template if identity is not None else None,
+            entries=identity.entries if identity is not None else (),
         )
 
     if head.form in ("panic", "panic_header"):
