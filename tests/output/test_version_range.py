@@ -70,7 +70,8 @@ def test_a_log_across_an_upgrade_spans_versions_and_each_session_has_its_own(tmp
 
 
 def _stated_log(tmp_path: Path, version: str) -> Path:
-    """A start banner stating ``version``, then messages only oMLX 0.4.2 and 0.4.3 write."""
+    """A start banner stating ``version``, then messages only oMLX 0.4.2 and 0.4.3 write (the first a
+    routine record, no event: the range rests on every record read)."""
     log = tmp_path / "server.log"
     log.write_text(
         "oMLX - LLM inference, optimized for your Mac\n"
@@ -97,7 +98,7 @@ def test_a_stated_version_outside_the_range_is_said_to_disagree(tmp_path: Path) 
     found = _json("timeline", str(log))["header"]["omlx_version_range"]
     assert (found["min"], found["max"], found["stated"], found["disagrees"]) == ("0.4.2", "0.4.3", ["0.6.3"], ["0.6.3"])
     text = runner.invoke(app, ["timeline", str(log), "-q"]).stdout
-    assert "oMLX      0.6.3 stated; its messages are of 0.4.2 – 0.4.3 (2 messages of oMLX's source)" in text
+    assert "oMLX      0.6.3 stated; its messages are of 0.4.2 – 0.4.3 (3 messages of oMLX's source)" in text
     assert "they disagree with the stated 0.6.3" in text
     report = runner.invoke(app, ["report", str(log), "-q"]).stdout
     assert "- **oMLX by its messages:** 0.6.3 stated; its messages are of 0.4.2 – 0.4.3" in report

@@ -14,6 +14,7 @@ from omlx_logscan.output.errors import errors_document
 from omlx_logscan.output.outages import outage_dict, outage_notes
 from omlx_logscan.output.overlays import RATE_RATIO_TEST
 from omlx_logscan.output.phrases import call_site_label, crash_rows, escalation_rows, summary
+from omlx_logscan.output.provenance import input_versions
 from omlx_logscan.output.why import evidence_what, hidden_phrases, load_label, load_note
 from omlx_logscan.output.zoned import event_rows, zone_document
 from omlx_logscan.parsing.event import Event
@@ -35,7 +36,7 @@ TIMELINE_SCHEMA = "omlx-logscan/timeline/2"
 
 def document_header(stream: EventStream) -> dict[str, Any]:
     """The input's header, with the oMLX versions its messages allow (``omlx_version_range``)."""
-    return {**header(stream), "omlx_version_range": versions_dict(writer_versions(stream.events))}
+    return {**header(stream), "omlx_version_range": versions_dict(input_versions(stream))}
 
 
 def session_rows(analysis: Analysis) -> list[dict[str, Any]]:

@@ -3,7 +3,13 @@ banner or a Homebrew path states, and whether the two disagree. Every format tak
 
 from __future__ import annotations
 
-from omlx_logscan.parsing.provenance import WriterVersions
+from omlx_logscan.parsing.provenance import WriterVersions, writer_versions
+from omlx_logscan.stream.model import EventStream
+
+
+def input_versions(stream: EventStream) -> WriterVersions | None:
+    """The versions that could have written the whole input: its events and every record read."""
+    return writer_versions(stream.events, stream.messages)
 
 
 def range_text(found: WriterVersions) -> str:

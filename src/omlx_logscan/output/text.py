@@ -29,7 +29,7 @@ from omlx_logscan.output.phrases import (
     summary,
     window_end_phrase,
 )
-from omlx_logscan.output.provenance import short_range, versions_phrase
+from omlx_logscan.output.provenance import input_versions, short_range, versions_phrase
 from omlx_logscan.output.why import fault_lines, overlay_lines
 from omlx_logscan.parsing.event import Event
 from omlx_logscan.parsing.provenance import writer_versions
@@ -283,7 +283,7 @@ def timeline_text(
         ("files", printable(files)),
         ("span", span_phrase(head)),
         ("level", level_phrase(head["written_at_level"], head["records"])),
-        ("oMLX", printable(versions_phrase(writer_versions(analysis.stream.events)))),
+        ("oMLX", printable(versions_phrase(input_versions(analysis.stream)))),
         (
             "sessions",
             str(len(analysis.sessions))

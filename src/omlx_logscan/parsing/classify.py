@@ -137,7 +137,7 @@ def identify(record: Record, row: Template | None) -> Known | None:
         return None
     if head.form not in _HEADLESS_RECORD_FORMS or (head.level and (head.logger or "").startswith(LOGGER_PREFIX)):
         return messages().of_record(head.message, head.logger, head.level, row)
-    return known(head.message) or (known(record.text) if record.extra else None)
+    return head.identity or known(head.message) or (known(record.text) if record.extra else None)
 
 
 def _logger_of(head: Line, identity: Known | None) -> str | None:

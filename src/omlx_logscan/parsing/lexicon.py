@@ -101,20 +101,9 @@ class Entry:
         return re.compile("".join(parts) + (r"\s*\Z" if ends else ""))
 
     @cached_property
-    def opening(self) -> str:
-        """The text every message of this entry begins with (up to its first placeholder or line break)."""
-        return self.literals[0].split("\n", 1)[0]
-
-    @cached_property
     def pieces(self) -> tuple[str, ...]:
         """Its literals as far as a message's first line holds them."""
         return tuple(_first_line_literals(self.literals))
-
-    @cached_property
-    def needle(self) -> str:
-        """The longest literal text every message of this entry holds on its first line: a message
-        without it cannot match, and ``in`` is far cheaper than a regex search."""
-        return max(self.pieces, key=len)
 
     def holds(self, text: str) -> bool:
         """Whether ``text`` holds every literal of this entry's first line (in any order): all a
@@ -236,6 +225,11 @@ class VersionRange:
     entries: int  # how many distinct entries the range rests on
 
 
+# An index's key of an entry: its opening, its longest literal (both on a message's first line), its id.
+_Key = tuple[str, str, str]
+_WordIndex = tuple[dict[str, tuple[_Key, ...]], tuple[_Key, ...]]  # keys under their words; keys of no word
+
+
 class Lexicon:
     """The entries, the order of oMLX's versions, and an index to find a message's entries. An entry
     is made from its row when first asked for: a run meets a few dozen of the thousands."""
@@ -281,26 +275,57 @@ class Lexicon:
         return tuple(map(self.entry, self._rows))
 
     @cached_property
-    def _index(self) -> tuple[dict[str, tuple[str, ...]], tuple[str, ...]]:
-        """Each entry's id under its rarest whole word; those with none, which every text may match.
-        Read from the rows: an entry is made only when a text holds its word."""
-        words = {entry_id: key_words(_literals(row)) for entry_id, row in self._rows.items()}
-        counts = Counter(chain.from_iterable(map(set, words.values())))
+    def _keyed(self) -> dict[str, tuple[_Key, list[str]]]:
+        """Each entry's key (its opening, its longest literal, its id: both on a message's first line)
+        and key words, read from its row: an entry is made only when a text holds its word and
+        those literals."""
+        keyed = {}
+        for entry_id, row in self._rows.items():
+            literals = _literals(row)
+            pieces = _first_line_literals(literals) or [""]
+            keyed[entry_id] = ((pieces[0], max(pieces, key=len), entry_id), key_words(literals))
+        return keyed
+
+    def _word_index(self, ids: Iterable[str]) -> _WordIndex:
+        """These entries each under its rarest whole word; those with none, which every text may match."""
+        keyed = [self._keyed[entry_id] for entry_id in ids]
+        counts = Counter(chain.from_iterable(set(words) for _, words in keyed))
         rank = {word: (count, -len(word), word) for word, count in counts.items()}  # rarest, then longest
-        index: dict[str, list[str]] = {}
+        index: dict[str, list[_Key]] = {}
         unindexed = []
-        for entry_id, found in words.items():
-            if found:
-                index.setdefault(min(found, key=rank.__getitem__), []).append(entry_id)
+        for key, words in keyed:
+            if words:
+                index.setdefault(min(words, key=rank.__getitem__), []).append(key)
             else:
-                unindexed.append(entry_id)
+                unindexed.append(key)
         return {word: tuple(group) for word, group in index.items()}, tuple(unindexed)
+
+    @cached_property
+    def _index(self) -> _WordIndex:
+        return self._word_index(self._rows)
+
+    @cached_property
+    def _anchored(self) -> tuple[dict[str, tuple[_Key, ...]], _WordIndex]:
+        """The entries whose message begins with a whole word, under that word (a message whole can
+        only be theirs when it begins with it); the others by their words."""
+        by_first: dict[str, list[_Key]] = {}
+        others = []
+        for entry_id, (key, _) in self._keyed.items():
+            first = _WORD.match(key[0])
+            if first is not None and (first.end() < len(key[0]) or self._rows[entry_id][_KINDS] == []):
+                by_first.setdefault(first[0], []).append(key)
+            else:
+                others.append(entry_id)
+        return {word: tuple(group) for word, group in by_first.items()}, self._word_index(others)
+
+    def _keys(self, text: str, index: _WordIndex | None = None) -> list[_Key]:
+        """The keys of the entries whose key word ``text`` holds: the only ones that can match it."""
+        words, unindexed = index or self._index
+        return [*(key for word in set(_WORD.findall(text)) for key in words.get(word, ())), *unindexed]
 
     def candidates(self, text: str) -> list[Entry]:
         """The entries whose key word ``text`` holds: the only ones that can match it."""
-        index, unindexed = self._index
-        found = [entry_id for word in set(_WORD.findall(text)) for entry_id in index.get(word, ())]
-        return [self.entry(entry_id) for entry_id in (*found, *unindexed)]
+        return [self.entry(entry_id) for _, _, entry_id in self._keys(text)]
 
     def match(self, message: str, logger: str | None = None, level: str | None = None) -> tuple[Entry, ...]:
         """The entries ``message`` is an instance of, whole (a record's text after its head).
@@ -309,15 +334,14 @@ class Lexicon:
         does, every entry the text matches (a call may log an exception's text or a detail whole)."""
         if logger is not None and level is not None:  # a full record: its writer's few calls first
             calls = self._by_writer.get((logger, level), ())
-            found = self._ordered(
-                self.entry(i)
-                for opening, i in calls
-                if message.startswith(opening) and self.entry(i).regex.match(message)
-            )
+            found = self._matching(message, (i for opening, i in calls if message.startswith(opening)))
             if found:
                 return found
-        found = self._ordered(
-            e for e in self.candidates(message) if message.startswith(e.opening) and e.regex.match(message)
+        by_first, others = self._anchored
+        first = _WORD.match(message)
+        keys = [*(by_first.get(first[0], ()) if first is not None else ()), *self._keys(message, others)]
+        found = self._matching(
+            message, (i for opening, needle, i in keys if message.startswith(opening) and needle in message)
         )
         agreeing = tuple(
             entry
@@ -328,15 +352,21 @@ class Lexicon:
         )
         return agreeing if agreeing and (logger or level) else found
 
+    def _matching(self, message: str, ids: Iterable[str]) -> tuple[Entry, ...]:
+        return self._ordered(
+            entry for entry in map(self.entry, ids) if entry.holds(message) and entry.regex.match(message)
+        )
+
     def search(self, text: str) -> tuple[Entry, ...]:
         """The entries whose message appears anywhere in ``text`` (a line with an unknown head)."""
-        return self._ordered(e for e in self.candidates(text) if e.needle in text and e.regex.search(text))
+        found = map(self.entry, (i for _, needle, i in self._keys(text) if needle in text))
+        return self._ordered(entry for entry in found if entry.regex.search(text))
 
     def beginning(self, text: str) -> tuple[Entry, ...]:
         """The entries a message of which may begin with ``text`` (a message cut short by a paste)."""
         first = _WORD.match(text)
-        found = self._by_first_word.get(first[0], ()) if first is not None else ()
-        return self._ordered(e for e in found if _begins(*e.agreement(text)))
+        keys = self._anchored[0].get(first[0], ()) if first is not None else ()
+        return self._ordered(e for e in (self.entry(key[2]) for key in keys) if _begins(*e.agreement(text)))
 
     @cached_property
     def _by_writer(self) -> dict[tuple[object, object], tuple[tuple[str, str], ...]]:
@@ -348,16 +378,6 @@ class Lexicon:
             if row[1] == LOG and literals:
                 index.setdefault((row[3], row[2]), []).append((literals[0].partition("\n")[0], entry_id))
         return {writer: tuple(group) for writer, group in index.items()}
-
-    @cached_property
-    def _by_first_word(self) -> dict[str, tuple[Entry, ...]]:
-        """The entries whose message begins with a whole word, under that word."""
-        index: dict[str, list[Entry]] = {}
-        for entry in self.entries:
-            first = _WORD.match(entry.opening)
-            if first is not None and (first.end() < len(entry.opening) or len(entry.literals) == 1):
-                index.setdefault(first[0], []).append(entry)
-        return {word: tuple(group) for word, group in index.items()}
 
     def _ordered(self, entries: Iterable[Entry]) -> tuple[Entry, ...]:
         return tuple(sorted(set(entries), key=lambda entry: entry.id))

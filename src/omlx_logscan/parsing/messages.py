@@ -53,6 +53,8 @@ _MIN_OPENING = 12
 MIN_SPECIFICITY = 16
 
 
+_RECENT = 1024  # texts whose answers are kept: a record is assembled a few lines after its head is read
+
 _CLOSERS = "\"'`}] \t"
 
 
@@ -63,11 +65,17 @@ class LexiconMessages:
     def __init__(self, words: Lexicon) -> None:
         self.lexicon = words
         self._identities: dict[tuple[Entry, ...], Known] = {}  # few distinct: one per message template
+        self._recent: dict[str, Known | None] = {}  # the answers for the texts asked last
         self._rows: dict[tuple[str, ...], tuple[tuple[Entry, tuple[str, ...]], ...]] = {}  # see _row_table
 
     def known(self, text: str) -> Known | None:
+        if text in self._recent:  # the grammar asks of a pasted line, then the classification of its record
+            return self._recent[text]
         found = self.lexicon.match(text) or self.by_row(text) or self._elided(text) or self._inside(text)
-        return self._identity(found)
+        if len(self._recent) >= _RECENT:
+            self._recent.clear()
+        known = self._recent[text] = self._identity(found)
+        return known
 
     def of_record(self, text: str, logger: str | None, level: str | None, row: Template | None) -> Known | None:
         """A full record's message, given the logger and level it names and the catalog row it matched

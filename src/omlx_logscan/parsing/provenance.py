@@ -53,10 +53,11 @@ class WriterVersions:
         }
 
 
-def writer_versions(events: Iterable[Event]) -> WriterVersions | None:
-    """The versions that could have written ``events``, and which of the versions they state (a
-    banner's, a Homebrew path's) disagree; None when no event is a message the lexicon knows."""
-    matched: set[tuple[str, ...]] = set()
+def writer_versions(events: Iterable[Event], messages: Iterable[tuple[str, ...]] = ()) -> WriterVersions | None:
+    """The versions that could have written ``events`` and ``messages`` (the entries of records read
+    but not kept as events), and which of the versions the events state (a banner's, a Homebrew
+    path's) disagree; None when no message is one the lexicon knows."""
+    matched = set(messages)
     stated: dict[str, None] = {}
     for event in events:
         if event.entries:

@@ -39,9 +39,12 @@ class Recognition:
         self.recognised = False
         self._crash = False  # a traceback, crash report or crash stack was seen
         self._install = False  # an oMLX install or process was named
+        self.messages: set[tuple[str, ...]] = set()  # the entries of each message seen (``Event.entries``)
 
     def see(self, record: Record, events: list[Event]) -> None:
         """One record and the events it yielded."""
+        if events and events[0].entries:
+            self.messages.add(events[0].entries)
         if self.recognised:
             return
         head = record.head
