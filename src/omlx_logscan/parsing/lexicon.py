@@ -243,12 +243,16 @@ class Lexicon:
         self._order = {version: index for index, version in enumerate(self.versions)}
         self._source = source
         self._rows: dict[str, list[object]] = {}
+        shared: dict[object, object] = {}
         for row in rows:
             if not isinstance(row, list) or len(row) != len(_FIELDS) or not isinstance(row[0], str):
                 raise ValueError(f"a row is malformed ({str(row)[:40]})")
+            for index in _SHARED:  # most rows share these values (a kind, a logger, a version): held once
+                row[index] = shared.setdefault(row[index], row[index])
             self._rows[row[0]] = row
         self._made: dict[str, Entry] = {}
         self._shared: dict[object, object] = {}
+        self._keyed: dict[str, _Key] = {}
 
     def order(self, version: str) -> int:
         """A version's place among those the lexicon knows (older first)."""
@@ -274,28 +278,26 @@ class Lexicon:
     def entries(self) -> tuple[Entry, ...]:
         return tuple(map(self.entry, self._rows))
 
-    @cached_property
-    def _keyed(self) -> dict[str, tuple[_Key, list[str]]]:
-        """Each entry's key (its opening, its longest literal, its id: both on a message's first line)
-        and key words, read from its row: an entry is made only when a text holds its word and
-        those literals."""
-        keyed = {}
-        for entry_id, row in self._rows.items():
-            literals = _literals(row)
-            pieces = _first_line_literals(literals) or [""]
-            keyed[entry_id] = ((pieces[0], max(pieces, key=len), entry_id), key_words(literals))
-        return keyed
+    def _key(self, entry_id: str) -> _Key:
+        """An entry's key (its opening, its longest literal, its id: both on a message's first line),
+        read from its row: an entry is made only when a text holds its word and those literals."""
+        key = self._keyed.get(entry_id)
+        if key is None:
+            pieces = _first_line_literals(_literals(self._rows[entry_id])) or [""]
+            key = self._keyed[entry_id] = (pieces[0], max(pieces, key=len), entry_id)
+        return key
 
     def _word_index(self, ids: Iterable[str]) -> _WordIndex:
         """These entries each under its rarest whole word; those with none, which every text may match."""
-        keyed = [self._keyed[entry_id] for entry_id in ids]
-        counts = Counter(chain.from_iterable(set(words) for _, words in keyed))
+        words = {entry_id: key_words(_literals(self._rows[entry_id])) for entry_id in ids}
+        counts = Counter(chain.from_iterable(map(set, words.values())))
         rank = {word: (count, -len(word), word) for word, count in counts.items()}  # rarest, then longest
         index: dict[str, list[_Key]] = {}
         unindexed = []
-        for key, words in keyed:
-            if words:
-                index.setdefault(min(words, key=rank.__getitem__), []).append(key)
+        for entry_id, found in words.items():
+            key = self._key(entry_id)
+            if found:
+                index.setdefault(min(found, key=rank.__getitem__), []).append(key)
             else:
                 unindexed.append(key)
         return {word: tuple(group) for word, group in index.items()}, tuple(unindexed)
@@ -305,15 +307,17 @@ class Lexicon:
         return self._word_index(self._rows)
 
     @cached_property
-    def _anchored(self) -> tuple[dict[str, tuple[_Key, ...]], _WordIndex]:
-        """The entries whose message begins with a whole word, under that word (a message whole can
-        only be theirs when it begins with it); the others by their words."""
-        by_first: dict[str, list[_Key]] = {}
+    def _anchored(self) -> tuple[dict[str, tuple[str, ...]], _WordIndex]:
+        """The ids of the entries whose message begins with a whole word, under that word (a message
+        whole can only be theirs when it begins with it); the others by their words."""
+        by_first: dict[str, list[str]] = {}
         others = []
-        for entry_id, (key, _) in self._keyed.items():
-            first = _WORD.match(key[0])
-            if first is not None and (first.end() < len(key[0]) or self._rows[entry_id][_KINDS] == []):
-                by_first.setdefault(first[0], []).append(key)
+        for entry_id, row in self._rows.items():
+            literals = _literals(row)
+            opening = literals[0].partition("\n")[0] if literals else ""
+            first = _WORD.match(opening)
+            if first is not None and (first.end() < len(opening) or row[_KINDS] == []):
+                by_first.setdefault(first[0], []).append(entry_id)
             else:
                 others.append(entry_id)
         return {word: tuple(group) for word, group in by_first.items()}, self._word_index(others)
@@ -339,7 +343,8 @@ class Lexicon:
                 return found
         by_first, others = self._anchored
         first = _WORD.match(message)
-        keys = [*(by_first.get(first[0], ()) if first is not None else ()), *self._keys(message, others)]
+        anchored = map(self._key, by_first.get(first[0], ()) if first is not None else ())
+        keys = [*anchored, *self._keys(message, others)]
         found = self._matching(
             message, (i for opening, needle, i in keys if message.startswith(opening) and needle in message)
         )
@@ -365,8 +370,8 @@ class Lexicon:
     def beginning(self, text: str) -> tuple[Entry, ...]:
         """The entries a message of which may begin with ``text`` (a message cut short by a paste)."""
         first = _WORD.match(text)
-        keys = self._anchored[0].get(first[0], ()) if first is not None else ()
-        return self._ordered(e for e in (self.entry(key[2]) for key in keys) if _begins(*e.agreement(text)))
+        ids = self._anchored[0].get(first[0], ()) if first is not None else ()
+        return self._ordered(e for e in map(self.entry, ids) if _begins(*e.agreement(text)))
 
     @cached_property
     def _by_writer(self) -> dict[tuple[object, object], tuple[tuple[str, str], ...]]:
@@ -431,9 +436,9 @@ _TYPES: dict[str, type | tuple[type, ...]] = {
 _ROW_TYPES = tuple(_TYPES[name] for name in _FIELDS)
 _LITERALS, _KINDS = _FIELDS.index("literals"), _FIELDS.index("kinds")
 _PLACEHOLDER_KINDS = frozenset(_PLACEHOLDER_PATTERNS)
-# The fields most entries share a value of (a kind, a logger, a version) are held once, not once an
-# entry; these are each entry's own.
-_UNSHARED = frozenset(_FIELDS.index(name) for name in ("id", "literals", "kinds", "in_handler", "status"))
+_SHARED = tuple(
+    _FIELDS.index(name) for name in _TYPES if name not in ("id", "literals", "kinds", "in_handler", "status")
+)
 
 
 def _entry(row: list[object], shared: dict[object, object]) -> Entry:
@@ -445,7 +450,7 @@ def _entry(row: list[object], shared: dict[object, object]) -> Entry:
     assert isinstance(literals, list) and isinstance(kinds, list)
     if len(literals) != len(kinds) + 1 or not set(kinds) <= _PLACEHOLDER_KINDS or not all(map(_is_text, literals)):
         raise ValueError(f"entry {row[0]} is malformed (its template)")
-    values = [value if index in _UNSHARED else shared.setdefault(value, value) for index, value in enumerate(row)]
+    values = list(row)
     values[_LITERALS] = tuple(literals)
     placeholders = tuple(kinds)
     values[_KINDS] = shared.setdefault(placeholders, placeholders)
