@@ -135,7 +135,7 @@ def is_failure(event: Event) -> bool:
         return True
     # A warning written while handling an exception; a record below WARNING is routine wherever it is
     # written (and the native scanner only counts those: the Errors part is the same on every path).
-    return _severity(event.level) >= _severity("WARNING") and bool(in_exception_handler(event))
+    return event.level == "WARNING" and bool(in_exception_handler(event))
 
 
 def http_status(event: Event) -> int | None:

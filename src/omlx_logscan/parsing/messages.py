@@ -84,10 +84,10 @@ class LexiconMessages:
             return self._identity(self.lexicon.match(text, logger, level))
         if row.tag == UVICORN_TAG or not row.entries:
             return None
-        table = self._row_table(row)
+        table = self._rows.get(row.entries) or self._row_table(row)
         if len(table) == 1:
             return self._identity((table[0][0],))
-        return self._identity(tuple(entry for entry, marks in table if all(m in text for m in marks)))
+        return self._identity(_holding(table, text) or tuple(entry for entry, _ in table))
 
     def _identity(self, entries: tuple[Entry, ...]) -> Known | None:
         if not entries:
@@ -104,7 +104,7 @@ class LexiconMessages:
         if row is None or row.tag == UVICORN_TAG or not row.entries:
             return ()
         table = self._row_table(row)
-        return tuple(entry for entry, marks in table if all(m in text for m in marks)) or tuple(e for e, _ in table)
+        return _holding(table, text) or tuple(entry for entry, _ in table)
 
     def _row_table(self, row: Template) -> tuple[tuple[Entry, tuple[str, ...]], ...]:
         """A catalog row's entries, each with the literals of it the others do not all hold: what
@@ -129,6 +129,19 @@ class LexiconMessages:
         that close what held it (``Error: {"detail":"…"}``, a client's report of oMLX's answer)."""
         found = self.lexicon.search(text.rstrip(_CLOSERS))
         return tuple(e for e in found if e.specificity >= MIN_SPECIFICITY)
+
+
+def _holding(table: tuple[tuple[Entry, tuple[str, ...]], ...], text: str) -> tuple[Entry, ...]:
+    """The entries of a catalog row's table whose own literals ``text`` holds (a loop: it runs on
+    every record a row matches)."""
+    found = []
+    for entry, marks in table:
+        for mark in marks:
+            if mark not in text:
+                break
+        else:
+            found.append(entry)
+    return tuple(found)
 
 
 def identity(entries: Sequence[Entry]) -> Known:
