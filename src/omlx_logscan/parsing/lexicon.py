@@ -89,6 +89,10 @@ class Entry:
 
     @cached_property
     def regex(self) -> re.Pattern[str]:
+        return re.compile(self.pattern)
+
+    @cached_property
+    def pattern(self) -> str:
         """Literals exactly, placeholders by their kind. A message of several lines (a traceback
         after it) is matched on its first line: the text up to the first line break."""
         parts = [re.escape(self.literals[0].split("\n", 1)[0])]
@@ -98,7 +102,7 @@ class Entry:
                 break
             parts += [f"(?:{_PLACEHOLDER_PATTERNS[kind]})", re.escape(text.split("\n", 1)[0])]
             ends = "\n" not in text
-        return re.compile("".join(parts) + (r"\s*\Z" if ends else ""))
+        return "".join(parts) + (r"\s*\Z" if ends else "")
 
     @cached_property
     def pieces(self) -> tuple[str, ...]:
@@ -363,7 +367,7 @@ class Lexicon:
         group = self._groups.get(word)
         if group is None:
             ids = self._anchored[0].get(word, ())
-            tries = "".join(f"(?:(?=({self.entry(entry_id).regex.pattern}))|)" for entry_id in ids)
+            tries = "".join(f"(?:(?=({self.entry(entry_id).pattern}))|)" for entry_id in ids)
             group = self._groups[word] = (re.compile(tries), ids)
         regex, ids = group
         match = regex.match(message)

@@ -53,6 +53,7 @@ _MIN_OPENING = 12
 MIN_SPECIFICITY = 16
 
 
+_UNSEEN = Known(None, None, None, None)  # a text not asked of lately (``None`` is an answer: no message)
 _RECENT = 1024  # texts whose answers are kept: a record is assembled a few lines after its head is read
 
 _CLOSERS = "\"'`}] \t"
@@ -69,8 +70,9 @@ class LexiconMessages:
         self._rows: dict[tuple[str, ...], tuple[tuple[Entry, tuple[str, ...]], ...]] = {}  # see _row_table
 
     def known(self, text: str) -> Known | None:
-        if text in self._recent:  # the grammar asks of a pasted line, then the classification of its record
-            return self._recent[text]
+        recent = self._recent.get(text, _UNSEEN)  # the grammar asks of a pasted line, then its record's classification
+        if recent is not _UNSEEN:
+            return recent
         found = self.lexicon.match(text) or self.by_row(text) or self._elided(text) or self._inside(text)
         if len(self._recent) >= _RECENT:
             self._recent.clear()
