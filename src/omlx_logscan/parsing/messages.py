@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Protocol
 
-from omlx_logscan.parsing.catalog import UVICORN_TAG, candidates
+from omlx_logscan.parsing.catalog import LOGGER_PREFIX, UVICORN_TAG, candidates
 from omlx_logscan.parsing.lexicon import Entry, Lexicon, lexicon
 from omlx_logscan.parsing.template import Template
 
@@ -48,6 +48,12 @@ ELISION = re.compile(r"…|\.\.\.|<[a-z_]+>")
 _MIN_OPENING = 12
 
 
+# A text that is a message whole must hold this many letters and digits of its literal wording
+# (``Engine started`` does; ``error``, ``stop``, ``{any} {any} → 503: {any}`` do not: a catalog row
+# knows the HTTP answers).
+MIN_WHOLE = 8
+
+
 # A message found inside a line with a head no shape explains (``Error: {"detail":"…"}``) must hold
 # this many letters and digits of literal text: ``{any}: {any}`` is found in every line.
 MIN_SPECIFICITY = 16
@@ -73,7 +79,7 @@ class LexiconMessages:
         recent = self._recent.get(text, _UNSEEN)  # the grammar asks of a pasted line, then its record's classification
         if recent is not _UNSEEN:
             return recent
-        found = self.lexicon.match(text) or self.by_row(text) or self._elided(text) or self._inside(text)
+        found = self._whole(text) or self.by_row(text) or self._elided(text) or self._inside(text)
         if len(self._recent) >= _RECENT:
             self._recent.clear()
         known = self._recent[text] = self._identity(found)
@@ -83,7 +89,10 @@ class LexiconMessages:
         """A full record's message, given the logger and level it names and the catalog row it matched
         (None: none): the row's entries when it has one, else the entries of that logger and level."""
         if row is None:
-            return self._identity(self.lexicon.match(text, logger, level))
+            found = self.lexicon.match(text, logger, level)
+            if not (logger or "").startswith(LOGGER_PREFIX):  # another program's record: oMLX's text only if telling
+                found = tuple(entry for entry in found if entry.specificity >= MIN_SPECIFICITY)
+            return self._identity(found)
         if row.tag == UVICORN_TAG or not row.entries:
             return None
         table = self._rows.get(row.entries) or self._row_table(row)
@@ -118,6 +127,11 @@ class LexiconMessages:
             table = tuple((entry, tuple(p for p in entry.pieces if p not in common)) for entry in named)
             self._rows[row.entries] = table
         return table
+
+    def _whole(self, text: str) -> tuple[Entry, ...]:
+        """The entries ``text`` is an instance of whole, those that tell something: a bare ``error``
+        or ``stop`` (words oMLX sends as a reason) is no sign of oMLX in a line of its own."""
+        return tuple(entry for entry in self.lexicon.match(text) if entry.specificity >= MIN_WHOLE)
 
     def _elided(self, text: str) -> tuple[Entry, ...]:
         elision = ELISION.search(text) if ("…" in text or "..." in text or "<" in text) else None
