@@ -333,6 +333,8 @@ def test_issue_1309_wrapped_error_keeps_its_continuation() -> None:
     expect_events(name, [(4, "error", {"time": "2026-05-19T12:14:53.426"})])
     error = event_at(name, 4, "error")
     assert error["message"].startswith("Sensitivity measurement: model load failed (Missing 15 parameters:")
+    # the message goes on over the next lines (its exception's text holds line breaks): known by its opening
+    assert error["template"] == "Sensitivity measurement: model load failed ({any})"
     assert "language_model.mtp.fc.weight," in error.get("continuation", "")
     assert "language_model.mtp.layers.0.mlp.down_proj.weight," in error.get("continuation", "")
     expect_sessions(name, [RUNNING])

@@ -136,7 +136,10 @@ def identify(record: Record, row: Template | None) -> Known | None:
     if head.form in NOT_MESSAGES:
         return None
     if head.form not in _HEADLESS_RECORD_FORMS or (head.level and (head.logger or "").startswith(LOGGER_PREFIX)):
-        return messages().of_record(head.message, head.logger, head.level, row)
+        found = messages().of_record(head.message, head.logger, head.level, row)
+        if found is None and record.extra and not record.holds_traceback():  # a message wrapped over lines
+            return messages().of_opening(head.message, head.logger, head.level)
+        return found
     return head.identity or known(head.message) or (known(record.text) if record.extra else None)
 
 

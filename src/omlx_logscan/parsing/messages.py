@@ -100,6 +100,13 @@ class LexiconMessages:
             return self._identity((table[0][0],))
         return self._identity(_holding(table, text) or tuple(entry for entry, _ in table))
 
+    def of_opening(self, text: str, logger: str | None, level: str | None) -> Known | None:
+        """A full record's message whose first line is ``text`` (the message goes on over the lines
+        after it): the calls of that logger and level a message may begin with it, else any entry's."""
+        found = self.lexicon.beginning(text)
+        agreeing = tuple(entry for entry in found if (entry.logger, entry.level) == (logger, level))
+        return self._identity(agreeing or found)
+
     def _identity(self, entries: tuple[Entry, ...]) -> Known | None:
         if not entries:
             return None
