@@ -5,9 +5,13 @@
 its literal parts and typed placeholders, who writes it (a logger and level, ``print``, an HTTP
 error's detail, an exception's text), where, and the first and last oMLX version that has it.
 
-The file is read when :func:`lexicon` is first called, never on import: most runs never ask.
-:meth:`Lexicon.match` finds the entries a message is an instance of; :func:`version_range` turns
-the entries a log matched into the oMLX versions that could have written it all.
+The file is read when :func:`lexicon` is first called, never on import, and an entry is made from
+its row when first asked for. :meth:`Lexicon.match` finds the entries a message is an instance of
+(a full record's among its logger's and level's calls first; else one regex tries every entry
+that begins with the message's first word); :meth:`Lexicon.search` those inside a line, only where
+the line holds an entry's rarest word and its longest literal (a literal test before any regex);
+:meth:`Lexicon.version_range` turns the entries a log matched into the oMLX versions that could
+have written it all.
 
 A missing or unreadable lexicon is an internal error (:class:`LexiconBroken`), never a silent
 fallback: without it every oMLX line would be foreign text.
@@ -157,14 +161,10 @@ class Entry:
             parts += [values[kind], text]
         return "".join(parts)
 
-    def key_words(self) -> list[str]:
-        """The words every message of this entry holds whole (in a literal, not touching a
-        placeholder): what :class:`Lexicon` indexes it by."""
-        return key_words(self.literals)
-
 
 def key_words(literals: Sequence[str]) -> list[str]:
-    """The words of a template's literals that no placeholder touches (see :meth:`Entry.key_words`)."""
+    """The words every message of a template holds whole (in a literal, not touching a placeholder):
+    what :class:`Lexicon` indexes its entry by."""
     return _KEY_WORD.findall(_PLACEHOLDER_MARK.join(literals).partition("\n")[0])  # the first line's literals
 
 
