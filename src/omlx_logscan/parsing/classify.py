@@ -254,7 +254,7 @@ def _may_be_fatal_exit(message: str) -> bool:
 def cellar_version(event: Event) -> str | None:
     """The Homebrew keg version in an event's traceback paths, if any."""
     for frame in event.fields.get("traceback", ()):
-        match = CELLAR_VERSION.search(frame["path"])
+        match = CELLAR_VERSION.search(frame["path"]) if "/Cellar/omlx" in frame["path"] else None
         if match:
             return match["version"]
     return None

@@ -201,10 +201,10 @@ def _begins(shown: int, whole: bool) -> bool:
     return (whole and shown >= _SHOWN_WHOLE) or shown >= _SHOWN_ENOUGH
 
 
-def _literals(row: list[object]) -> list[str]:
+def _literals(row: Row) -> tuple[str, ...]:
     """A row's literals, or none when they are malformed (the entry, when made, says so)."""
     literals = row[_LITERALS]
-    return literals if isinstance(literals, list) and all(map(_is_text, literals)) else []
+    return literals if isinstance(literals, tuple) and all(map(_is_text, literals)) else ()
 
 
 def _first_line_literals(literals: Sequence[str]) -> list[str]:
@@ -231,6 +231,7 @@ class VersionRange:
 
 # An index's key of an entry: its opening, its longest literal (both on a message's first line), its id.
 _Key = tuple[str, str, str]
+Row = tuple[object, ...]  # an entry's fields as the file holds them (``_FIELDS``), checked when it is made
 _WordIndex = tuple[dict[str, tuple[_Key, ...]], tuple[_Key, ...]]  # keys under their words; keys of no word
 
 
@@ -246,16 +247,20 @@ class Lexicon:
         self.versions: tuple[str, ...] = tuple(versions)
         self._order = {version: index for index, version in enumerate(self.versions)}
         self._source = source
-        self._rows: dict[str, list[object]] = {}
+        # Each row as a tuple of tuples and atoms: the garbage collector stops tracking those, where it
+        # would walk thousands of lists at every full collection of the run.
+        self._rows: dict[str, Row] = {}
         shared: dict[object, object] = {}
         for row in rows:
             if not isinstance(row, list) or len(row) != len(_FIELDS) or not isinstance(row[0], str):
                 raise ValueError(f"a row is malformed ({str(row)[:40]})")
             for index in _SHARED:  # most rows share these values (a kind, a logger, a version): held once
                 row[index] = shared.setdefault(row[index], row[index])
-            self._rows[row[0]] = row
+            for index in (_LITERALS, _KINDS):
+                if isinstance(row[index], list):
+                    row[index] = shared.setdefault(tuple(row[index]), tuple(row[index]))
+            self._rows[row[0]] = tuple(row)
         self._made: dict[str, Entry] = {}
-        self._shared: dict[object, object] = {}
         self._keyed: dict[str, _Key] = {}
         self._groups: dict[str, tuple[re.Pattern[str], tuple[str, ...]]] = {}  # see _beginning_with
 
@@ -270,7 +275,7 @@ class Lexicon:
         made = self._made.get(entry_id)
         if made is None:
             try:
-                made = _entry(self._rows[entry_id], self._shared)
+                made = _entry(self._rows[entry_id])
                 self.order(made.first)
                 if made.last is not None:
                     self.order(made.last)
@@ -321,7 +326,7 @@ class Lexicon:
             literals = _literals(row)
             opening = literals[0].partition("\n")[0] if literals else ""
             first = _WORD.match(opening)
-            if first is not None and (first.end() < len(opening) or row[_KINDS] == []):
+            if first is not None and (first.end() < len(opening) or row[_KINDS] == ()):
                 by_first.setdefault(first[0], []).append(entry_id)
             else:
                 others.append(entry_id)
@@ -445,7 +450,7 @@ def broken(path: Path, reason: str) -> LexiconBroken:
 
 _TYPES: dict[str, type | tuple[type, ...]] = {
     "id": str, "kind": str, "level": (str, type(None)), "logger": (str, type(None)), "module": str,
-    "function": str, "literals": list, "kinds": list, "in_handler": bool, "first": str,
+    "function": str, "literals": tuple, "kinds": tuple, "in_handler": bool, "first": str,
     "last": (str, type(None)), "source": str, "status": (int, type(None)), "exception": (str, type(None)),
 }  # fmt: skip
 
@@ -458,20 +463,16 @@ _SHARED = tuple(
 )
 
 
-def _entry(row: list[object], shared: dict[object, object]) -> Entry:
-    """One row as an entry (the row's fields are the entry's, in order), its common values shared."""
+def _entry(row: Row) -> Entry:
+    """One row as an entry (the row's fields are the entry's, in order)."""
     if len(row) != len(_FIELDS) or not all(map(isinstance, row, _ROW_TYPES)):
         wrong = [name for name, value in zip(_FIELDS, row, strict=False) if not isinstance(value, _TYPES[name])]
         raise ValueError(f"entry {row[0] if row else '?'} is malformed ({', '.join(wrong) or 'its length'})")
     literals, kinds = row[_LITERALS], row[_KINDS]
-    assert isinstance(literals, list) and isinstance(kinds, list)
+    assert isinstance(literals, tuple) and isinstance(kinds, tuple)
     if len(literals) != len(kinds) + 1 or not set(kinds) <= _PLACEHOLDER_KINDS or not all(map(_is_text, literals)):
         raise ValueError(f"entry {row[0]} is malformed (its template)")
-    values = list(row)
-    values[_LITERALS] = tuple(literals)
-    placeholders = tuple(kinds)
-    values[_KINDS] = shared.setdefault(placeholders, placeholders)
-    return Entry(*values)  # type: ignore[arg-type]
+    return Entry(*row)  # type: ignore[arg-type]
 
 
 def _is_text(value: object) -> bool:
