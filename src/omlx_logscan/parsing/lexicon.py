@@ -229,6 +229,8 @@ class VersionRange:
     entries: int  # how many distinct entries the range rests on
 
 
+_GROUPED = 4  # the messages of a first word after which its entries are tried by one regex
+
 # An index's key of an entry: its opening, its longest literal (both on a message's first line), its id.
 _Key = tuple[str, str, str]
 Row = tuple[object, ...]  # an entry's fields as the file holds them (``_FIELDS``), checked when it is made
@@ -263,6 +265,7 @@ class Lexicon:
         self._made: dict[str, Entry] = {}
         self._keyed: dict[str, _Key] = {}
         self._groups: dict[str, tuple[re.Pattern[str], tuple[str, ...]]] = {}  # see _beginning_with
+        self._seen: dict[str, int] = {}  # messages of each first word matched before its group was compiled
 
     def order(self, version: str) -> int:
         """A version's place among those the lexicon knows (older first)."""
@@ -367,11 +370,21 @@ class Lexicon:
         return agreeing if agreeing and (logger or level) else found
 
     def _beginning_with(self, word: str, message: str) -> list[Entry]:
-        """The entries whose message begins with ``word`` that ``message`` is an instance of: one
-        regex tries them all (each in a lookahead of its own), far cheaper than one call each."""
+        """The entries whose message begins with ``word`` that ``message`` is an instance of. The
+        first messages of a word try the entries whose literals they hold, one by one; from the
+        ``_GROUPED``-th on, one regex tries them all (each in a lookahead of its own): far cheaper
+        a message, once compiled."""
         group = self._groups.get(word)
         if group is None:
             ids = self._anchored[0].get(word, ())
+            self._seen[word] = seen = self._seen.get(word, 0) + 1
+            if seen < _GROUPED:
+                keys = map(self._key, ids)
+                return list(
+                    self._matching(
+                        message, (i for opening, needle, i in keys if message.startswith(opening) and needle in message)
+                    )
+                )
             tries = "".join(f"(?:(?=({self.entry(entry_id).pattern}))|)" for entry_id in ids)
             group = self._groups[word] = (re.compile(tries), ids)
         regex, ids = group

@@ -73,7 +73,7 @@ class LexiconMessages:
         self.lexicon = words
         self._identities: dict[tuple[Entry, ...], Known] = {}  # few distinct: one per message template
         self._recent: dict[str, Known | None] = {}  # the answers for the texts asked last
-        self._rows: dict[tuple[str, ...], tuple[tuple[Entry, tuple[str, ...]], ...]] = {}  # see _row_table
+        self._rows: dict[str, tuple[tuple[Entry, tuple[str, ...]], ...]] = {}  # by row pattern: _row_table
 
     def known(self, text: str) -> Known | None:
         recent = self._recent.get(text, _UNSEEN)  # the grammar asks of a pasted line, then its record's classification
@@ -95,7 +95,7 @@ class LexiconMessages:
             return self._identity(found)
         if row.tag == UVICORN_TAG or not row.entries:
             return None
-        table = self._rows.get(row.entries) or self._row_table(row)
+        table = self._rows.get(row.pattern) or self._row_table(row)
         if len(table) == 1:
             return self._identity((table[0][0],))
         return self._identity(_holding(table, text) or tuple(entry for entry, _ in table))
@@ -127,12 +127,12 @@ class LexiconMessages:
     def _row_table(self, row: Template) -> tuple[tuple[Entry, tuple[str, ...]], ...]:
         """A catalog row's entries, each with the literals of it the others do not all hold: what
         tells which of them a text the row matched is, by ``in`` alone."""
-        table = self._rows.get(row.entries)
+        table = self._rows.get(row.pattern)
         if table is None:
             named = [self.lexicon.entry(entry_id) for entry_id in row.entries]
             common = set.intersection(*(set(entry.pieces) for entry in named))
             table = tuple((entry, tuple(p for p in entry.pieces if p not in common)) for entry in named)
-            self._rows[row.entries] = table
+            self._rows[row.pattern] = table
         return table
 
     def _whole(self, text: str) -> tuple[Entry, ...]:
