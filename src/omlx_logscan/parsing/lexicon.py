@@ -258,9 +258,10 @@ class Lexicon:
                 raise ValueError(f"a row is malformed ({str(row)[:40]})")
             for index in _SHARED:  # most rows share these values (a kind, a logger, a version): held once
                 row[index] = shared.setdefault(row[index], row[index])
-            for index in (_LITERALS, _KINDS):
-                if isinstance(row[index], list):
-                    row[index] = shared.setdefault(tuple(row[index]), tuple(row[index]))
+            literals, kinds = row[_LITERALS], row[_KINDS]
+            if isinstance(literals, list) and isinstance(kinds, list):
+                row[_LITERALS], kinds = tuple(literals), tuple(kinds)
+                row[_KINDS] = shared.setdefault(kinds, kinds)  # a few dozen sequences of placeholders
             self._rows[row[0]] = tuple(row)
         self._made: dict[str, Entry] = {}
         self._keyed: dict[str, _Key] = {}
