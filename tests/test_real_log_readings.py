@@ -322,10 +322,10 @@ def test_issue_2530_model_load_failed_with_traceback() -> None:
     ],
 )
 def test_oq_quantization_failure_is_an_error(name: str, line: int) -> None:
-    # 1400's line 1 repeats the error as the UI showed it: not log text, it stays unparsed.
+    # 1400's line 1 repeats the error as the UI showed it: the text oQ raises, a record of its own.
     expect_events(name, [(line, "error", {"logger": "omlx.admin.oq_manager"})])
     expect_sessions(name, [RUNNING])
-    expect_unparsed(name, 1 if name == "omlx-issue-1400.log" else 0)
+    expect_unparsed(name, 0)
 
 
 def test_issue_1309_wrapped_error_keeps_its_continuation() -> None:
@@ -333,6 +333,8 @@ def test_issue_1309_wrapped_error_keeps_its_continuation() -> None:
     expect_events(name, [(4, "error", {"time": "2026-05-19T12:14:53.426"})])
     error = event_at(name, 4, "error")
     assert error["message"].startswith("Sensitivity measurement: model load failed (Missing 15 parameters:")
+    # the message goes on over the next lines (its exception's text holds line breaks): known by its opening
+    assert error["template"] == "Sensitivity measurement: model load failed ({any})"
     assert "language_model.mtp.fc.weight," in error.get("continuation", "")
     assert "language_model.mtp.layers.0.mlp.down_proj.weight," in error.get("continuation", "")
     expect_sessions(name, [RUNNING])
@@ -619,13 +621,25 @@ def test_menubar_app_log_warnings_only(name: str) -> None:
     ("name", "unparsed"),
     [
         ("omlx-issue-3711.log", 2),  # the client's `Error: OMLX stream timed out …`, wrapped
-        ("omlx-issue-2232.log", 2),  # two oQ failure texts as the admin UI showed them
     ],
 )
 def test_client_or_ui_text_only_stays_unparsed(name: str, unparsed: int) -> None:
     expect_events(name, [])
     expect_sessions(name, [])
     expect_unparsed(name, unparsed)
+
+
+def test_issue_2232_oq_failure_texts_are_the_messages_oq_raises() -> None:
+    # Two oQ failure texts as the admin UI showed them: the texts oQ's code raises, each a record that
+    # keeps its lexicon entry; no event, and the versions whose code raises both.
+    name = "omlx-issue-2232.log"
+    records = [event.as_dict() for event in read_events(resolve([str(REAL / name)]), keep_all=True).events]
+    assert [(e["line"], e["kind"], e["level"]) for e in records] == [(1, "record", None), (3, "record", None)]
+    assert records[0]["template"].startswith("oQ{float}: sensitivity measurement produced no scores.")
+    assert records[1]["template"] == "oQe imatrix collection produced no entries"
+    expect_events(name, [])
+    expect_unparsed(name, 0)
+    assert reading(name)["header"]["omlx_version_range"]["entries"] == 2
 
 
 def test_issue_2784_client_error_then_bulleted_log_messages() -> None:

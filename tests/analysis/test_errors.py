@@ -7,8 +7,9 @@ from pathlib import Path
 import pytest
 
 from conftest import REAL, analysis_of
-from omlx_logscan.analysis.errors import DETAIL, masked
+from omlx_logscan.analysis.errors import ANY_SHOWN, DETAIL, masked
 from omlx_logscan.analysis.model import Analysis
+from omlx_logscan.parsing.lexicon import lexicon
 
 STAMP = "2026-09-15 {} - {} - {} - [-] - {}\n"
 METAL = (
@@ -22,7 +23,8 @@ def line(clock: str, level: str, message: str, logger: str = "omlx.engine_core")
 
 
 def two_processes(tmp_path: Path) -> Analysis:
-    """Two lifetimes with engine-loop errors in both, HTTP answers of both classes, a GPU fault and a warning."""
+    """Two lifetimes with engine-loop errors in both, HTTP answers of both classes, a GPU fault and a
+    warning (oMLX writes it outside any exception handler)."""
     log = tmp_path / "server.log"
     log.write_text(
         line("10:00:00,000", "INFO", "CORS origins: ['*']", "omlx.server")
@@ -31,7 +33,7 @@ def two_processes(tmp_path: Path) -> Analysis:
         + line("10:00:07,000", "ERROR", "POST /v1/messages → 422: messages: field required", "omlx.server")
         + line("10:00:08,000", "ERROR", "POST /v1/chat/completions → 500 (unhandled): boom", "omlx.server")
         + line("10:00:09,000", "ERROR", f"Engine loop error: {METAL}")
-        + line("10:00:10,000", "WARNING", "SSD write queue full, dropping evicted block 5fe431b2cb4c728a")
+        + line("10:00:10,000", "WARNING", "Aborted 3 requests due to memory pressure")
         + line("11:00:00,000", "INFO", "CORS origins: ['*']", "omlx.server")
         + line("11:00:05,000", "ERROR", "Engine loop error: 'TurboQuantMSEState' object has no attribute 'ndim'")
         + line("11:00:06,000", "WARNING", "POST /v1/chat/completions -> 400: messages: at least one message")
@@ -44,10 +46,31 @@ def test_failures_are_grouped_by_template_with_their_sessions_and_times(tmp_path
     assert len(analysis.sessions) == 2
     got = [(g.template.text, g.count, g.level, g.sessions, g.first, g.last) for g in analysis.errors.groups]
     assert got == [
-        (f"Engine loop error: {DETAIL}", 2, "ERROR", [1, 2], "2026-09-15T10:00:05.000", "2026-09-15T11:00:05.000"),
+        (f"Engine loop error: {ANY_SHOWN}", 2, "ERROR", [1, 2], "2026-09-15T10:00:05.000", "2026-09-15T11:00:05.000"),
         ("POST /v1/chat/completions → 500", 1, "ERROR", [1], "2026-09-15T10:00:08.000", "2026-09-15T10:00:08.000"),
     ]
-    assert all(group.template.entry is None for group in analysis.errors.groups)  # until the lexicon lands
+    engine_loop, answer = (lexicon().entry(group.template.entry or "") for group in analysis.errors.groups)
+    assert (engine_loop.logger, engine_loop.level, engine_loop.in_handler) == ("omlx.engine_core", "ERROR", True)
+    assert answer.logger == "omlx.server"
+
+
+def test_a_warning_written_while_handling_an_exception_is_a_failure(tmp_path: Path) -> None:
+    """oMLX logs ``Timeout waiting for request …`` in an ``except`` block (its lexicon entry says so);
+    a warning with a traceback is a failure too; a warning written elsewhere is not."""
+    log = tmp_path / "server.log"
+    log.write_text(
+        line("10:00:00,000", "WARNING", "Timeout waiting for request 4420aa8c")
+        + line("10:00:01,000", "WARNING", "Aborted 3 requests due to memory pressure")
+        + line("10:00:02,000", "WARNING", "Something unexpected", "omlx.server")
+        + 'Traceback (most recent call last):\n  File "/x/omlx/server.py", line 3, in run\nOSError: gone\n'
+    )
+    groups = analysis_of(log).errors.groups
+    assert [(g.template.text, g.level) for g in groups] == [
+        (f"Timeout waiting for request {ANY_SHOWN}", "WARNING"),
+        ("Something unexpected", "WARNING"),
+    ]
+    assert lexicon().entry(groups[0].template.entry or "").in_handler
+    assert groups[1].example.fields["exception"] == "OSError"  # a warning keeps its traceback
 
 
 def test_the_gpu_fault_stays_in_the_escalation_and_is_not_repeated(tmp_path: Path) -> None:
@@ -121,9 +144,9 @@ def test_masked_replaces_the_variable_parts_only(message: str, template: str) ->
     [
         ("omlx-issue-1645.log", "POST /v1/chat/completions → 500", "ERROR"),  # `→ 500 (unhandled)`
         ("omlx-issue-3768.log", "POST /admin/api/models/Ternary-Bonsai-2-27B-mlx-2bit/load → 500", "WARNING"),
-        ("omlx-issue-943.log", f"Engine loop error: {DETAIL}", "ERROR"),  # with its traceback
-        ("omlx-issue-2530.log", "Model load failed for <str>; caching failure until next discovery refresh", "ERROR"),
-        ("omlx-issue-2813.log", f"Engine loop error: {DETAIL}", "ERROR"),  # no timestamp: first/last null
+        ("omlx-issue-943.log", f"Engine loop error: {ANY_SHOWN}", "ERROR"),  # with its traceback
+        ("omlx-issue-2530.log", "Model load failed for '<…>'; caching failure until next discovery refresh", "ERROR"),
+        ("omlx-issue-2813.log", f"Engine loop error: {ANY_SHOWN}", "ERROR"),  # no timestamp: first/last null
     ],
 )
 def test_real_pastes_name_their_failure(paste: str, template: str, level: str) -> None:
@@ -144,6 +167,13 @@ def test_failures_shown_in_other_parts_or_rejections_are_not_errors(paste: str) 
     assert analysis_of(REAL / paste).errors.groups == []
 
 
-def test_the_example_log_has_no_other_failure_and_305_rejected_requests(example_analysis: Analysis) -> None:
-    assert example_analysis.errors.groups == []
+def test_the_example_log_has_one_other_failure_and_305_rejected_requests(example_analysis: Analysis) -> None:
+    """Its only other failure: the warnings oMLX writes when its SSD write queue is full (in the
+    ``except queue.Full`` handler), one group."""
+    (group,) = example_analysis.errors.groups
+    assert (group.template.text, group.level, group.count) == (
+        f"SSD write queue full, dropping evicted block {ANY_SHOWN}",
+        "WARNING",
+        304,
+    )
     assert dict(example_analysis.errors.rejected) == {400: 305}

@@ -68,3 +68,33 @@ def test_the_polars_plan_still_imports_polars(small_log: Path) -> None:
 
 def test_terminal_text_imports_rich(small_log: Path) -> None:
     assert "rich" in imported("timeline", str(small_log), env={"COLUMNS": "100"})
+
+
+def _lexicon_read(*args: str) -> bool:
+    """Whether ``logscan ARGS``, run in a fresh interpreter, read the lexicon of oMLX's messages."""
+    script = (
+        "import sys\n"
+        "from typer.testing import CliRunner\n"
+        "from omlx_logscan.cli.app import app\n"
+        "from omlx_logscan.parsing.lexicon import lexicon\n"
+        "CliRunner().invoke(app, sys.argv[1:])\n"
+        "print(lexicon.cache_info().currsize)\n"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", script, *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(TESTED)},
+        check=True,
+    )
+    return run.stdout.strip().splitlines()[-1] == "1"
+
+
+@pytest.mark.parametrize("command", [["--version"], ["schema", "timeline"], ["timeline", "--help"]])
+def test_commands_that_read_no_log_do_not_read_the_lexicon(command: list[str]) -> None:
+    assert not _lexicon_read(*command)
+
+
+def test_a_log_s_messages_read_the_lexicon(small_log: Path) -> None:
+    """The check above can fail: a log's records are looked up in it."""
+    assert _lexicon_read("timeline", "-f", "json", "-q", str(small_log))

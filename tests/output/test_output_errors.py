@@ -12,10 +12,11 @@ import pytest
 from typer.testing import CliRunner
 
 from conftest import REAL, ROOT, analysis_of
-from omlx_logscan.analysis.errors import DETAIL, ErrorGroup, Template
+from omlx_logscan.analysis.errors import ANY_SHOWN, DETAIL, ErrorGroup, Template
 from omlx_logscan.cli.app import app
 from omlx_logscan.output.errors import NAMES_SHOWN, errors_sentence, sessions_phrase, when_phrase
 from omlx_logscan.parsing.event import Event
+from omlx_logscan.parsing.lexicon import lexicon
 
 runner = CliRunner()
 STAMP = "2026-09-15 {} - {} - {} - [-] - {}\n"
@@ -25,7 +26,8 @@ NO_STREAM = "There is no Stream(gpu, 0) in current thread."
 
 
 def failing_log(tmp_path: Path) -> Path:
-    """Two engine-loop errors, an HTTP 500, two rejected requests and a warning that is no failure."""
+    """Two engine-loop errors, an HTTP 500, two rejected requests and a warning that is no failure (oMLX
+    writes it outside any exception handler)."""
     lines = [
         ("10:00:00,000", "omlx.server", "INFO", "CORS origins: ['*']"),
         ("10:00:05,000", "omlx.engine_core", "ERROR", f"Engine loop error: {NO_STREAM}"),
@@ -33,7 +35,7 @@ def failing_log(tmp_path: Path) -> Path:
         ("10:00:07,000", "omlx.server", "WARNING", "POST /v1/messages → 422: messages: field required"),
         ("10:00:08,000", "omlx.server", "ERROR", f"POST /v1/chat/completions → 500 (unhandled): {NO_WEIGHTS}"),
         ("10:00:09,000", "omlx.engine_core", "ERROR", "Engine loop error: 'X' object has no attribute 'ndim'"),
-        ("10:00:10,000", "omlx.cache", "WARNING", "SSD write queue full, dropping evicted block 5fe431b2cb4c728a"),
+        ("10:00:10,000", "omlx.engine_core", "WARNING", "Aborted 3 requests due to memory pressure"),
     ]
     log = tmp_path / "server.log"
     log.write_text("".join(STAMP.format(*parts) for parts in lines))
@@ -52,7 +54,7 @@ def test_the_text_timeline_has_an_errors_part_after_the_escalation(tmp_path: Pat
     part = lines[lines.index("Errors") + 1 : lines.index("Outages")]
     assert lines.index("Escalation") < lines.index("Errors")
     assert part == [
-        f"  2026-09-15 10:00:05 … 10:00:09  2 × Engine loop error: {DETAIL}  (ERROR, session 1)",
+        f"  2026-09-15 10:00:05 … 10:00:09  2 × Engine loop error: {ANY_SHOWN}  (ERROR, session 1)",
         "      example  server.log:2: Engine loop error: There is no Stream(gpu, 0) in current thread.",
         "  2026-09-15 10:00:08             1 × POST /v1/chat/completions → 500  (ERROR, session 1)",
         f"      example  server.log:5: POST /v1/chat/completions → 500 (unhandled): no weights in {HOME_PATH}",
@@ -78,7 +80,7 @@ def test_markdown_shows_the_part_and_escapes_the_placeholders_in_prose(tmp_path:
     headings = [line for line in out.splitlines() if line.startswith("###")]
     assert headings[:3] == ["### Escalation", "### Errors", "### Outages"]
     section = out.split("### Errors\n", 1)[1].split("### Outages", 1)[0]
-    assert f"2 × Engine loop error: {DETAIL}  (ERROR, session 1)" in section  # in a code block: as written
+    assert f"2 × Engine loop error: {ANY_SHOWN}  (ERROR, session 1)" in section  # in a code block: as written
     assert "1 × POST /v1/chat/completions → 500" in out.split("### Summary", 1)[1]
 
 
@@ -98,9 +100,11 @@ def test_the_json_document_lists_the_groups_and_the_rejected_requests(tmp_path: 
     code, out = run("timeline", str(failing_log(tmp_path)), "-f", "json")
     assert code == 0
     document = json.loads(out)  # the autouse hook has validated it against the shipped schema
+    answer = document["errors"][1]["entry"]
+    assert lexicon().entry(answer).logger == "omlx.server"  # the message oMLX's server logs it with
     assert document["errors"][1] == {
         "template": "POST /v1/chat/completions → 500",
-        "entry": None,
+        "entry": answer,
         "level": "ERROR",
         "count": 1,
         "first": "2026-09-15T10:00:08.000+00:00",
@@ -168,7 +172,7 @@ def test_check_fails_on_error_with_one_finding_per_template(tmp_path: Path) -> N
         ("error", 5, 1, "oMLX error"),
     ]
     when = "2026-09-15 10:00:05 … 10:00:09"
-    assert findings[0]["message"] == f"{when}: 2 × Engine loop error: {DETAIL}  (ERROR, session 1)"
+    assert findings[0]["message"] == f"{when}: 2 × Engine loop error: {ANY_SHOWN}  (ERROR, session 1)"
 
 
 def test_check_does_not_fail_on_errors_by_default_nor_on_rejected_requests(tmp_path: Path) -> None:
@@ -181,6 +185,6 @@ def test_check_fail_on_error_as_a_real_process(tmp_path: Path) -> None:
     command = [sys.executable, "-m", "omlx_logscan", "check", "-q", "--fail-on", "error"]
     failed = subprocess.run([*command, str(REAL / "omlx-issue-943.log")], capture_output=True, text=True, env=env)
     assert failed.returncode == 1, failed.stderr
-    assert "omlx-issue-943.log:1: error: 2026-04-24 21:49:12: 1 × Engine loop error: <detail>" in failed.stdout
+    assert "omlx-issue-943.log:1: error: 2026-04-24 21:49:12: 1 × Engine loop error: <…>" in failed.stdout
     clean = subprocess.run([*command, str(REAL / "omlx-issue-899.log")], capture_output=True, text=True, env=env)
     assert clean.returncode == 0, clean.stderr

@@ -61,6 +61,10 @@ def serve(n, x, e):
 
 def check(v):
     raise ValueError(f"bad value {v!r} given")
+
+
+def fit(model, size):
+    raise MemoryError(required=size, message=f"Cannot load {model}: projected memory {size} too large")
 """
 
 ADDED = "\n\ndef added():\n    logger.info('Added after 0.1.0')\n"
@@ -146,6 +150,7 @@ def test_handlers_prints_http_details_and_exceptions(made: Lexicon) -> None:
     bad = _by_text(made, "bad value {any} given")
     assert (bad.kind, bad.exception) == ("raise", "ValueError")
     assert not [e for e in made.entries if "bench copy" in e.template]
+    assert _by_text(made, "Cannot load {any}: projected memory {any} too large").kind == "text"  # message=
 
 
 def test_notes_entries_are_marked(made: Lexicon) -> None:

@@ -30,16 +30,16 @@ def events_of(tmp_path: Path, text: str) -> list[Event]:
         ("INFO  omlx.server - Default max tokens: 4096", "INFO", "omlx.server", "Default max tokens: 4096"),
         # the padded short logger: its level and full name from the message oMLX writes
         (
-            "engine_core - No idle model evicted for request 1a2b; falling back to throttling",
+            "engine_core - No idle model evicted for request 1a2b; scheduler will fall back to throttling",
             "INFO",
             "omlx.engine_core",
-            "No idle model evicted for request 1a2b; falling back to throttling",
+            "No idle model evicted for request 1a2b; scheduler will fall back to throttling",
         ),
         (
-            "scheduler   - Request 1a2b needs prefill headroom before throttling (current=9.1GB)",
+            "scheduler   - Request 1a2b needs prefill headroom before throttling (current=…)",
             "INFO",
             "omlx.scheduler",
-            "Request 1a2b needs prefill headroom before throttling (current=9.1GB)",
+            "Request 1a2b needs prefill headroom before throttling (current=…)",
         ),
         # the head elided up to the level
         (

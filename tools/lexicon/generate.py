@@ -57,8 +57,9 @@ INT, FLOAT, ANY = "int", "float", "any"
 LOG, RAISE, TEXT = "log", "raise", "text"
 
 # A message oMLX builds for a client or an exception before it is sent or raised: a text assigned to
-# a name like these, or returned by a function whose name holds one.
+# a name like these (a variable or a call's keyword argument), or returned by a function whose name holds one.
 _MESSAGE_NAME = re.compile(r"message|msg|detail|reason|error", re.IGNORECASE)
+_MESSAGE_KEYWORDS = frozenset({"message", "msg", "detail"})  # not ``reason=``: a code (``prefill_preflight``)
 
 # oMLX's deliberate exit (>= 0.4.2): ``fatal_exit(reason)`` logs ``<reason>; exiting process ...``.
 FATAL_EXIT, FATAL_LOGGER = "fatal_exit", "omlx.utils.fatal"
@@ -363,7 +364,11 @@ class ModuleScan(ast.NodeVisitor):
         self.handler_depth[-1] -= 1
 
     def visit_Call(self, node: ast.Call) -> None:
-        self._log_call(node) or self._print_call(node) or self._http_error(node) or self._exception_init(node)
+        written = self._log_call(node) or self._print_call(node) or self._http_error(node) or self._exception_init(node)
+        if not written:  # a message handed to an exception or a reply by name: ``Error(message=f"…")``
+            for keyword in node.keywords:
+                if keyword.arg in _MESSAGE_KEYWORDS:
+                    self._text(keyword.value)
         if _name(node.func) == FATAL_EXIT and node.args:
             reasons = [t + literal(FATAL_SUFFIX) for t in self.messages[-1].of(node.args[0])]
             self._add(LOG, "CRITICAL", FATAL_LOGGER, None, None, reasons, in_handler=True)
@@ -698,7 +703,8 @@ def lexicon(history: History, repository: str) -> dict[str, object]:
 
 
 def write(data: dict[str, object], out: Path) -> None:
-    text = json.dumps(data, separators=(",", ":"), ensure_ascii=False).encode()
+    # ASCII (\uXXXX escapes): read back twice as fast as UTF-8, and no wider string while it is read
+    text = json.dumps(data, separators=(",", ":"), ensure_ascii=True).encode()
     with out.open("wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=9, mtime=0) as packed:
         packed.write(text)
 

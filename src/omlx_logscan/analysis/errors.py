@@ -5,10 +5,11 @@ traceback, or an HTTP answer of 5xx. GPU faults (``gpu_error``) have the escalat
 evidence (``CRASH_KINDS``) has its own part: neither is counted here again. An HTTP 4xx answer is
 a request the server rejected, not a failure of its own: it is counted apart.
 
-Failures of one template are one group. Which template a record is comes from ``template_of``, the
-one seam that knows it: the catalog's fields where they name a message's parts (an HTTP answer),
-else the message with its variable parts masked. When the lexicon of oMLX's messages lands, it
-answers there (with the entry's id) and in ``in_exception_handler``.
+Failures of one template are one group. Which template a record is comes from ``template_of``: the
+catalog's fields where they name a message's parts (an HTTP answer), else the message as oMLX's
+source writes it (its lexicon entry, placeholders shown ``<…>``, numbers ``<n>``), else the message
+with its variable parts masked. The entry also tells ``in_exception_handler``: a warning oMLX logs
+while handling an exception is a failure too.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from omlx_logscan.parsing.event import Event
 from omlx_logscan.parsing.grammar import LEVELS
 from omlx_logscan.parsing.kinds import CRASH_KINDS
+from omlx_logscan.parsing.lexicon import ANY, Entry, lexicon
 
 if TYPE_CHECKING:
     from omlx_logscan.analysis.model import Session
@@ -52,31 +54,51 @@ _PATH = re.compile(r"(?<![^\s(\[=])(?:~|\.{1,2})?/(?:[^\s'\"()\[\]]*[^\s'\"()\[\
 
 
 class Template(NamedTuple):
-    """Which message a failure is: its ``text`` with placeholders, and its lexicon ``entry`` (None until
-    the lexicon is there)."""
+    """Which message a failure is: its ``text`` with placeholders, and its lexicon ``entry`` (None when
+    the message is none the lexicon knows)."""
 
     text: str
     entry: str | None
 
 
+ANY_SHOWN = "<…>"  # how an entry's placeholder for any text is shown; a number's is NUMBER_SHOWN
+NUMBER_SHOWN = "<n>"
+
+
 def template_of(event: Event) -> Template:
     """The template of ``event``'s message: an HTTP answer by its method, path and status (the catalog's
-    fields), a traceback with no message of its own by its exception, else the message masked."""
+    fields), a traceback with no message of its own by its exception, a message of oMLX's by its
+    lexicon entry, else the message masked."""
     fields = event.fields
     if fields.get("status") is not None and fields.get("method"):
-        return Template(f"{fields['method']} {fields.get('path', '')} → {fields['status']}", None)
+        return Template(f"{fields['method']} {fields.get('path', '')} → {fields['status']}", event.entry)
     message = event.message
     if _opens_traceback(message):  # its exception names it; a traceback cut before that line, its header
         exception = fields.get("exception")
         return Template(f"{exception}: {DETAIL}" if exception else TRACEBACK_HEADER, None)
-    return Template(masked(message), None)
+    entry = _entry(event)
+    if entry is not None and entry.specificity:  # a bare ``{any}`` (``logger.error(e)``) names nothing
+        return Template(shown(entry), entry.id)
+    return Template(masked(message), entry.id if entry is not None else None)
+
+
+def shown(entry: Entry) -> str:
+    """An entry's template as the Errors part shows it: its first line, placeholders as ``<…>``/``<n>``."""
+    parts = [entry.pieces[0]]
+    for kind, text in zip(entry.placeholders, entry.pieces[1:], strict=False):
+        parts += [ANY_SHOWN if kind == ANY else NUMBER_SHOWN, text]
+    return "".join(parts).rstrip()
 
 
 def in_exception_handler(event: Event) -> bool | None:
-    """Whether oMLX writes ``event``'s message in an exception handler (or by ``logger.exception``):
-    the lexicon knows; without it, None (unknown)."""
-    del event  # the lexicon will answer from the event's entry
-    return None
+    """Whether oMLX writes ``event``'s message in an exception handler (or by ``logger.exception``),
+    as its lexicon entry says; None when the message is none the lexicon knows."""
+    entry = _entry(event)
+    return entry.in_handler if entry is not None else None
+
+
+def _entry(event: Event) -> Entry | None:
+    return lexicon().entry(event.entry) if event.entry is not None else None
 
 
 def _opens_traceback(message: str) -> bool:
@@ -109,7 +131,11 @@ def is_failure(event: Event) -> bool:
     status = http_status(event)
     if status is not None:
         return status >= 500
-    return event.level in FAILURE_LEVELS or "traceback" in event.fields or bool(in_exception_handler(event))
+    if event.level in FAILURE_LEVELS or "traceback" in event.fields:
+        return True
+    # A warning written while handling an exception; a record below WARNING is routine wherever it is
+    # written (and the native scanner only counts those: the Errors part is the same on every path).
+    return event.level == "WARNING" and bool(in_exception_handler(event))
 
 
 def http_status(event: Event) -> int | None:

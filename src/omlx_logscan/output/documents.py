@@ -14,9 +14,11 @@ from omlx_logscan.output.errors import errors_document
 from omlx_logscan.output.outages import outage_dict, outage_notes
 from omlx_logscan.output.overlays import RATE_RATIO_TEST
 from omlx_logscan.output.phrases import call_site_label, crash_rows, escalation_rows, summary
+from omlx_logscan.output.provenance import input_versions
 from omlx_logscan.output.why import evidence_what, hidden_phrases, load_label, load_note
 from omlx_logscan.output.zoned import event_rows, zone_document
 from omlx_logscan.parsing.event import Event
+from omlx_logscan.parsing.provenance import WriterVersions, writer_versions
 from omlx_logscan.stream.model import EventStream, header, skipped_files
 
 if TYPE_CHECKING:
@@ -32,6 +34,20 @@ SESSIONS_SCHEMA = "omlx-logscan/sessions/2"
 TIMELINE_SCHEMA = "omlx-logscan/timeline/2"
 
 
+def document_header(stream: EventStream) -> dict[str, Any]:
+    """The input's header, with the oMLX versions its messages allow (``omlx_version_range``)."""
+    return {**header(stream), "omlx_version_range": versions_dict(input_versions(stream))}
+
+
+def session_rows(analysis: Analysis) -> list[dict[str, Any]]:
+    """The sessions, each with the oMLX versions its own messages allow (across an upgrade, each its own)."""
+    return [{**s.as_dict(), "omlx_version_range": versions_dict(writer_versions(s.events))} for s in analysis.sessions]
+
+
+def versions_dict(found: WriterVersions | None) -> dict[str, Any] | None:
+    return found.as_dict() if found is not None else None
+
+
 def bounds_document(bounds: Bounds, analysis: Analysis) -> dict[str, Any]:
     """The ``bounds --format json`` document."""
     from omlx_logscan.analysis.bounds import CONFIDENCE
@@ -40,7 +56,7 @@ def bounds_document(bounds: Bounds, analysis: Analysis) -> dict[str, Any]:
     document = {
         "schema": BOUNDS_SCHEMA,
         "generator": f"omlx-logscan {__version__}",
-        "header": header(analysis.stream),
+        "header": document_header(analysis.stream),
         "by": bounds.by.value,
         "confidence": CONFIDENCE,
         "os_history": bounds.history.as_dict() if bounds.history else None,
@@ -96,7 +112,7 @@ def events_document(stream: EventStream, events: Iterable[Event]) -> dict[str, A
     document = {
         "schema": EVENTS_SCHEMA,
         "generator": f"omlx-logscan {__version__}",
-        "header": header(stream),
+        "header": document_header(stream),
         "events": list(event_rows(stream, events)),
     }
     return zone_document(document, stream)
@@ -107,7 +123,7 @@ def sessions_document(analysis: Analysis) -> dict[str, Any]:
     document = {
         "schema": SESSIONS_SCHEMA,
         "generator": f"omlx-logscan {__version__}",
-        "sessions": [s.as_dict() for s in analysis.sessions],
+        "sessions": session_rows(analysis),
     }
     return zone_document(document, analysis.stream)
 
@@ -119,8 +135,8 @@ def timeline_document(
     document = {
         "schema": TIMELINE_SCHEMA,
         "generator": f"omlx-logscan {__version__}",
-        "header": header(analysis.stream),
-        "sessions": [s.as_dict() for s in analysis.sessions],
+        "header": document_header(analysis.stream),
+        "sessions": session_rows(analysis),
         "faults": [f.as_dict() for f in analysis.faults],
         "dead_windows": [w.as_dict() for w in analysis.dead_windows],
         "outages": [outage_dict(o) for o in analysis.outages.items],

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from omlx_logscan.analysis.errors import DETAIL, ErrorGroup, Errors
+from omlx_logscan.analysis.errors import ANY_SHOWN, DETAIL, ErrorGroup, Errors
 from omlx_logscan.output.blocks import Part, ReportBlock
 from omlx_logscan.output.markup import fence_for, fit_code
 from omlx_logscan.timeutil import human_time
@@ -25,7 +25,7 @@ NAMES_SHOWN = 5  # templates the summary names; the rest are counted
 
 def error_name(group: ErrorGroup) -> str:
     """A group's template without the exception text it ends with: ``Engine loop error``."""
-    return group.template.text.removesuffix(f": {DETAIL}")
+    return group.template.text.removesuffix(f": {DETAIL}").removesuffix(f": {ANY_SHOWN}")
 
 
 def when_phrase(group: ErrorGroup) -> str:

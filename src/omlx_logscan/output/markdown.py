@@ -26,6 +26,7 @@ from omlx_logscan.output.phrases import (
     summary,
     window_end_phrase,
 )
+from omlx_logscan.output.provenance import input_versions, versions_phrase
 from omlx_logscan.output.why import EVIDENCE_LABEL, fault_lines, overlay_lines
 from omlx_logscan.stream.model import header
 from omlx_logscan.timeutil import human_time
@@ -78,6 +79,7 @@ def timeline_markdown(
     out.append(f"- **Files:** {', '.join(code_span(os.path.basename(f['name'])) for f in head['files'])}")
     out.append(f"- **Span:** {span_phrase(head)}")
     out.append(f"- **Level:** {level_phrase(head['written_at_level'], head['records'])}")
+    out.append(f"- **oMLX:** {md_text(versions_phrase(input_versions(analysis.stream)))}")
     out.append(f"- **Sessions:** {len(analysis.sessions)}")
     rows = escalation_rows(analysis, os_versions)
     out += ["", "### Escalation", "", *code_block(fit_code(escalation_lines(rows)) or ["no GPU faults"])]

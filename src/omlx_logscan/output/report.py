@@ -39,6 +39,7 @@ from omlx_logscan.output.phrases import (
     summary,
     window_end_phrase,
 )
+from omlx_logscan.output.provenance import input_versions, versions_phrase
 from omlx_logscan.output.redact import PLACEHOLDERS, Names, logged, redact_logged, unmark
 from omlx_logscan.output.why import EVIDENCE_LABEL, fault_lines, overlay_lines, why_caveats
 from omlx_logscan.stream.model import header
@@ -189,6 +190,7 @@ def _what_the_log_is(analysis: Analysis, os_versions: dict[int, str] | None) -> 
         f"- **Span:** {human_time(head['first'])} → {human_time(head['last'])} ({human_duration(span)})",
         f"- **Written at level:** {head['written_at_level'] or 'unknown'} (the lowest level present)",
         f"- **oMLX version:** {_versions(sessions)}",
+        f"- **oMLX by its messages:** {md_text(versions_phrase(input_versions(analysis.stream)))}",
         f"- **macOS:** {_os_versions(os_versions)}",
         f"- **Sessions:** {len(sessions)}"
         + (f" ({bounded} with start times bounded by neighbouring records)" if bounded else ""),

@@ -29,8 +29,10 @@ from omlx_logscan.output.phrases import (
     summary,
     window_end_phrase,
 )
+from omlx_logscan.output.provenance import input_versions, short_range, versions_phrase
 from omlx_logscan.output.why import fault_lines, overlay_lines
 from omlx_logscan.parsing.event import Event
+from omlx_logscan.parsing.provenance import writer_versions
 from omlx_logscan.stream.model import EventStream, header
 from omlx_logscan.timeutil import human_time, to_second
 
@@ -284,6 +286,7 @@ def timeline_text(
         ("files", printable(files)),
         ("span", span_phrase(head)),
         ("level", level_phrase(head["written_at_level"], head["records"])),
+        ("oMLX", printable(versions_phrase(input_versions(analysis.stream)))),
         (
             "sessions",
             str(len(analysis.sessions))
@@ -364,7 +367,7 @@ def sessions_table(analysis: Analysis, con: Console) -> None:
         _sessions_lines(analysis, con, width)
         return
     table = Table(show_edge=False, pad_edge=False)
-    for name in ("#", "start", "end", "end reason", "oMLX", "engine starts", "requests", "faults"):
+    for name in ("#", "start", "end", "end reason", "oMLX", "messages of", "engine starts", "requests", "faults"):
         table.add_column(name)
     for s in analysis.sessions:
         start = human_time(s.start)
@@ -378,6 +381,7 @@ def sessions_table(analysis: Analysis, con: Console) -> None:
             Text(human_time(s.end)),
             s.end_reason,
             Text(s.omlx_version or "?"),
+            Text(short_range(writer_versions(s.events))),
             _unknown_or(s.engine_starts),
             _unknown_or(s.requests_completed),
             str(s.faults),
@@ -400,7 +404,7 @@ def _sessions_lines(analysis: Analysis, con: Console, width: int) -> None:
             f"{s.index:>{number_width + 2}}  {'≤ ' if bounded else ''}{human_time(s.start)} → {human_time(s.end)}  "
             f"{s.end_reason}  {plural(s.faults, 'fault')}"
         )
-        details = [f"oMLX {printable(s.omlx_version or '?')}"]
+        details = [f"oMLX {printable(s.omlx_version or '?')}", f"messages of {short_range(writer_versions(s.events))}"]
         if not s.start_in_log:
             details.append("start not in log")
         elif bounded:

@@ -444,7 +444,7 @@ BANNER_VERSION = re.compile(r"(?:├─|└─|\|-|`-)?\s*Version:\s*(?P<version
 BANNER_BRANCH = r"[├└│|`]─"
 
 
-CELLAR_VERSION = re.compile(r"/Cellar/omlx/(?P<version>\d[\w.\-+]*)/")
+CELLAR_VERSION = re.compile(r"/Cellar/omlx(?:@[\w.\-+]+)?/(?P<version>\d[\w.\-+]*)/")  # a versioned keg: omlx@0.3.6
 
 
 # oMLX's Python package, as traceback paths and module names show it.

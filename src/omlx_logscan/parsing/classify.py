@@ -25,9 +25,10 @@ from omlx_logscan.parsing.dumps import DUMP_FRAME, dump_fields
 from omlx_logscan.parsing.event import Event
 from omlx_logscan.parsing.grammar import FAULTHANDLER_OPENING, Line
 from omlx_logscan.parsing.kinds import TAG_FIELDS
-from omlx_logscan.parsing.messages import Known, known
+from omlx_logscan.parsing.messages import Known, known, messages
 from omlx_logscan.parsing.panics import panic_fields
 from omlx_logscan.parsing.records import Record
+from omlx_logscan.parsing.template import Template
 
 _FRAME = re.compile(r'^\s*File "(?P<path>[^"]+)", line (?P<line>\d+), in (?P<func>\S+)')
 
@@ -81,19 +82,19 @@ def _gpu_fields(record: Record, text: str) -> dict[str, Any] | None:
     return {**out, **_traceback_fields(_body(record))}
 
 
-def _catalog_match(message: str) -> tuple[str, str, dict[str, Any]] | None:
+def _catalog_match(message: str) -> tuple[Template, re.Match[str]] | None:
     for template in candidates(message):
         if template.literal not in message:  # every match contains it, and ``in`` is far cheaper than a search
             continue
         match = template.regex.search(message)
         if match:
-            values = {
-                k: _number_or_text(v) if k in NUMERIC_FIELDS else v
-                for k, v in match.groupdict().items()
-                if v is not None
-            }
-            return template.kind, template.tag, values
+            return template, match
     return None
+
+
+def _values(match: re.Match[str]) -> dict[str, Any]:
+    """The fields a catalog row's match captured, numbers as numbers."""
+    return {k: _number_or_text(v) if k in NUMERIC_FIELDS else v for k, v in match.groupdict().items() if v is not None}
 
 
 def _number_or_text(value: str) -> Any:
@@ -120,13 +121,23 @@ def _number_or_text(value: str) -> Any:
 _HEADLESS_RECORD_FORMS = frozenset({"text", "snippet", "elided", "short_log", "dated", "timeonly", "level_first"})
 
 
-def identify(record: Record) -> Known | None:
-    """The oMLX message a record whose paste dropped its level or logger is (its head line, or the
-    whole record when wrapped); None for every other record: the full shape needs no look-up."""
+# Forms whose head is no message: a crash block's first line, a traceback's.
+NOT_MESSAGES = frozenset({"headless", "thread_dump", "report_json", "panic", "panic_header", "crash_report"})
+
+
+def identify(record: Record, row: Template | None) -> Known | None:
+    """The oMLX message a record is: of a record whose paste dropped its level or logger, its head
+    line's (or the whole record's, when wrapped); of a full record, the entries of the catalog
+    ``row`` it matched, or of its logger and level. None for a crash block or a traceback."""
     head = record.head
-    if head.form not in _HEADLESS_RECORD_FORMS or (head.level and (head.logger or "").startswith(LOGGER_PREFIX)):
+    if head.form in NOT_MESSAGES:
         return None
-    return known(head.message) or (known(record.text) if record.extra else None)
+    if head.form not in _HEADLESS_RECORD_FORMS or (head.level and (head.logger or "").startswith(LOGGER_PREFIX)):
+        found = messages().of_record(head.message, head.logger, head.level, row)
+        if found is None and record.extra and not record.holds_traceback():  # a message wrapped over lines
+            return messages().of_opening(head.message, head.logger, head.level)
+        return found
+    return head.identity or known(head.message) or (known(record.text) if record.extra else None)
 
 
 def _logger_of(head: Line, identity: Known | None) -> str | None:
@@ -142,7 +153,8 @@ def _logger_of(head: Line, identity: Known | None) -> str | None:
 def classify(record: Record, source: str, index: int) -> list[Event]:
     """The events one record yields: usually one, two for an abort or fatal exit, none for routine lines."""
     head = record.head
-    identity = identify(record)
+    matched = _catalog_match(head.message) if head.form not in NOT_MESSAGES else None
+    identity = identify(record, matched[0] if matched is not None else None)
     logger = _logger_of(head, identity)
     level = head.level or ("CRITICAL" if head.form == "abort" else identity.level if identity is not None else None)
 
@@ -166,6 +178,7 @@ def classify(record: Record, source: str, index: int) -> list[Event]:
             record.time_of_day,
             entry=identity.entry if identity is not None else None,
             template=identity.template if identity is not None else None,
+            entries=identity.entries if identity is not None else (),
         )
 
     if head.form in ("panic", "panic_header"):
@@ -189,10 +202,9 @@ def classify(record: Record, source: str, index: int) -> list[Event]:
         events.append(make("process_exit", {**reason, **_traceback_fields(record.extra)}, "CRITICAL"))
     if events:
         return events
-    matched = _catalog_match(head.message)
     if matched is not None:
-        kind, tag, values = matched
-        fields = dict(values)
+        row, found = matched
+        kind, tag, fields = row.kind, row.tag, _values(found)
         tag_field = TAG_FIELDS.get(kind)
         if tag_field is not None and tag:
             fields.setdefault(tag_field, tag)
@@ -202,7 +214,7 @@ def classify(record: Record, source: str, index: int) -> list[Event]:
     if level in ("ERROR", "CRITICAL"):
         return [make("error", _traceback_fields(record.extra))]
     if level == "WARNING":
-        return [make("warning", {})]
+        return [make("warning", _traceback_fields(record.extra))]
     if head.form == "headless":
         return [make("error", _traceback_fields(_body(record)), "ERROR")]
     return [make("record", {})]
@@ -237,7 +249,7 @@ def _dump_fields(record: Record) -> dict[str, Any]:
 def cellar_version(event: Event) -> str | None:
     """The Homebrew keg version in an event's traceback paths, if any."""
     for frame in event.fields.get("traceback", ()):
-        match = CELLAR_VERSION.search(frame["path"])
+        match = CELLAR_VERSION.search(frame["path"]) if "/Cellar/omlx" in frame["path"] else None
         if match:
             return match["version"]
     return None

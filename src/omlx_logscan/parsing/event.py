@@ -25,6 +25,7 @@ class Event:
     time_of_day: str | None = None  # HH:MM:SS.mmm of a time-only line (its date inferred, or unknown: time None)
     entry: str | None = None  # the oMLX message it is: its entry in the lexicon of oMLX's messages
     template: str | None = None  # that message as oMLX's source writes it
+    entries: tuple[str, ...] = ()  # every entry that could have written it (``entry`` is the likeliest)
 
     @property
     def sort_time(self) -> str:

@@ -23,7 +23,7 @@ from omlx_logscan.parsing.catalog import (
     bare_openings,
 )
 from omlx_logscan.parsing.catalog_panics import HEADER_OPENING, PANIC_STRING
-from omlx_logscan.parsing.messages import known
+from omlx_logscan.parsing.messages import Known, known
 
 LEVELS = ("TRACE", "DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 
@@ -183,6 +183,7 @@ class Line:
     frac: str | None = None
     logger: str | None = None
     level: str | None = None
+    identity: Known | None = None  # the oMLX message a pasted shape was read as (its classification reuses it)
 
     @property
     def timestamp(self) -> str | None:
@@ -258,8 +259,9 @@ def parse_line(raw: str) -> Line:
     if _THREAD_DUMP.match(text):  # no form begins ``Thread 0x`` or ``Current thread 0x``
         return Line("thread_dump", text.rstrip())
     short = _SHORT_LOG.match(text)
-    if short is not None and (len(short["pad"]) > 1 or known(short["msg"]) is not None):
-        return Line("short_log", short["msg"].rstrip(), logger=short["logger"])
+    identity = known(short["msg"]) if short is not None else None
+    if short is not None and (len(short["pad"]) > 1 or identity is not None):
+        return Line("short_log", short["msg"].rstrip(), logger=short["logger"], identity=identity)
     if _opens_headless(text):
         return Line("headless", text.rstrip())
     if _is_snippet(raw):
@@ -281,12 +283,14 @@ def _reshaped(text: str) -> Line | None:
         parsed = parse_line(inner)
         if parsed.form not in ("text", "blank"):
             return parsed
-        if known(inner) is not None:
-            return Line("snippet", inner)
+        identity = known(inner)
+        if identity is not None:
+            return Line("snippet", inner, identity=identity)
         return None
     elided = _ELIDED_HEAD.match(text) if text.startswith(("…", "...")) else None
-    if elided is not None and known(elided["msg"]) is not None:
-        return Line("elided", elided["msg"].rstrip())
+    identity = known(elided["msg"]) if elided is not None else None
+    if elided is not None and identity is not None:
+        return Line("elided", elided["msg"].rstrip(), identity=identity)
     return None
 
 

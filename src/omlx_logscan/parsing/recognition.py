@@ -14,6 +14,7 @@ from collections.abc import Iterable
 
 from omlx_logscan.parsing.catalog import GPU_CODE, GPU_RESOURCE_LIMIT, LOGGER_PREFIX, UVICORN_TAG
 from omlx_logscan.parsing.catalog_evidence import CRASH, METAL_ERROR, OMLX_INSTALL, OMLX_LOGGER
+from omlx_logscan.parsing.classify import NOT_MESSAGES
 from omlx_logscan.parsing.event import Event
 from omlx_logscan.parsing.kinds import OMLX_ONLY_KINDS
 from omlx_logscan.parsing.messages import known
@@ -38,16 +39,19 @@ class Recognition:
         self.recognised = False
         self._crash = False  # a traceback, crash report or crash stack was seen
         self._install = False  # an oMLX install or process was named
+        self.messages: set[tuple[str, ...]] = set()  # the entries of each message seen (``Event.entries``)
 
     def see(self, record: Record, events: list[Event]) -> None:
         """One record and the events it yielded."""
+        if events and events[0].entries:
+            self.messages.add(events[0].entries)
         if self.recognised:
             return
         head = record.head
         self.recognised = (
             any(map(is_omlx, events))
             or (head.logger or "").startswith(LOGGER_PREFIX)
-            or (head.form not in _NOT_MESSAGES and known(head.message) is not None)
+            or (head.form not in NOT_MESSAGES and known(head.message) is not None)
         )
         if not self.recognised:
             self.see_lines((head.message, *record.extra))
@@ -68,7 +72,3 @@ class Recognition:
 def _metal_error(text: str) -> bool:
     """Whether a line carries a Metal or ANE error, as MLX, Metal or a crash stack write one."""
     return any(regex.search(text) is not None for regex in (METAL_ERROR, GPU_CODE, GPU_RESOURCE_LIMIT))
-
-
-# Forms whose message is no oMLX message of its own: a crash block's first line, a traceback's.
-_NOT_MESSAGES = frozenset({"headless", "thread_dump", "report_json", "panic", "panic_header", "crash_report"})

@@ -23,7 +23,7 @@ class Template:
         compiling them all would cost every run about 8 ms of its start."""
         return re.compile(self.pattern)
 
-    @property
+    @cached_property
     def entries(self) -> tuple[str, ...]:
         """The ids of the lexicon entries (``parsing/lexicon.py``) this row covers: the oMLX calls
         that write its message, named in ``parsing/catalog_entries.py``."""

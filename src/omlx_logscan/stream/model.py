@@ -129,6 +129,9 @@ class EventStream:
     zone: tzinfo | None = None  # the zone its local times were written in (None: this machine's)
     host: str | None = None  # the machine it came from, when one is named
     recognised: bool = False  # a line of it showed it is oMLX's (``parsing.recognition``)
+    # The lexicon entries of every record the grammar read (one tuple a message: any of them may have
+    # written it), kept or not as an event: what the oMLX versions that wrote the input rest on.
+    messages: frozenset[tuple[str, ...]] = frozenset()
 
     @property
     def has_omlx_records(self) -> bool:

@@ -242,6 +242,7 @@ def read_events(
             (ev for events in sparse_arrivals for ev in events), key=lambda ev: (ev.sort_time, ev.source_index)
         ),
         recognised=recognition.recognised,
+        messages=frozenset(recognition.messages),
     )
 
 
