@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 from conftest import EXAMPLE
 from fault_logs import _PACKAGES, TIMEOUT, fault
 from omlx_logscan.cli.app import app
+from omlx_logscan.output.errors import EXAMPLE_LABEL
 from omlx_logscan.output.markup import CODE_WIDTH, code_span, fit_code, md_cell
 from omlx_logscan.output.why import EVIDENCE_LABEL
 from synthetic import STILL_DEAD, write_log
@@ -85,7 +86,7 @@ def _tool_lines(text: str) -> list[str]:
         for info, lines in code_blocks(text)
         if info != "mermaid"
         for line in lines
-        if line not in quoted and not line.startswith(EVIDENCE_LABEL)
+        if line not in quoted and not line.startswith((EVIDENCE_LABEL, EXAMPLE_LABEL))
     ]
 
 

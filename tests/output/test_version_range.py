@@ -3,7 +3,6 @@ grammar read, beside the version a banner or a Homebrew path states, in every fo
 
 from __future__ import annotations
 
-import gzip
 import json
 from pathlib import Path
 from typing import Any
@@ -17,12 +16,12 @@ from omlx_logscan.parsing.lexicon import lexicon
 
 runner = CliRunner()
 
-REAL_RUNS = sorted((FIXTURES / "real-omlx").glob("*.server.log.gz"))
+REAL_RUNS = sorted((FIXTURES / "real-omlx").glob("*.server.log"))
 STAMP = "2026-09-15 10:00:{:02d},000 - {} - {} - [-] - {}"
 
 
 def _version(path: Path) -> str:
-    return path.name.split("@")[1].removesuffix(".server.log.gz")
+    return path.name.split("@")[1].removesuffix(".server.log")
 
 
 def _minor(version: str) -> str:
@@ -55,10 +54,10 @@ def test_a_real_run_gets_a_range_that_holds_its_version_and_excludes_another_min
 def test_a_log_across_an_upgrade_spans_versions_and_each_session_has_its_own(tmp_path: Path) -> None:
     """Two real runs, 0.4.4 then 0.6.3rc2, in one file: no single version writes every message."""
     old, new = (
-        next(p for p in REAL_RUNS if p.name == f"a-info-clean@{v}.server.log.gz") for v in ("0.4.4", "0.6.3rc2")
+        next(p for p in REAL_RUNS if p.name == f"a-info-clean@{v}.server.log") for v in ("0.4.4", "0.6.3rc2")
     )
     log = tmp_path / "server.log"
-    log.write_bytes(gzip.decompress(old.read_bytes()) + gzip.decompress(new.read_bytes()))
+    log.write_bytes(old.read_bytes() + new.read_bytes())
     document = _json("timeline", str(log))
     found = document["header"]["omlx_version_range"]
     assert found["spans"] and found["min"] is None and found["max"] is None

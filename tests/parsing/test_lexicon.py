@@ -65,6 +65,11 @@ def check(v):
 
 def fit(model, size):
     raise MemoryError(required=size, message=f"Cannot load {model}: projected memory {size} too large")
+
+
+def prefill(quiet, n):
+    _log = logger.debug if quiet else logger.warning
+    _log(f"Prefill above max_bytes at {n} tokens")
 """
 
 ADDED = "\n\ndef added():\n    logger.info('Added after 0.1.0')\n"
@@ -128,6 +133,14 @@ def test_percent_format_and_fstring_placeholders_are_typed(made: Lexicon) -> Non
     assert (started.module, started.function, started.in_handler) == ("omlx.server", "serve", False)
     assert _by_text(made, "Low memory {float}GB").level == "WARNING"
     assert _by_text(made, "Cache ready: {any}").logger == "omlx.custom"
+
+
+def test_a_call_through_a_name_bound_to_a_logger_method_is_a_message_at_each_level(made: Lexicon) -> None:
+    found = [e for e in made.entries if e.template == "Prefill above max_bytes at {any} tokens"]
+    assert {(e.level, e.logger, e.function) for e in found} == {
+        ("DEBUG", "omlx.server", "prefill"),
+        ("WARNING", "omlx.server", "prefill"),
+    }
 
 
 def test_first_and_last_versions(made: Lexicon) -> None:

@@ -32,7 +32,7 @@ from pathlib import Path
 
 from packaging.version import Version
 
-GENERATOR_VERSION = 1
+GENERATOR_VERSION = 2
 PACKAGE = "omlx"
 VERSION_FILE = "omlx/_version.py"
 DEFAULT_OUT = Path(__file__).resolve().parents[2] / "src/omlx_logscan/parsing/lexicon.json.gz"
@@ -313,6 +313,7 @@ class ModuleScan(ast.NodeVisitor):
         self.scope: list[str] = []
         self.handler_depth = [0]
         self.messages = [Messages()]
+        self.aliases: list[dict[str, list[tuple[str, str | None]]]] = [{}]  # ``_log = logger.debug if … else …``
         self.exception_classes: set[str] = set()
 
     def scan(self, tree: ast.Module) -> list[Site]:
@@ -345,7 +346,9 @@ class ModuleScan(ast.NodeVisitor):
         self.scope.append(node.name)
         self.handler_depth.append(0)
         self.messages.append(Messages(node))
+        self.aliases.append({})
         self.generic_visit(node)
+        self.aliases.pop()
         self.messages.pop()
         self.handler_depth.pop()
         self.scope.pop()
@@ -375,6 +378,11 @@ class ModuleScan(ast.NodeVisitor):
         self.generic_visit(node)
 
     def visit_Assign(self, node: ast.Assign) -> None:
+        methods = self._logger_methods(node.value)
+        if methods:
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    self.aliases[-1][target.id] = methods
         if any(_MESSAGE_NAME.search(_name(target) or "") for target in node.targets):
             self._text(node.value)
         self.generic_visit(node)
@@ -428,7 +436,32 @@ class ModuleScan(ast.NodeVisitor):
             return False, None
         return True, self.module  # an unbound ``logger``: the module's own, by oMLX's habit
 
+    def _logger_methods(self, node: ast.expr) -> list[tuple[str, str | None]] | None:
+        """The levels and logger a name bound to ``node`` writes at: a logger's method, or either of two
+        (``logger.debug if quiet else logger.warning``); None for anything else."""
+        if isinstance(node, ast.IfExp):
+            body, orelse = self._logger_methods(node.body), self._logger_methods(node.orelse)
+            return body + orelse if body and orelse else None
+        if isinstance(node, ast.Attribute) and node.attr in LEVELS:
+            is_logger, logger = self._logger_of(node.value)
+            return [(LEVELS[node.attr], logger)] if is_logger else None
+        return None
+
+    def _alias_call(self, node: ast.Call) -> bool:
+        """A call through a name bound to a logger's method in this function (or the module)."""
+        if not isinstance(node.func, ast.Name) or not node.args:
+            return False
+        methods = self.aliases[-1].get(node.func.id) or self.aliases[0].get(node.func.id)
+        if not methods:
+            return False
+        templates = self.messages[-1].of(node.args[0], node.args[1:], percent=True)
+        for level, logger in methods:
+            self._add(LOG, level, logger, None, None, templates)
+        return True
+
     def _log_call(self, node: ast.Call) -> bool:
+        if self._alias_call(node):
+            return True
         if not isinstance(node.func, ast.Attribute):
             return False
         method = node.func.attr
