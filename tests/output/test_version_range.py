@@ -53,9 +53,7 @@ def test_a_real_run_gets_a_range_that_holds_its_version_and_excludes_another_min
 
 def test_a_log_across_an_upgrade_spans_versions_and_each_session_has_its_own(tmp_path: Path) -> None:
     """Two real runs, 0.4.4 then 0.6.3rc2, in one file: no single version writes every message."""
-    old, new = (
-        next(p for p in REAL_RUNS if p.name == f"a-info-clean@{v}.server.log") for v in ("0.4.4", "0.6.3rc2")
-    )
+    old, new = (next(p for p in REAL_RUNS if p.name == f"a-info-clean@{v}.server.log") for v in ("0.4.4", "0.6.3rc2"))
     log = tmp_path / "server.log"
     log.write_bytes(old.read_bytes() + new.read_bytes())
     document = _json("timeline", str(log))
