@@ -355,7 +355,11 @@ def may_be_fatal_exit(message: str) -> bool:
     return FATAL_EXIT_SUFFIX in message or message.startswith(FATAL_SUBMISSIONS_OPENING)
 
 
-ABORT_OPENING = r"libc\+\+abi: terminating"
+# Both C++ runtimes' words for std::terminate: LLVM's libc++abi (macOS) and GNU's libstdc++ (Linux:
+# ``terminate called without an active exception``, ``… after throwing an instance of 'X'``).
+ABORT_OPENING = (
+    r"(?:libc\+\+abi: terminating|terminate called (?:without an active exception|after throwing|recursively))"
+)
 
 
 ABORT = re.compile(f"^{ABORT_OPENING}")
