@@ -216,8 +216,12 @@ def test_a_pressure_episode_that_ended_asks_for_no_later_clear(tmp_path: Path) -
 
 def test_a_warning_only_log_gives_the_visibility_caveat(tmp_path: Path) -> None:
     noise = record(before(minutes=3), "WARNING", "omlx.cache.paged_ssd_cache", "SSD write queue full")
-    got = only(explain(analysis_from(tmp_path, [noise, *fault()])))
+    why = explain(analysis_from(tmp_path, [noise, *fault()]))
+    got = only(why)
     assert got["call_site"] == "cache_clear" and got["trigger"] == "unknown" and got["evidence"] == []
+    # The enforcer's idle request is a WARNING line, absent: not idle; the rest stay open.
+    assert got["possible"] == ["pressure", "deferred", "periodic"]
+    assert trigger_phrase(why.attributions[0], full=True).startswith("unknown: pressure, deferred or periodic (")
     invisible = got["invisible"]
     assert isinstance(invisible, list) and len(invisible) == 2
     assert invisible[0] == (

@@ -165,6 +165,8 @@ class Attribution:
     # idle, pooled_reclaim)
     trigger: str
     candidates: list[str] = field(default_factory=list)
+    # When the level hid what would tell (trigger unknown for that reason): the triggers left open.
+    possible: list[str] = field(default_factory=list)
     evidence: list[Evidence] = field(default_factory=list)
     hidden: Hidden | None = None
     load: LoadContext = field(default_factory=lambda: LoadContext(False))
@@ -245,8 +247,10 @@ class _Attributor:
             attribution.trigger = "unknown"
         elif attribution.candidates:
             attribution.trigger = attribution.candidates[0]
+        elif attribution.hidden:
+            attribution.trigger, attribution.possible = "unknown", left_open(attribution.hidden)
         else:
-            attribution.trigger = "unknown" if attribution.hidden else "periodic"
+            attribution.trigger = "periodic"
         return attribution
 
     def _before(self, incident: Incident, window_s: float, session: Session | None) -> tuple[str, str]:
@@ -382,6 +386,19 @@ class _Attributor:
                 break
             self._medians[key] = result
         return self._medians[key]
+
+
+def left_open(hidden: Hidden) -> list[str]:
+    """The triggers of a clear with no evidence that the hidden levels leave possible: a pressure
+    clear when a reclaiming action was hidden, a deferred one when finished requests were (INFO),
+    the idle reclaim when the enforcer's request for it was (WARNING), and the periodic clear, which
+    no line shows. The decode-interval clear is never left open: its stack, an ERROR record, tells."""
+    return [
+        *(["pressure"] if hidden.hidden_actions else []),
+        *(["deferred"] if "INFO" in hidden.absent_levels else []),
+        *(["idle"] if "WARNING" in hidden.absent_levels else []),
+        "periodic",
+    ]
 
 
 def _shows(event: Event) -> str | None:

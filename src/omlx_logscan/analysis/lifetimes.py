@@ -279,7 +279,7 @@ def _finish_session(
         session.omlx_version = next((v for ev in session.events if (v := cellar_version(ev))), None)
     shut_down = "shutdown" in kinds and not _active_after_last_shutdown(session.events, builder, window_end)
     if shut_down:
-        _set_exit_notes(session)
+        session.note_exit_aborts()
     ending = _SessionEnding(
         any(_process_end_reason(ev) == "fatal_exit" for ev in session.events),
         any(ev.kind in CRASH_KINDS for ev in session.events),
@@ -295,17 +295,6 @@ def _last_record(session: Session, record: RecordAt | None) -> RecordAt | None:
     if event is not None and event.time is not None and (record is None or record.time <= event.time):
         return RecordAt(event.time, event.source, event.line)
     return record
-
-
-def _set_exit_notes(session: Session) -> None:
-    """Moves the C++ runtime aborts written after a stopped session's last orderly-stop line from its
-    events to its exit notes: the process had stopped in order, so they do not say it crashed."""
-    last = max(i for i, ev in enumerate(session.events) if ev.kind == "shutdown")
-    after = session.events[last + 1 :]
-    notes = [ev for ev in after if ev.kind == "process_exit" and ev.fields.get("reason") == "abort"]
-    if notes:
-        session.exit_notes = notes
-        session.events = session.events[: last + 1] + [ev for ev in after if ev not in notes]
 
 
 def _active_after_last_shutdown(events: list[Event], builder: _Builder, window_end: str | None) -> bool:

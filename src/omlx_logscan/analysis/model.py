@@ -47,6 +47,16 @@ class Session:
     # active exception`` as a stopped Linux process exits): the runtime's words, not crash evidence.
     exit_notes: list[Event] = field(default_factory=list, repr=False)
 
+    def note_exit_aborts(self) -> None:
+        """Moves the C++ runtime aborts written after a stopped session's last orderly-stop line from
+        its events to its exit notes: it had stopped in order, so they do not say it crashed."""
+        last = max(i for i, ev in enumerate(self.events) if ev.kind == "shutdown")
+        after = self.events[last + 1 :]
+        notes = [ev for ev in after if ev.kind == "process_exit" and ev.fields.get("reason") == "abort"]
+        if notes:
+            self.exit_notes = notes
+            self.events = self.events[: last + 1] + [ev for ev in after if ev not in notes]
+
     def as_dict(self) -> dict[str, Any]:
         return {
             "index": self.index,

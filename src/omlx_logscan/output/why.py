@@ -142,7 +142,8 @@ def trigger_phrase(attribution: Attribution, *, full: bool) -> str:
             return "unknown: no traceback says this fault was a cache clear"
         if own_time(a.incident) is None:
             return "unknown: the fault has no time of its own"
-        return "unknown: the log level hides the lines that would tell (see hidden)"
+        left = ", ".join(a.possible[:-1]) + f" or {a.possible[-1]}" if len(a.possible) > 1 else a.possible[0]
+        return f"unknown: {left} (the log level hides the lines that would tell; see hidden)"
     nearest = next((e for e in reversed(a.evidence) if e.supports == a.trigger), None)
     if a.trigger in OWN_REASON_WORDS and nearest is None:
         short, why = OWN_REASON_WORDS[a.trigger]
