@@ -49,9 +49,6 @@ ASPECTS: dict[str, Callable[[Case], list[str]]] = {
 #   handover       item 2: at WARNING, the next process's first warning (`Using default memory size`, written by
 #                  a function its start calls) ends the previous session after it exited
 #   stopped        item 3: a dead window that an orderly stop ended reads restart (at the next start) or eof
-#   step clears    item 4: a periodic clear reads deferred, the decode-interval clear reads periodic
-#   pressure over  item 4: a deferred clear 37 s after a pressure episode that had ended (hard -> ok) and
-#                  whose reclaim had run reads pressure
 #   wedge arrivals not in issue 28: in a wedge only the endpoints log arrivals (the scheduler never adds the
 #                  requests), and the wedge rule counts the scheduler's arrival line when the session has it
 #   unfinished stop not in issue 28: at INFO, a silence closed by a stop that began (`Engine stopped`) but never
@@ -65,12 +62,6 @@ KNOWN_DEFECTS: list[tuple[str, str, int]] = [
     ("d-warning-seed@0.5.7/server", "sessions", 2),  # handover
     ("d-warning-seed@0.6.3rc2/server", "dead_windows", 2),  # handover
     ("d-warning-seed@0.6.3rc2/server", "sessions", 2),  # handover
-    ("e-info-periodic@0.5.3/server", "triggers", 4),  # step clears
-    ("e-info-periodic@0.5.3/console", "triggers", 4),  # step clears
-    ("f-info-long-pressure@0.5.7/server", "triggers", 4),  # pressure over
-    ("f-info-long-pressure@0.5.7/console", "triggers", 4),  # pressure over
-    ("f-info-long-pressure@0.6.3rc2/server", "triggers", 4),  # pressure over
-    ("f-info-long-pressure@0.6.3rc2/console", "triggers", 4),  # pressure over
     ("g-debug-wedge@0.5.7/server", "sessions", 2),  # phantom
     ("g-debug-wedge@0.5.7/server", "wedges", 0),  # wedge arrivals
     ("g-debug-wedge@0.5.7/server", "check", 0),  # wedge arrivals, phantom

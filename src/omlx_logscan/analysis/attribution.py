@@ -2,7 +2,8 @@
 
 oMLX logs nothing when it decides to clear its Metal cache, so which trigger ran (a pressure
 reclaim, the deferred clear after a request ends or is aborted, the periodic clear, or the idle
-reclaim the enforcer asks for between turns) has to be read from what surrounds the fault. Each
+reclaim the enforcer asks for between turns) has to be read from what surrounds the fault; only the
+clear ``Scheduler.step`` runs every 1,024 decoded tokens is told by its own stack. Each
 fault gets the candidate with positive evidence, the lines that are that evidence, and — just as
 important — what the log level hid: a WARNING-level log cannot show the INFO lines that would
 prove or rule out the triggers.
@@ -19,7 +20,7 @@ from enum import StrEnum
 
 from omlx_logscan.analysis.model import Analysis, Incident, Session, Signature
 from omlx_logscan.analysis.overlays import OverlayCorrelation, correlate, dead_intervals
-from omlx_logscan.analysis.signatures import CLEAR_CONTEXTS, call_site
+from omlx_logscan.analysis.signatures import CLEAR_CONTEXTS, call_site, decode_interval_clear
 from omlx_logscan.inputs.overlays import Interval, Overlay
 from omlx_logscan.parsing.catalog import RECLAIMING_LEVELS, chat_completion_message
 from omlx_logscan.parsing.event import Event
@@ -30,7 +31,11 @@ from omlx_logscan.timeutil import parse, stamp_of
 PRESSURE_WINDOW_S = 300.0  # pressure lines this long before a fault can have asked for its clear
 
 
-DEFERRED_WINDOW_S = 5.0  # the deferred clear runs 8 engine steps after a request ends: seconds at most
+# The deferred clear runs on the 8th engine step after a request ends (``_DEFERRED_CLEAR_DELAY``,
+# oMLX 0.3.5 on), and the engine keeps stepping while it is pending: every 50 ms when idle
+# (``step_interval``), once per token while requests decode. One second allows 125 ms a step; a
+# request that ended earlier had its clear run before the fault.
+DEFERRED_WINDOW_S = 1.0
 
 
 LOAD_WINDOWS_MIN = (10, 60)
@@ -46,6 +51,9 @@ PRESSURE_ACTION_LEVELS = {
 
 # The enforcer's requests for the idle reclaim (pressure actions that speak for the idle trigger).
 IDLE_REQUESTS = frozenset(action for action, row in PRESSURE_ACTIONS.items() if row.shows == IDLE_RECLAIM)
+
+
+DECODE_INTERVAL = "decode_interval"  # the clear Scheduler.step runs every 1,024 decoded tokens
 
 
 IDLE_TRIM = "idle_trim"  # an idle reclaim that ran (a cache_clear event)
@@ -152,10 +160,13 @@ class Attribution:
     incident: Incident
     call_site: str
     signature: Signature | None  # the fault's stack, None without a traceback
-    # pressure, deferred, idle, periodic, unknown or not_applicable; or the reason of a clear its
-    # record names (a CLEAR_CONTEXTS value: recovery, overflow, idle, pooled_reclaim)
+    # pressure, deferred, idle, periodic, unknown or not_applicable; decode_interval, told by the
+    # stack; or the reason of a clear its record names (a CLEAR_CONTEXTS value: recovery, overflow,
+    # idle, pooled_reclaim)
     trigger: str
     candidates: list[str] = field(default_factory=list)
+    # When the level hid what would tell (trigger unknown for that reason): the triggers left open.
+    possible: list[str] = field(default_factory=list)
     evidence: list[Evidence] = field(default_factory=list)
     hidden: Hidden | None = None
     load: LoadContext = field(default_factory=lambda: LoadContext(False))
@@ -218,6 +229,10 @@ class _Attributor:
             if own == "idle" and timed:
                 attribution.evidence = self.idle_evidence(incident, session)
             return attribution
+        if signature is not None and decode_interval_clear(signature.frames):
+            # Its stack says which of step's clears it was (an ERROR record: every level shows it).
+            attribution.trigger, attribution.candidates = DECODE_INTERVAL, [DECODE_INTERVAL]
+            return attribution
         if not timed:
             attribution.trigger = "unknown"
             return attribution
@@ -232,15 +247,17 @@ class _Attributor:
             attribution.trigger = "unknown"
         elif attribution.candidates:
             attribution.trigger = attribution.candidates[0]
+        elif attribution.hidden:
+            attribution.trigger, attribution.possible = "unknown", left_open(attribution.hidden)
         else:
-            attribution.trigger = "unknown" if attribution.hidden else "periodic"
+            attribution.trigger = "periodic"
         return attribution
 
     def _before(self, incident: Incident, window_s: float, session: Session | None) -> tuple[str, str]:
         """The ISO bounds of the window before a fault, clipped to its process's start."""
         time = own_time(incident)
         assert time is not None
-        start = (parse(time) - timedelta(seconds=window_s)).isoformat()
+        start = stamp_of(parse(time) - timedelta(seconds=window_s))  # compared as text with the events' times
         process_start = session.start_after or session.start if session else None
         if process_start and process_start > start:
             start = process_start
@@ -253,16 +270,25 @@ class _Attributor:
         return event_source != first.source_index or line < first.line
 
     def pressure_evidence(self, incident: Incident, session: Session | None) -> list[Evidence]:
+        """The enforcer's reclaiming lines of the pressure episode still open at the fault. An episode
+        ends when the level falls back to one that does not reclaim (``hard -> ok``): the clear it
+        asked for ran at the next engine step (``_consume_pressure_clear``), so its lines ask for
+        no later clear."""
         start, end = self._before(incident, self.pressure_window_s, session)
-        return [
-            _event_evidence(ev, ev.fields["action"], "pressure")
-            for ev in (session.events if session else self.stream.events)
-            if ev.kind == "memory_pressure"
-            and _is_pressure(ev)
-            and ev.time
-            and start <= ev.time <= end
-            and self._written_before(ev.source_index, ev.line, incident)
-        ]
+        found: list[Evidence] = []
+        for ev in session.events if session else self.stream.events:
+            if not (
+                ev.kind == "memory_pressure"
+                and ev.time
+                and start <= ev.time <= end
+                and self._written_before(ev.source_index, ev.line, incident)
+            ):
+                continue
+            if _is_pressure(ev):
+                found.append(_event_evidence(ev, ev.fields["action"], "pressure"))
+            elif _shows(ev) == LEVEL_CHANGE:  # a level that does not reclaim: the episode is over
+                found = []
+        return found
 
     def idle_evidence(self, incident: Incident, session: Session | None) -> list[Evidence]:
         """The enforcer's requests for the idle reclaim, and idle reclaims that ran, before the fault."""
@@ -362,11 +388,30 @@ class _Attributor:
         return self._medians[key]
 
 
-def _is_pressure(event: Event) -> bool:
+def left_open(hidden: Hidden) -> list[str]:
+    """The triggers of a clear with no evidence that the hidden levels leave possible: a pressure
+    clear when a reclaiming action was hidden, a deferred one when finished requests were (INFO),
+    the idle reclaim when the enforcer's request for it was (WARNING), and the periodic clear, which
+    no line shows. The decode-interval clear is never left open: its stack, an ERROR record, tells."""
+    return [
+        *(["pressure"] if hidden.hidden_actions else []),
+        *(["deferred"] if "INFO" in hidden.absent_levels else []),
+        *(["idle"] if "WARNING" in hidden.absent_levels else []),
+        "periodic",
+    ]
+
+
+def _shows(event: Event) -> str | None:
+    """What a memory-pressure line shows (a PRESSURE_ACTIONS row's ``shows``), None for another line."""
     row = PRESSURE_ACTIONS.get(event.fields.get("action", ""))
-    if row is None or row.shows not in (RECLAIMING, LEVEL_CHANGE):
+    return None if row is None else row.shows
+
+
+def _is_pressure(event: Event) -> bool:
+    shows = _shows(event)
+    if shows not in (RECLAIMING, LEVEL_CHANGE):
         return False
-    return row.shows == RECLAIMING or event.fields.get("to_level") in RECLAIMING_LEVELS
+    return shows == RECLAIMING or event.fields.get("to_level") in RECLAIMING_LEVELS
 
 
 def _event_evidence(event: Event, action: str, supports: str) -> Evidence:

@@ -277,10 +277,13 @@ def _finish_session(
         session.engine_starts = sum(1 for ev in session.events if ev.kind == "engine_start")
     if session.omlx_version is None:
         session.omlx_version = next((v for ev in session.events if (v := cellar_version(ev))), None)
+    shut_down = "shutdown" in kinds and not _active_after_last_shutdown(session.events, builder, window_end)
+    if shut_down:
+        session.note_exit_aborts()
     ending = _SessionEnding(
         any(_process_end_reason(ev) == "fatal_exit" for ev in session.events),
-        bool(kinds & CRASH_KINDS),
-        "shutdown" in kinds and not _active_after_last_shutdown(session.events, builder, window_end),
+        any(ev.kind in CRASH_KINDS for ev in session.events),
+        shut_down,
         any(shows_penalty_box(ev) for ev in session.events if ev.kind == "gpu_error"),
     )
     session.end_reason = ending.reason(followed=following is not None, info_shown=stream.shows("INFO"))

@@ -11,6 +11,7 @@ from omlx_logscan.analysis.outage_model import Outages
 from omlx_logscan.analysis.requests import RequestIndex
 from omlx_logscan.parsing.catalog import PENALTY_BOX_CODE
 from omlx_logscan.parsing.event import Event
+from omlx_logscan.parsing.kinds import CRASH_KINDS
 from omlx_logscan.stream.model import EventStream
 from omlx_logscan.timeutil import seconds
 
@@ -42,6 +43,19 @@ class Session:
     source: str | None = None
     line: int | None = None
     events: list[Event] = field(default_factory=list, repr=False)
+    # C++ runtime aborts written after its orderly stop (libstdc++'s ``terminate called without an
+    # active exception`` as a stopped Linux process exits): the runtime's words, not crash evidence.
+    exit_notes: list[Event] = field(default_factory=list, repr=False)
+
+    def note_exit_aborts(self) -> None:
+        """Moves the C++ runtime aborts written after a stopped session's last orderly-stop line from
+        its events to its exit notes: it had stopped in order, so they do not say it crashed."""
+        last = max(i for i, ev in enumerate(self.events) if ev.kind == "shutdown")
+        after = self.events[last + 1 :]
+        notes = [ev for ev in after if ev.kind == "process_exit" and ev.fields.get("reason") == "abort"]
+        if notes:
+            self.exit_notes = notes
+            self.events = self.events[: last + 1] + [ev for ev in after if ev not in notes]
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -218,6 +232,12 @@ class Analysis:
     requests: RequestIndex  # finished requests by time, for counts over any window
     outages: Outages = field(default_factory=Outages)  # every outage of every kind (analysis/outages.py)
     errors: Errors = field(default_factory=Errors)  # failures other than GPU faults (analysis/errors.py)
+
+    def crash_evidence(self) -> list[Event]:
+        """The stream's events that show a process or the Mac dying (CRASH_KINDS), less the aborts a
+        session wrote after its orderly stop."""
+        notes = {id(ev) for session in self.sessions for ev in session.exit_notes}
+        return [ev for ev in self.stream.events if ev.kind in CRASH_KINDS and id(ev) not in notes]
 
 
 REPEATS_STOPPED_MIN_S = 1800.0  # silence after the last repeat that says the dead process is gone

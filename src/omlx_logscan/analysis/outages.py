@@ -55,7 +55,7 @@ def find_outages(analysis: Analysis, arrivals: Dense, wedge_after_s: float | Non
         wedge_after_s = WEDGE_AFTER_S
     stream = analysis.stream
     traffic = ARRIVALS_SHOWN if stream.shows("DEBUG") else COMPLETIONS_SHOWN if stream.shows("INFO") else TRAFFIC_HIDDEN
-    crash_events = [ev for ev in stream.events if ev.kind in CRASH_KINDS]
+    crash_events = analysis.crash_evidence()
     timeline = _Arrivals(arrivals)
     items: list[Outage] = [*_penalty_boxes(analysis)]
     for position, session in enumerate(analysis.sessions):

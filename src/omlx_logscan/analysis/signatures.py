@@ -14,6 +14,7 @@ from omlx_logscan.parsing.catalog import (
     FATAL_EXIT_FUNCTION,
     PACKAGE,
     PREFILL_IN_FUNCTION,
+    STEP_FRAME,
 )
 from omlx_logscan.parsing.event import Event
 
@@ -82,6 +83,18 @@ def cache_clear_call(frames: list[dict[str, Any]]) -> tuple[str, str | None] | N
         return where, None
     caller = frames[index - 1]
     return where, f"{_dotted(caller['module'])}.{caller['func']}"
+
+
+def decode_interval_clear(frames: list[dict[str, Any]]) -> bool:
+    """Whether a stack is that of the clear ``Scheduler.step`` runs every 1,024 decoded tokens.
+
+    In every version that has it (0.3.9 to 0.6.3) it is the one clear ``step`` calls itself inside
+    the ``try`` whose handler logs ``Error in batch generation step`` with the traceback: so its stack
+    begins at ``step`` and ``step`` calls the clear. The clear at the end of ``step`` (periodic,
+    deferred, pressure) runs after that ``try``; its stack begins in the engine loop.
+    """
+    funcs = [f["func"] for f in frames]
+    return len(frames) > 1 and (frames[0]["module"], funcs[0]) == STEP_FRAME and funcs[1] == CACHE_CLEAR_FUNCTION
 
 
 def crash_site(event: Event) -> dict[str, Any] | None:

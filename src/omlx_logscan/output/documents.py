@@ -177,6 +177,7 @@ def attribution_dict(attribution: Attribution) -> dict[str, Any]:
         "call_site": attribution.call_site,
         "trigger": attribution.trigger,
         "candidates": attribution.candidates,
+        "possible": attribution.possible,
         "evidence": [_evidence_dict(e) for e in attribution.evidence],
         "invisible": hidden_phrases(attribution.hidden),
         "load": _load_dict(attribution.load),

@@ -13,7 +13,6 @@ from omlx_logscan.analysis.signatures import cache_clear_call, crash_site
 from omlx_logscan.output.errors import errors_sentence
 from omlx_logscan.output.outages import outages_sentence
 from omlx_logscan.parsing.catalog import FATAL_LOGGER, PENALTY_BOX_CODE
-from omlx_logscan.parsing.kinds import CRASH_KINDS
 from omlx_logscan.stream.model import EventStream, header
 from omlx_logscan.timeutil import clock_seconds, human_duration, human_time, seconds, to_second
 
@@ -119,13 +118,11 @@ CRASH_WORDS = {
 def crash_rows(analysis: Analysis) -> list[dict[str, Any]]:
     """Evidence of a dying process or Mac: aborts, fatal exits, faulthandler dumps, panics, crash reports."""
     rows = []
-    for event in analysis.stream.events:
-        if event.kind not in CRASH_KINDS:
-            continue
+    for event in analysis.crash_evidence():
         detail = event.fields.get("panic") or event.fields.get("exception_type") or event.fields.get("error")
         if event.kind == "process_exit":
             detail = (
-                "uncaught C++ exception (libc++abi abort)"
+                "uncaught C++ exception (C++ runtime abort)"
                 if event.fields.get("reason") == "abort"
                 else _fatal_exit_detail(event.fields.get("reason_text"))
             )

@@ -53,7 +53,11 @@ EVIDENCE_WORDS = {
 }
 
 
-OWN_REASON_WORDS = {  # the triggers of the clears a fault's record names (signatures.CLEAR_CONTEXTS): short, why
+OWN_REASON_WORDS = {  # the triggers a record (signatures.CLEAR_CONTEXTS) or a stack names: short, why
+    "decode_interval": (
+        "decode interval",
+        "its stack is that of the clear Scheduler.step runs every 1,024 decoded tokens",
+    ),
     "idle": ("idle", "the fault was in the idle reclaim between turns"),
     "recovery": ("error recovery", "the fault was in the clear oMLX runs to recover from an error"),
     "overflow": ("overflow recovery", "the fault was in the clear oMLX runs to recover from a generation overflow"),
@@ -138,7 +142,8 @@ def trigger_phrase(attribution: Attribution, *, full: bool) -> str:
             return "unknown: no traceback says this fault was a cache clear"
         if own_time(a.incident) is None:
             return "unknown: the fault has no time of its own"
-        return "unknown: the log level hides the lines that would tell (see hidden)"
+        left = ", ".join(a.possible[:-1]) + f" or {a.possible[-1]}" if len(a.possible) > 1 else a.possible[0]
+        return f"unknown: {left} (the log level hides the lines that would tell; see hidden)"
     nearest = next((e for e in reversed(a.evidence) if e.supports == a.trigger), None)
     if a.trigger in OWN_REASON_WORDS and nearest is None:
         short, why = OWN_REASON_WORDS[a.trigger]
@@ -176,6 +181,8 @@ def lead_time(total: float | None) -> str:
     """A window or a gap before a fault: ``42 s`` or ``5 min``."""
     if total is None:
         return "?"
+    if total < 10 and total != round(total):  # the deferred clear's second is told in tenths
+        return f"{total:.1f} s"
     return f"{total:.0f} s" if total < 120 else f"{total / 60:.0f} min"
 
 

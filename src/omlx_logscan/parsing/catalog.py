@@ -355,7 +355,11 @@ def may_be_fatal_exit(message: str) -> bool:
     return FATAL_EXIT_SUFFIX in message or message.startswith(FATAL_SUBMISSIONS_OPENING)
 
 
-ABORT_OPENING = r"libc\+\+abi: terminating"
+# Both C++ runtimes' words for std::terminate: LLVM's libc++abi (macOS) and GNU's libstdc++ (Linux:
+# ``terminate called without an active exception``, ``… after throwing an instance of 'X'``).
+ABORT_OPENING = (
+    r"(?:libc\+\+abi: terminating|terminate called (?:without an active exception|after throwing|recursively))"
+)
 
 
 ABORT = re.compile(f"^{ABORT_OPENING}")
@@ -453,6 +457,9 @@ PACKAGE = "omlx"
 
 # The engine operation a GPU error's traceback shows, by the functions in it (oMLX's and mlx-lm's).
 CACHE_CLEAR_FUNCTION = "_sync_and_clear_cache"  # the Metal cache-clear drain
+# ``Scheduler.step`` (scheduler.py), whose own ``except`` formats the traceback of an error inside its
+# batch step (``Error in batch generation step``): a stack that begins at it was written there.
+STEP_FRAME = ("omlx/scheduler.py", "step")
 PREFILL_IN_FUNCTION = "prefill"  # any function whose name holds it (case aside) is a prefill step
 DECODE_IN_FUNCTION = "decode"  # ... a decode step
 
