@@ -52,8 +52,8 @@ COMPLETION = {
 
 
 class FakeOmlx:
-    """A test server answering like oMLX: ``mode`` is alive, hang (completions only, as a penalty box), 500,
-    or echo (a 500 whose message repeats the request's Authorization header)."""
+    """A test server answering like oMLX: ``mode`` is alive, hang (completions only, as a penalty box), stuck
+    (every request hangs), 500, or echo (a 500 whose message repeats the request's Authorization header)."""
 
     def __init__(self) -> None:
         self.mode = "alive"
@@ -75,6 +75,9 @@ class FakeOmlx:
 
             def do_GET(self) -> None:
                 fake.requests.append((self.path, self.headers.get("Authorization", ""), None))
+                if fake.mode == "stuck":  # nothing answers, not even the model list
+                    fake.release.wait(HANG_LIMIT_S)
+                    return
                 self._answer(200, MODELS) if self.path == "/v1/models" else self._answer(404, {"detail": "Not Found"})
 
             def do_POST(self) -> None:
@@ -141,6 +144,9 @@ def test_a_probe_tells_error_hung_and_down(omlx: FakeOmlx) -> None:
     assert hung.outcome == "hung" and time.monotonic() - began < 3.0  # bounded by --probe-timeout
     down = probe_once(ProbeTarget(_refused_url(), None, None, 0.5))
     assert down.outcome == "down" and down.status is None
+    omlx.mode = "stuck"
+    stuck = probe_once(ProbeTarget(omlx.url, None, None, 0.5))
+    assert stuck.outcome == "down" and "/v1/models did not answer" in stuck.detail
 
 
 def test_the_key_never_appears_in_what_a_probe_keeps(omlx: FakeOmlx) -> None:

@@ -28,6 +28,7 @@ from omlx_logscan.output.notices import counts_phrase, hook_start_failure_messag
 from omlx_logscan.output.outages import wedge_alert_message
 from omlx_logscan.output.probes import probe_dead_message, probe_message
 from omlx_logscan.parsing.event import Event
+from omlx_logscan.parsing.kinds import PROBE_KIND
 from omlx_logscan.stream.live import LiveStream
 from omlx_logscan.watch.head import sessions_in_head
 from omlx_logscan.watch.hooks import HookRun, hook_environment
@@ -262,8 +263,9 @@ class Watcher:
             message = probe_message(trigger, result.outcome, result.latency_s, result.status, result.detail)
             event = probe_event(str(self.options.path), trigger, prober.target, result, message)
             self.schedule.restart(now)
-            self.events += 1
-            self.sink.event(event)
+            if not self.options.kinds or PROBE_KIND in self.options.kinds:
+                self.events += 1
+                self.sink.event(event)
             self._apply(self.state.add_probe(event), now)
         if prober.busy or self._exit is not None:
             return
