@@ -267,43 +267,27 @@ WedgeAfter = Annotated[
 # -- the generation probe of watch (issue 31): command-line only, as it sends requests elsewhere --
 
 
+def _valued(metavar: str, text: str) -> Any:
+    """An option that takes a value and has no default to show (the help says what none means)."""
+    return typer.Option(metavar=metavar, help=text, show_default=False)
+
+
 Probe = Annotated[
     str | None,
-    typer.Option(
-        metavar="URL",
-        help="Send a generation probe (one token) to the oMLX server at URL when the log cannot tell whether the "
+    _valued(
+        "URL",
+        "Send a generation probe (one token) to the oMLX server at URL when the log cannot tell whether the "
         "engine generates; 'auto': the host and port of oMLX's settings.json in the base folder. The API key: "
         "$OMLX_API_KEY, else the settings' (never printed).",
-        show_default=False,
     ),
 ]
-
-
-ProbeModel = Annotated[
-    str | None,
-    typer.Option(
-        metavar="MODEL", help="The model a probe asks (default: the first /v1/models lists).", show_default=False
-    ),
-]
-
-
+ProbeModel = Annotated[str | None, _valued("MODEL", "The model a probe asks (default: the first /v1/models lists).")]
 ProbeTimeout = Annotated[
     str | None,
-    typer.Option(
-        metavar="DURATION",
-        help="How long a probe waits for its token before the engine counts as hung (default 120s).",
-        show_default=False,
-    ),
+    _valued("DURATION", "How long a probe waits for its token before the engine counts as hung (default 120s)."),
 ]
-
-
 ProbeEvery = Annotated[
-    str | None,
-    typer.Option(
-        metavar="DURATION",
-        help="Also probe this often while no request finishes (a heartbeat; default: off).",
-        show_default=False,
-    ),
+    str | None, _valued("DURATION", "Also probe this often while no request finishes (a heartbeat; default: off).")
 ]
 
 
