@@ -35,6 +35,7 @@ from omlx_logscan.watch.probing import FAULT_WAIT_S, ProbeSchedule
 
 KEY = "sk-omlx-test-7f3a9c"  # the API key: never in an output, a row, a hook's environment or a message
 HANG_LIMIT_S = 15.0  # a hanging answer is released by then at the latest (bounded waits)
+KEEPALIVE_S = 0.1  # oMLX sends a space every 10 s while a completion that is not streamed runs; here, faster
 runner = CliRunner()
 
 MODELS = {
@@ -52,8 +53,9 @@ COMPLETION = {
 
 
 class FakeOmlx:
-    """A test server answering like oMLX: ``mode`` is alive, hang (completions only, as a penalty box), stuck
-    (every request hangs), 500, or echo (a 500 whose message repeats the request's Authorization header)."""
+    """A test server answering like oMLX: ``mode`` is alive, hang (completions only, as a penalty box: 200 and
+    keepalive spaces, never the answer), late_error (200, a space, then an error body), stuck (every request
+    hangs), 500, or echo (a 500 whose message repeats the request's Authorization header)."""
 
     def __init__(self) -> None:
         self.mode = "alive"
@@ -84,8 +86,18 @@ class FakeOmlx:
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", "0"))))
                 auth = self.headers.get("Authorization", "")
                 fake.requests.append((self.path, auth, body))
-                if fake.mode == "hang":
-                    fake.release.wait(HANG_LIMIT_S)
+                if fake.mode in ("hang", "late_error"):  # as oMLX: 200 and a space at once, then keepalive spaces
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/json")
+                    self.end_headers()
+                    self.wfile.write(b" ")
+                    self.wfile.flush()
+                    if fake.mode == "late_error":  # an error once the answer had begun: status 200, an error body
+                        self.wfile.write(json.dumps({"error": {"message": "Prefill exceeds memory"}}).encode())
+                        return
+                    while not fake.release.wait(KEEPALIVE_S):
+                        self.wfile.write(b" ")
+                        self.wfile.flush()
                     return
                 if fake.mode in ("500", "echo"):
                     message = f"engine failed for {auth}" if fake.mode == "echo" else "Metal GPU submissions disabled"
@@ -140,10 +152,13 @@ def test_a_probe_tells_error_hung_and_down(omlx: FakeOmlx) -> None:
     assert "Metal GPU submissions disabled" in error.detail
     omlx.mode = "hang"
     began = time.monotonic()
-    hung = probe_once(ProbeTarget(omlx.url, None, None, 0.5))
+    hung = probe_once(ProbeTarget(omlx.url, None, None, 0.5))  # keepalive spaces do not extend it
     assert hung.outcome == "hung" and time.monotonic() - began < 3.0  # bounded by --probe-timeout
     down = probe_once(ProbeTarget(_refused_url(), None, None, 0.5))
     assert down.outcome == "down" and down.status is None
+    omlx.mode = "late_error"
+    late = probe_once(ProbeTarget(omlx.url, None, None, 5.0))
+    assert (late.outcome, late.status) == ("error", 200) and "Prefill exceeds memory" in late.detail
     omlx.mode = "stuck"
     stuck = probe_once(ProbeTarget(omlx.url, None, None, 0.5))
     assert stuck.outcome == "down" and "/v1/models did not answer" in stuck.detail

@@ -13,9 +13,7 @@ import http.client
 import json
 import threading
 import time
-import urllib.error
 import urllib.parse
-import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,6 +26,7 @@ API_KEY_VARIABLE = "OMLX_API_KEY"
 PROMPT = "Hi"  # fixed and short: one prompt token or two, and one token out
 MODELS_TIMEOUT_S = 30.0  # /v1/models answers from memory: longer than this is nothing answering
 DETAIL_CHARS = 200  # how much of an error answer a probe keeps
+READ_BYTES = 65536
 _ANY_ADDRESS = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}  # a server bound to all: ask it here
 
 
@@ -134,45 +133,70 @@ def _probe(target: ProbeTarget) -> ProbeResult:
 def _request(
     target: ProbeTarget, path: str, payload: dict[str, Any] | None, wait: float
 ) -> tuple[int, Any] | ProbeResult:
-    """The JSON answer (status, body) or what went wrong: an HTTP error, no answer in time (hung), no
-    connection (down)."""
+    """The JSON answer (status, body) or what went wrong: an HTTP error, no whole answer within ``wait``
+    (hung: oMLX answers a completion that is not streamed with 200 and a space at once, then a space
+    every 10 s until the answer, so only a deadline on the whole body tells a hang), no connection (down)."""
+    parts = urllib.parse.urlsplit(target.url)
     headers = {"Accept": "application/json", "User-Agent": "omlx-logscan-probe"}
     if payload is not None:
         headers["Content-Type"] = "application/json"
     if target.api_key:
         headers["Authorization"] = f"Bearer {target.api_key}"
-    data = json.dumps(payload).encode() if payload is not None else None
-    request = urllib.request.Request(target.url + path, data=data, headers=headers)
+    body = json.dumps(payload).encode() if payload is not None else None
+    kind = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
+    deadline = time.monotonic() + wait
+    connection = kind(parts.hostname or "", parts.port, timeout=wait)
     try:
-        with urllib.request.urlopen(request, timeout=wait) as response:
-            status, raw = response.status, response.read()
-    except urllib.error.HTTPError as exc:
-        return ProbeResult(ERROR, None, exc.code, f"{path}: {_error_text(exc)}")
+        connection.request("GET" if body is None else "POST", parts.path + path, body=body, headers=headers)
+        _left(connection, deadline)
+        response = connection.getresponse()
+        raw = _read_by(response, connection, deadline)
     except TimeoutError:
         return ProbeResult(HUNG, None, None, f"{path}: no answer in {wait:g} s")
-    except urllib.error.URLError as exc:
-        if isinstance(exc.reason, TimeoutError):
-            return ProbeResult(HUNG, None, None, f"{path}: no answer in {wait:g} s")
-        return ProbeResult(DOWN, None, None, f"{path}: {exc.reason}")
     except (OSError, http.client.HTTPException) as exc:
         return ProbeResult(DOWN, None, None, f"{path}: {exc or type(exc).__name__}")
+    finally:
+        connection.close()
     try:
-        return status, json.loads(raw)
+        answer = json.loads(raw)
     except ValueError:
-        return ProbeResult(ERROR, None, status, f"{path}: the answer is not JSON")
+        answer = None
+    failed = _error_text(answer)
+    if response.status >= 400 or failed is not None:
+        return ProbeResult(ERROR, None, response.status, f"{path}: {failed or response.reason or 'error'}")
+    if answer is None:
+        return ProbeResult(ERROR, None, response.status, f"{path}: the answer is not JSON")
+    return response.status, answer
 
 
-def _error_text(exc: urllib.error.HTTPError) -> str:
-    """An error answer's message: oMLX's ``detail`` or OpenAI's ``error.message``, else the status's reason."""
-    try:
-        body = json.loads(exc.read() or b"null")
-    except (ValueError, OSError):
-        body = None
-    text: Any = None
-    if isinstance(body, dict):
-        error = body.get("error")
-        text = body.get("detail") or (error.get("message") if isinstance(error, dict) else error)
-    return str(text or exc.reason or "error")[:DETAIL_CHARS]
+def _left(connection: http.client.HTTPConnection, deadline: float) -> None:
+    """Let the next read wait only for what is left of the probe's time."""
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise TimeoutError
+    if connection.sock is not None:
+        connection.sock.settimeout(left)
+
+
+def _read_by(response: http.client.HTTPResponse, connection: http.client.HTTPConnection, deadline: float) -> bytes:
+    """The whole body, by ``deadline`` (a keepalive space now and then does not extend it)."""
+    chunks: list[bytes] = []
+    while True:
+        _left(connection, deadline)
+        chunk = response.read1(READ_BYTES)
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+
+
+def _error_text(body: Any) -> str | None:
+    """An error answer's message: OpenAI's ``error.message`` (oMLX's /v1 routes, also inside a 200 whose
+    keepalive had begun) or ``detail`` (its other routes); None for an answer that is no error."""
+    if not isinstance(body, dict):
+        return None
+    error = body.get("error")
+    text = body.get("detail") or (error.get("message") if isinstance(error, dict) else error)
+    return str(text)[:DETAIL_CHARS] if text else None
 
 
 def _first_model(body: Any) -> str | None:
