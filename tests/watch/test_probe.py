@@ -95,7 +95,8 @@ class FakeOmlx:
                     if fake.mode == "late_error":  # an error once the answer had begun: status 200, an error body
                         self.wfile.write(json.dumps({"error": {"message": "Prefill exceeds memory"}}).encode())
                         return
-                    while not fake.release.wait(KEEPALIVE_S):
+                    until = time.monotonic() + HANG_LIMIT_S
+                    while not fake.release.wait(KEEPALIVE_S) and time.monotonic() < until:
                         self.wfile.write(b" ")
                         self.wfile.flush()
                     return
