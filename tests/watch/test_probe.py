@@ -277,11 +277,12 @@ def _steps(watcher: Watcher, times: range) -> None:
 def test_an_info_watch_probes_once_per_wedge_after_and_alerts_once_on_hung(tmp_path: Path) -> None:
     log = tmp_path / "server.log"
     t0 = datetime(2026, 9, 15, 20, 0)
-    log.write_text(startup(t0) + _completion(t0 + timedelta(seconds=5)))
+    log.write_text(startup(t0))
     sink = EventKeeper()
     watcher = _watcher(log, sink, ["alive", "hung", "hung"], on_dead="true")
     watcher.step(0.0)
-    _steps(watcher, range(1, 200))
+    append(log, _completion(t0 + timedelta(seconds=5)))  # the last record: held 2 s for its continuation
+    _steps(watcher, range(1, 200))  # the silence since its line is no longer than the wait since it finished
     probes = [event for event in sink.events if event.kind == "probe"]
     assert [p.fields["outcome"] for p in probes] == ["alive", "hung", "hung"]
     assert {p.fields["trigger"] for p in probes} == {"possible_wedge"}

@@ -186,8 +186,8 @@ class Watcher:
                 self.events += 1
                 self.sink.event(event)
             self.state.add(event, now if seen is None else seen)
-            if event.kind in NOTED_KINDS:
-                self.schedule.note(event, now)
+            if event.kind in NOTED_KINDS:  # when its line came, as the silence is counted from the lines
+                self.schedule.note(event, now if seen is None else seen)
             started = started or event.kind == "process_start"
         for line in unparsed:
             self.sink.unparsed(line)
@@ -259,9 +259,9 @@ class Watcher:
         assert prober is not None
         taken = prober.take()
         if taken is not None:
-            trigger, result = taken
+            trigger, sent, result = taken
             message = probe_message(trigger, result.outcome, result.latency_s, result.status, result.detail)
-            event = probe_event(str(self.options.path), trigger, prober.target, result, message)
+            event = probe_event(str(self.options.path), sent, trigger, prober.target, result, message)
             self.schedule.restart(now)
             if not self.options.kinds or PROBE_KIND in self.options.kinds:
                 self.events += 1

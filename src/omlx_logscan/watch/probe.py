@@ -16,11 +16,13 @@ import time
 import urllib.parse
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from omlx_logscan.analysis.probes import ALIVE, DOWN, ERROR, HUNG
 from omlx_logscan.errors import LogscanError
+from omlx_logscan.timeutil import stamp_of
 
 API_KEY_VARIABLE = "OMLX_API_KEY"
 PROMPT = "Hi"  # fixed and short: one prompt token or two, and one token out
@@ -212,7 +214,7 @@ class ProbeRunner:
         self.target = target
         self._probe = probe
         self._thread: threading.Thread | None = None
-        self._done: tuple[str, ProbeResult] | None = None
+        self._done: tuple[str, str, ProbeResult] | None = None
         self.sent = 0
 
     @property
@@ -220,18 +222,20 @@ class ProbeRunner:
         return self._thread is not None
 
     def start(self, trigger: str) -> None:
+        """Send a probe now (the wall clock in the log's zone: ``--tz`` sets TZ), unless one is out."""
         if self._thread is not None:
             return
         self.sent += 1
+        sent = stamp_of(datetime.now())
 
         def run() -> None:
-            self._done = (trigger, self._probe(self.target))
+            self._done = (trigger, sent, self._probe(self.target))
 
         self._thread = threading.Thread(target=run, name="logscan-probe", daemon=True)
         self._thread.start()
 
-    def take(self) -> tuple[str, ProbeResult] | None:
-        """The finished probe's trigger and result, once; None while it is out or none was sent."""
+    def take(self) -> tuple[str, str, ProbeResult] | None:
+        """The finished probe's trigger, when it was sent, and its result, once; None while it is out or none was."""
         thread = self._thread
         if thread is None or thread.is_alive():
             return None

@@ -9,11 +9,8 @@ or a replay), and each probe restarts them, so an idle healthy server is probed 
 
 from __future__ import annotations
 
-from datetime import datetime
-
 from omlx_logscan.parsing.event import Event
 from omlx_logscan.parsing.kinds import CRASH_KINDS, PROBE_KIND
-from omlx_logscan.timeutil import stamp_of
 from omlx_logscan.watch.probe import ProbeResult, ProbeTarget
 
 FAULT_WAIT_S = 5.0  # a closed GPU fault whose outcome is still unknown this long after: probe it
@@ -73,9 +70,10 @@ class ProbeSchedule:
         return None
 
 
-def probe_event(source: str, trigger: str, target: ProbeTarget, result: ProbeResult, message: str) -> Event:
-    """A probe's answer as an event of the watch's stream, timed now (the log's zone: ``--tz`` sets TZ).
-    Line 0: it is no line of the log. The URL has no credentials and the key is not in it."""
+def probe_event(source: str, sent: str, trigger: str, target: ProbeTarget, result: ProbeResult, message: str) -> Event:
+    """A probe's answer as an event of the watch's stream, timed when it was ``sent``: from then on the
+    engine did not answer, if it did not. Line 0: it is no line of the log. The URL has no credentials
+    and the key is not in it."""
     fields = {
         "trigger": trigger,
         "outcome": result.outcome,
@@ -85,4 +83,4 @@ def probe_event(source: str, trigger: str, target: ProbeTarget, result: ProbeRes
         "url": target.url,
         "detail": result.detail or None,
     }
-    return Event(PROBE_KIND, stamp_of(datetime.now()), source, 0, None, None, message, fields)
+    return Event(PROBE_KIND, sent, source, 0, None, None, message, fields)
