@@ -291,6 +291,7 @@ def test_an_info_watch_probes_once_per_wedge_after_and_alerts_once_on_hung(tmp_p
     watcher._wait_for_hooks()
     watcher.follower.close()
     assert watcher.hook_runs == {"on-dead": 1}  # once for the outage, though two probes hung
+    assert watcher.summary().endswith("; 3 probes (1 alive, 2 hung)")
 
 
 def test_no_probe_after_a_fatal_exit_nor_while_a_penalty_box_is_proven(tmp_path: Path) -> None:
@@ -322,6 +323,7 @@ def test_probe_options_are_checked_in_one_line(tmp_path: Path) -> None:
         (["--probe", "ftp://host"], "not an http:// or https:// URL"),
         (["--probe", f"http://user:{KEY}@127.0.0.1:8000"], "credentials in the URL are refused"),
         (["--probe", "auto", "--base-path", str(tmp_path)], "settings.json: no such file"),
+        (["--probe", "http://127.0.0.1:8000", "--exit-at-end"], "--exit-at-end reads a finished log"),
     ):
         result = runner.invoke(app, ["watch", *([] if "--base-path" in args else [str(log)]), *args])
         assert result.exit_code == 2, (args, result.output)
@@ -364,6 +366,7 @@ def test_exit_on_dead_with_a_hanging_server_at_info(tmp_path: Path, omlx: FakeOm
     alert = next(row for row in rows if row.get("watch") == "probe_dead")
     assert alert["outcome"] == "hung" and alert["since"] == probe["time"]
     assert [auth for path, auth, _ in omlx.requests] == [f"Bearer {KEY}"] * 2  # $OMLX_API_KEY before the settings'
+    assert watch.err[-1].endswith("; 1 probe (1 hung)")  # the summary line
     hook_env = env_file.read_text()
     assert "LOGSCAN_HOOK=on-dead" in hook_env
     for text in (hook_env, "\n".join(watch.out), "\n".join(watch.err)):

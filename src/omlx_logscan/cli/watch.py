@@ -189,6 +189,8 @@ def watch(
     if options.output is not None:
         check_output(options.output, [("the followed log", followed)])
     target = _probe_target(probe, options.base_path, probe_model, probe_timeout)
+    if target is not None and exit_at_end:
+        raise LogscanError("--probe: --exit-at-end reads a finished log, with no server to ask")
     every = duration_seconds(probe_every, "--probe-every") if probe_every is not None else None
     if every is not None and target is None:
         raise LogscanError("--probe-every: needs --probe")

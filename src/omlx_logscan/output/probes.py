@@ -28,3 +28,9 @@ def probe_dead_message(proof: ProbeProof) -> str:
         f"ALERT engine generation-dead since {human_time(proof.since)} (session {proof.session}): {how}. "
         "Only a restart recovers it"
     )
+
+
+def probes_phrase(outcomes: list[str]) -> str:
+    """The probes a watch sent, for its summary line: ``3 probes (2 alive, 1 hung)``."""
+    tally = ", ".join(f"{outcomes.count(o)} {o}" for o in dict.fromkeys(outcomes))
+    return f"{plural(len(outcomes), 'probe')}" + (f" ({tally})" if tally else "")

@@ -26,7 +26,7 @@ from omlx_logscan.inputs.follow import Follower
 from omlx_logscan.inputs.lines import KeptLine
 from omlx_logscan.output.notices import counts_phrase, hook_start_failure_message, replayed_line, summary_line
 from omlx_logscan.output.outages import wedge_alert_message
-from omlx_logscan.output.probes import probe_dead_message, probe_message
+from omlx_logscan.output.probes import probe_dead_message, probe_message, probes_phrase
 from omlx_logscan.parsing.event import Event
 from omlx_logscan.parsing.kinds import PROBE_KIND
 from omlx_logscan.stream.live import LiveStream
@@ -334,8 +334,8 @@ class Watcher:
                 time.sleep(HOOK_WAIT_STEP_S)
 
     def summary(self) -> str:
-        """The one line printed when watching stops."""
-        return summary_line(
+        """The one line printed when watching stops (with --probe, the probes' outcomes too)."""
+        line = summary_line(
             time.monotonic() - self._began,
             self.lines,
             self.events,
@@ -345,6 +345,9 @@ class Watcher:
             hooks_running=len(self._running),
             unparsed=self.stream.unparsed,
         )
+        if self.prober is None:
+            return line
+        return f"{line}; {probes_phrase([str(probe.fields['outcome']) for probe in self.state.probes])}"
 
     def _counts(self) -> str:
         state = self.state
