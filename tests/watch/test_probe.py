@@ -371,3 +371,17 @@ def test_exit_on_dead_with_a_hanging_server_at_info(tmp_path: Path, omlx: FakeOm
     assert "LOGSCAN_HOOK=on-dead" in hook_env
     for text in (hook_env, "\n".join(watch.out), "\n".join(watch.err)):
         assert KEY not in text
+
+
+def test_a_configuration_file_cannot_point_the_probe_elsewhere(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, omlx: FakeOmlx
+) -> None:
+    """A project's .logscan.toml found above the current folder must not send the API key to its URL."""
+    log = tmp_path / "server.log"
+    log.write_text(startup(datetime(2026, 9, 15, 20, 0)))
+    (tmp_path / ".logscan.toml").write_text(f'[watch]\nprobe = "{omlx.url}"\n')
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("OMLX_API_KEY", KEY)
+    result = runner.invoke(app, ["watch", str(log), "--exit-at-end"])
+    assert result.exit_code == 2 and "--probe: from the command line only" in result.output
+    assert not omlx.requests
