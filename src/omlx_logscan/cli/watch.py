@@ -54,8 +54,8 @@ def _sink(fmt: WatchFormat, quiet: bool, out: IO[str], bell: bool) -> WatchSink:
 def _from_command_line_only() -> None:
     """The probe options send requests, with the API key, to a server: a configuration file found in a
     folder above (a cloned project's) must not set them."""
-    from typer._click.globals import get_current_context  # typer's own click, as cli/app.py's
     from typer._click.core import ParameterSource
+    from typer._click.globals import get_current_context  # typer's own click, as cli/app.py's
 
     context = get_current_context()
     for name in ("probe", "probe_model", "probe_timeout", "probe_every"):
