@@ -322,6 +322,7 @@ def test_probe_options_are_checked_in_one_line(tmp_path: Path) -> None:
         (["--probe-every", "1m"], "--probe-every: needs --probe"),
         (["--probe", "ftp://host"], "not an http:// or https:// URL"),
         (["--probe", f"http://user:{KEY}@127.0.0.1:8000"], "credentials in the URL are refused"),
+        (["--probe", f"ftp://{KEY}@"], "credentials in the URL are refused"),
         (["--probe", "auto", "--base-path", str(tmp_path)], "settings.json: no such file"),
         (["--probe", "http://127.0.0.1:8000", "--exit-at-end"], "--exit-at-end reads a finished log"),
     ):

@@ -56,10 +56,10 @@ class ProbeResult:
 def probe_url(text: str) -> str:
     """``--probe URL``: an http(s) base URL with a host, without credentials, its trailing slash dropped."""
     parts = urllib.parse.urlsplit(text)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise LogscanError(f"--probe {parts.hostname or text!r}: not an http:// or https:// URL with a host")
-    if parts.username is not None or parts.password is not None:
+    if "@" in parts.netloc:  # checked first: no message may show them
         raise LogscanError("--probe: credentials in the URL are refused (the API key comes from $OMLX_API_KEY)")
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise LogscanError(f"--probe {text!r}: not an http:// or https:// URL with a host")
     try:
         parts.port  # noqa: B018 - raises on a port out of range
     except ValueError:
