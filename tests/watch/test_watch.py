@@ -528,8 +528,12 @@ def test_a_hook_that_hangs_is_killed_and_reported(tmp_path: Path) -> None:
 class Watch:
     """A ``logscan watch`` subprocess whose output the test waits on, line by line, with deadlines."""
 
-    def __init__(self, *args: str) -> None:
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("OMLX_", "LOGSCAN_"))} | {"TZ": "UTC"}
+    def __init__(self, *args: str, env: dict[str, str] | None = None) -> None:
+        env = (
+            {k: v for k, v in os.environ.items() if not k.startswith(("OMLX_", "LOGSCAN_"))}
+            | {"TZ": "UTC"}
+            | (env or {})
+        )
         self.process = subprocess.Popen(
             [*WATCH, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
         )

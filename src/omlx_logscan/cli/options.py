@@ -266,6 +266,33 @@ WedgeAfter = Annotated[
 ]
 
 
+# -- the generation probe of watch (issue 31): command-line only, as it sends requests elsewhere --
+
+
+def _valued(metavar: str, text: str) -> Any:
+    """An option that takes a value and has no default to show (the help says what none means)."""
+    return typer.Option(metavar=metavar, help=text, show_default=False)
+
+
+Probe = Annotated[
+    str | None,
+    _valued(
+        "URL",
+        "Send a generation probe (one token) to the oMLX server at URL when the log cannot tell whether the "
+        "engine generates; 'auto': the host and port of oMLX's settings.json in the base folder. The API key: "
+        "$OMLX_API_KEY, else the settings' (never printed).",
+    ),
+]
+ProbeModel = Annotated[str | None, _valued("MODEL", "The model a probe asks (default: the first /v1/models lists).")]
+ProbeTimeout = Annotated[
+    str | None,
+    _valued("DURATION", "How long a probe waits for its token before the engine counts as hung (default 120s)."),
+]
+ProbeEvery = Annotated[
+    str | None, _valued("DURATION", "Also probe this often while no request finishes (a heartbeat; default: off).")
+]
+
+
 MaxOutage = Annotated[
     str | None,
     typer.Option(

@@ -16,14 +16,26 @@ from typing import IO, TYPE_CHECKING, Annotated, assert_never
 
 import typer
 
-from omlx_logscan.cli.options import CommonOptions, WatchFormatOption, WatchKinds, WedgeAfter, logs_command
+from omlx_logscan.cli.options import (
+    CommonOptions,
+    Probe,
+    ProbeEvery,
+    ProbeModel,
+    ProbeTimeout,
+    WatchFormatOption,
+    WatchKinds,
+    WedgeAfter,
+    logs_command,
+)
 from omlx_logscan.errors import LogscanError
 from omlx_logscan.output.formats import WatchFormat
 
 if TYPE_CHECKING:
     from omlx_logscan.watch.loop import WatchSink
+    from omlx_logscan.watch.probe import ProbeTarget
 
 MAX_INTERVAL_S = 3600.0  # polling less often is no watch; far longer sleeps overflow time.sleep
+PROBE_TIMEOUT_S = 120.0  # --probe-timeout: as long as a slow first token can take on a big model
 
 
 def _sink(fmt: WatchFormat, quiet: bool, out: IO[str], bell: bool) -> WatchSink:
@@ -37,6 +49,47 @@ def _sink(fmt: WatchFormat, quiet: bool, out: IO[str], bell: bool) -> WatchSink:
             return NdjsonSink(out, quiet)
         case _:
             assert_never(fmt)
+
+
+def _from_command_line_only() -> None:
+    """The probe options send requests, with the API key, to a server: a configuration file found in a
+    folder above (a cloned project's) must not set them."""
+    from typer._click.core import ParameterSource
+    from typer._click.globals import get_current_context  # typer's own click, as cli/app.py's
+
+    context = get_current_context()
+    for name in ("probe", "probe_model", "probe_timeout", "probe_every"):
+        if context.get_parameter_source(name) == ParameterSource.DEFAULT_MAP:
+            option = "--" + name.replace("_", "-")
+            raise LogscanError(f"{option}: from the command line only (a configuration file sets it)")
+
+
+def _probe_target(
+    spec: str | None, base_path: str | None, model: str | None, timeout: str | None
+) -> ProbeTarget | None:
+    """``--probe``: the server's URL (given, or from oMLX's settings), the API key and the probe's limits."""
+    _from_command_line_only()
+    if spec is None:
+        for option, value in (("--probe-model", model), ("--probe-timeout", timeout)):
+            if value is not None:
+                raise LogscanError(f"{option}: needs --probe")
+        return None
+    from omlx_logscan.cli.values import base_folder, duration_seconds
+    from omlx_logscan.watch.probe import (
+        API_KEY_VARIABLE,
+        ProbeTarget,
+        probe_url,
+        read_settings,
+        settings_key,
+        settings_url,
+    )
+
+    settings_file = base_folder(base_path) / "settings.json"
+    settings = read_settings(settings_file) if spec == "auto" or settings_file.is_file() else {}
+    url = settings_url(settings) if spec == "auto" else probe_url(spec)
+    key = os.environ.get(API_KEY_VARIABLE) or settings_key(settings)
+    wait = PROBE_TIMEOUT_S if timeout is None else duration_seconds(timeout, "--probe-timeout")
+    return ProbeTarget(url, key, model or None, wait)
 
 
 @contextmanager
@@ -119,13 +172,25 @@ def watch(
     ] = 300.0,
     bell: Annotated[bool, typer.Option(help="Ring the terminal's bell with the dead-engine alert (table).")] = False,
     wedge_after: WedgeAfter = None,
+    probe: Probe = None,
+    probe_model: ProbeModel = None,
+    probe_timeout: ProbeTimeout = None,
+    probe_every: ProbeEvery = None,
     kind: WatchKinds = None,
     fmt: WatchFormatOption = None,
 ) -> None:
     """Follow a live log like tail -F; alert (and run --on-dead) when the engine enters the penalty box or
-    wedges (requests keep arriving and none finishes: needs oMLX at DEBUG level)."""
+    wedges (requests keep arriving and none finishes: needs oMLX at DEBUG level), or, with --probe, when a
+    one-token probe sent where the log cannot tell finds it generation-dead."""
     from omlx_logscan.cli.load import refuse_unrecognised_file
-    from omlx_logscan.cli.values import check_output, checked_kinds, checked_seconds, log_path, wedge_after_seconds
+    from omlx_logscan.cli.values import (
+        check_output,
+        checked_kinds,
+        checked_seconds,
+        duration_seconds,
+        log_path,
+        wedge_after_seconds,
+    )
     from omlx_logscan.watch.loop import Watcher, WatchOptions
 
     gc.enable()  # a watch runs for days: it needs the cycle collector the one-shot commands go without
@@ -137,6 +202,12 @@ def watch(
         refuse_unrecognised_file(followed)
     if options.output is not None:
         check_output(options.output, [("the followed log", followed)])
+    target = _probe_target(probe, options.base_path, probe_model, probe_timeout)
+    if target is not None and exit_at_end:
+        raise LogscanError("--probe: --exit-at-end reads a finished log, with no server to ask")
+    every = duration_seconds(probe_every, "--probe-every") if probe_every is not None else None
+    if every is not None and target is None:
+        raise LogscanError("--probe-every: needs --probe")
     fmt = fmt or (WatchFormat.table if sys.stdout.isatty() and options.output is None else WatchFormat.ndjson)
     settings = WatchOptions(
         followed,
@@ -149,6 +220,8 @@ def watch(
         kinds=kinds,
         exit_at_end=exit_at_end,
         wedge_after=wedge_after_seconds(wedge_after),
+        probe=target,
+        probe_every=every,
     )
     with _log_zone(options.tz), _appended(options.output) as out, _stop_on_signals() as stop:
         watcher = Watcher(settings, _sink(fmt, options.quiet, out, bell))

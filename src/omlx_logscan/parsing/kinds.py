@@ -71,6 +71,9 @@ REGISTRY: tuple[Kind, ...] = (
     Kind("error", shows_active_engine=True),
     Kind("warning", shows_active_engine=True),
     Kind("record"),
+    # A generation probe ``watch --probe`` sent to the server (not a line of the log): what it answered.
+    # The analysis reads probes apart from the log's events (``analysis/probes.py``): no flag here.
+    Kind("probe"),
 )
 
 
@@ -78,6 +81,9 @@ KINDS: tuple[str, ...] = tuple(kind.name for kind in REGISTRY)
 
 
 ARRIVAL_KIND = "request_arrival"
+
+
+PROBE_KIND = "probe"
 
 
 CRASH_KINDS = frozenset(kind.name for kind in REGISTRY if kind.crash_evidence)

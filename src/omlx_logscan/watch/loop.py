@@ -26,12 +26,16 @@ from omlx_logscan.inputs.follow import Follower
 from omlx_logscan.inputs.lines import KeptLine
 from omlx_logscan.output.notices import counts_phrase, hook_start_failure_message, replayed_line, summary_line
 from omlx_logscan.output.outages import wedge_alert_message
+from omlx_logscan.output.probes import probe_dead_message, probe_message, probes_phrase
 from omlx_logscan.parsing.event import Event
+from omlx_logscan.parsing.kinds import PROBE_KIND
 from omlx_logscan.stream.live import LiveStream
 from omlx_logscan.watch.head import sessions_in_head
 from omlx_logscan.watch.hooks import HookRun, hook_environment
 from omlx_logscan.watch.notices import Notice, dead_end_notice, dead_notice, fault_notice
-from omlx_logscan.watch.state import Change, FaultClosed, WatchState, WedgeSeen, WindowOpened
+from omlx_logscan.watch.probe import API_KEY_VARIABLE, ProbeRunner, ProbeTarget
+from omlx_logscan.watch.probing import NOTED_KINDS, ProbeSchedule, probe_event
+from omlx_logscan.watch.state import Change, FaultClosed, ProbeProved, WatchState, WedgeSeen, WindowOpened
 
 # How long the last record waits for continuation lines before it counts as complete. oMLX writes a
 # record and its traceback in one go, but a busy Mac (or a capture through a pipe) can deliver the
@@ -66,6 +70,8 @@ class WatchOptions:
     kinds: frozenset[str] = frozenset()  # empty: every kind but routine records
     exit_at_end: bool = False  # replay the file from its start as a finished log, then stop (implies from_start)
     wedge_after: float = WEDGE_AFTER_S  # a live wedge: nothing settled for this long while requests arrive
+    probe: ProbeTarget | None = None  # --probe: where to send a generation probe when the log cannot tell
+    probe_every: float | None = None  # --probe-every: a heartbeat probe
 
 
 class Watcher:
@@ -86,6 +92,8 @@ class Watcher:
         self._last_line_at = 0.0
         self._began = time.monotonic()
         self._exit: int | None = None
+        self.prober = ProbeRunner(options.probe) if options.probe is not None else None
+        self.schedule = ProbeSchedule(options.wedge_after, options.probe_every)
 
     def run(self, should_stop: Callable[[], bool]) -> int:
         """Watch until ``should_stop`` says so (exit 0) or, with exit_on_dead, the engine is dead (3).
@@ -149,6 +157,7 @@ class Watcher:
         if arrived:
             self.lines += arrived
             self._last_line_at = now
+            self.schedule.lines(now)
             self._feed(self.stream.add(batch), now)
         elif self.stream.holding and now - self._last_line_at >= RECORD_HOLD_S:
             self._feed(self.stream.flush(), now, seen=self._last_line_at)
@@ -156,6 +165,8 @@ class Watcher:
             self._apply(self.state.refresh(now), now)
         if self._catching_up and self.follower.caught_up:
             self._caught_up(now)
+        if self.prober is not None and not self._catching_up:
+            self._probe(now)
         self._reap(now)
         return arrived > 0
 
@@ -175,6 +186,8 @@ class Watcher:
                 self.events += 1
                 self.sink.event(event)
             self.state.add(event, now if seen is None else seen)
+            if event.kind in NOTED_KINDS:  # when its line came, as the silence is counted from the lines
+                self.schedule.note(event, now if seen is None else seen)
             started = started or event.kind == "process_start"
         for line in unparsed:
             self.sink.unparsed(line)
@@ -185,6 +198,8 @@ class Watcher:
         for change in changes:
             if isinstance(change, FaultClosed):
                 self.sink.notice(fault_notice(change.incident, change.number))
+                if change.incident.outcome == "unknown":  # the log may never settle it: a probe will
+                    self.schedule.unsettled_fault(now)
                 if self.options.on_fault:
                     entry = change.incident
                     since = entry.time if entry.outcome == "penalty_box" else None
@@ -193,6 +208,8 @@ class Watcher:
                 self._alert(change.window, change.entry, now)
             elif isinstance(change, WedgeSeen):
                 self._wedge_alert(change, now)
+            elif isinstance(change, ProbeProved):
+                self._probe_alert(change, now)
             else:
                 self.sink.notice(dead_end_notice(change.window, change.inferred))
 
@@ -236,9 +253,46 @@ class Watcher:
         if self.options.exit_on_dead:
             self._exit = EXIT_DEAD
 
+    def _probe(self, now: float) -> None:
+        """Take a finished probe's answer into the stream, or send one if the log cannot tell and none is out."""
+        prober = self.prober
+        assert prober is not None
+        taken = prober.take()
+        if taken is not None:
+            trigger, sent, result = taken
+            message = probe_message(trigger, result.outcome, result.latency_s, result.status, result.detail)
+            event = probe_event(str(self.options.path), sent, trigger, prober.target, result, message)
+            self.schedule.restart(now)
+            if not self.options.kinds or PROBE_KIND in self.options.kinds:
+                self.events += 1
+                self.sink.event(event)
+            self._apply(self.state.add_probe(event), now)
+        if prober.busy or self._exit is not None:
+            return
+        due = self.schedule.due(now, arrivals_hidden=not self.stream.levels & {"DEBUG", "TRACE"})
+        if due is not None:
+            self.schedule.restart(now)  # probed, or the log proves the outage: the wait starts again
+            if not self.state.proven_outage():
+                prober.start(due)
+
+    def _probe_alert(self, change: ProbeProved, now: float) -> None:
+        """Probes proved the engine generation-dead: alert and run --on-dead once for this outage."""
+        proof = change.proof
+        data = {
+            "session": proof.session,
+            "since": proof.since,
+            "outcome": proof.outcome,
+            "probes": [probe.as_dict() for probe in proof.probes],
+        }
+        self.sink.notice(Notice("probe_dead", probe_dead_message(proof), data))
+        if self.options.on_dead:
+            self._hook("on-dead", self.options.on_dead, proof.session, proof.since, proof.last, now)
+        if self.options.exit_on_dead:
+            self._exit = EXIT_DEAD
+
     def _hook(self, hook: str, command: str, session: int, since: str | None, event: Event, now: float) -> None:
         self.hook_runs[hook] = self.hook_runs.get(hook, 0) + 1
-        environment = os.environ | hook_environment(hook, self.options.path, session, since, event)
+        environment = self._environment() | hook_environment(hook, self.options.path, session, since, event)
         output = tempfile.TemporaryFile()  # noqa: SIM115 - closed when the run is reaped
         try:
             process = subprocess.Popen(
@@ -257,6 +311,14 @@ class Watcher:
             return
         self._running.append(HookRun(hook, command, session, process, output, now))
 
+    def _environment(self) -> dict[str, str]:
+        """The watch's environment for a hook, without the probe's API key (by name and by value)."""
+        target = self.options.probe
+        if target is None:
+            return dict(os.environ)
+        key = target.api_key
+        return {name: value for name, value in os.environ.items() if name != API_KEY_VARIABLE and value != (key or "")}
+
     def _reap(self, now: float) -> None:
         for run in list(self._running):
             notice = run.result(now, self.options.command_timeout)
@@ -272,8 +334,8 @@ class Watcher:
                 time.sleep(HOOK_WAIT_STEP_S)
 
     def summary(self) -> str:
-        """The one line printed when watching stops."""
-        return summary_line(
+        """The one line printed when watching stops (with --probe, the probes' outcomes too)."""
+        line = summary_line(
             time.monotonic() - self._began,
             self.lines,
             self.events,
@@ -283,6 +345,9 @@ class Watcher:
             hooks_running=len(self._running),
             unparsed=self.stream.unparsed,
         )
+        if self.prober is None:
+            return line
+        return f"{line}; {probes_phrase([str(probe.fields['outcome']) for probe in self.state.probes])}"
 
     def _counts(self) -> str:
         state = self.state

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 _NOTICE_STYLE = {"dead_end": "bold green", "fault": "red", "command": "cyan"}
 
 
-_ALERTS = frozenset({"dead", "wedge"})  # the lines that must not be missed in a scrolling log
+_ALERTS = frozenset({"dead", "wedge", "probe_dead"})  # the lines that must not be missed in a scrolling log
 
 
 class TableSink:

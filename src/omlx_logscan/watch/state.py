@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from omlx_logscan.analysis.lifetimes import analyze
 from omlx_logscan.analysis.model import INCIDENT_GAP_S, Analysis, DeadWindow, Incident, Session
 from omlx_logscan.analysis.outages import SETTLING_KINDS, WEDGE_MIN_UNFINISHED
+from omlx_logscan.analysis.probes import ProbeProof, generation_dead
 from omlx_logscan.parsing.event import Event
 from omlx_logscan.parsing.kinds import ARRIVAL_KIND, CRASH_KINDS
 from omlx_logscan.timeutil import seconds
@@ -59,7 +60,14 @@ class WedgeSeen:
     event: Event  # the latest arrival, which shows it
 
 
-Change = FaultClosed | WindowOpened | WindowClosed | WedgeSeen
+@dataclass
+class ProbeProved:
+    """Probes proved the running lifetime generation-dead (the log alone could not)."""
+
+    proof: ProbeProof
+
+
+Change = FaultClosed | WindowOpened | WindowClosed | WedgeSeen | ProbeProved
 
 
 class WatchState:
@@ -86,6 +94,22 @@ class WatchState:
         self._arrived = 0  # arrivals since then
         self.last_arrival: Event | None = None
         self.latest: str | None = None
+        self.probes: list[Event] = []  # the probes' answers (``watch --probe``), in the order they came
+        self._proven: set[tuple[int, str | None]] = set()  # (session, since) of the probe proofs told
+
+    def add_probe(self, probe: Event) -> list[Change]:
+        """A probe's answer: what it proves with those before it, if that was not told yet (one alert
+        per outage: an alive probe or a new lifetime ends one)."""
+        self.probes.append(probe)
+        proof = generation_dead(self.analysis, self.probes, running=max(self.sessions_before, 1))
+        if proof is None or (proof.session, proof.since) in self._proven:
+            return []
+        self._proven.add((proof.session, proof.since))
+        return [ProbeProved(proof)]
+
+    def proven_outage(self) -> bool:
+        """Whether the log proves the running lifetime dead already (a penalty box, a wedge): no probe needed."""
+        return self.open_window() is not None or self.wedged() is not None
 
     # -- what was read ------------------------------------------------------------------------
     def add(self, event: Event, seen: float) -> None:
@@ -229,6 +253,7 @@ class WatchState:
             self._ended.discard(id(fault.first))
         self._first_number = self._shown_from = kept.index
         self.growing.cut(kept.events[0], kept.start)
+        self.probes = [probe for probe in self.probes if kept.start is None or (probe.time or "") >= kept.start]
 
     # -- what the watch shows -----------------------------------------------------------------
     @property

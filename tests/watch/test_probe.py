@@ -1,0 +1,388 @@
+"""The generation probe of ``watch --probe``: its HTTP answers, when it fires, what it proves.
+
+CI has no oMLX: a local server on 127.0.0.1 answers as the real one does (``omlx/server.py``: the
+``/v1/models`` list, a text completion, an OpenAI-style error body), or hangs, or is not there.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from datetime import datetime, timedelta
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_parity import EventKeeper
+from test_watch import Watch, _following, _line, append, escalation, fatal_exit, startup, watches  # noqa: F401
+from typer.testing import CliRunner
+
+from conftest import pasted
+from omlx_logscan.analysis.lifetimes import analyze
+from omlx_logscan.analysis.probes import generation_dead
+from omlx_logscan.cli.app import app
+from omlx_logscan.errors import EXIT_DEAD
+from omlx_logscan.inputs.sources import resolve
+from omlx_logscan.parsing.event import Event
+from omlx_logscan.stream.read import read_events
+from omlx_logscan.watch.loop import Watcher, WatchOptions
+from omlx_logscan.watch.probe import ProbeResult, ProbeRunner, ProbeTarget, probe_once, settings_url
+from omlx_logscan.watch.probing import FAULT_WAIT_S, ProbeSchedule
+
+KEY = "sk-omlx-test-7f3a9c"  # the API key: never in an output, a row, a hook's environment or a message
+HANG_LIMIT_S = 15.0  # a hanging answer is released by then at the latest (bounded waits)
+KEEPALIVE_S = 0.1  # oMLX sends a space every 10 s while a completion that is not streamed runs; here, faster
+runner = CliRunner()
+
+MODELS = {
+    "object": "list",
+    "data": [{"id": "tiny-llama", "object": "model", "created": 1780000000, "owned_by": "omlx", "max_model_len": 2048}],
+}
+COMPLETION = {
+    "id": "cmpl-1",
+    "object": "text_completion",
+    "created": 1780000000,
+    "model": "tiny-llama",
+    "choices": [{"index": 0, "text": " the", "logprobs": None, "finish_reason": "length"}],
+    "usage": {"prompt_tokens": 2, "completion_tokens": 1, "total_tokens": 3},
+}
+
+
+class FakeOmlx:
+    """A test server answering like oMLX: ``mode`` is alive, hang (completions only, as a penalty box: 200 and
+    keepalive spaces, never the answer), late_error (200, a space, then an error body), stuck (every request
+    hangs), 500, or echo (a 500 whose message repeats the request's Authorization header)."""
+
+    def __init__(self) -> None:
+        self.mode = "alive"
+        self.requests: list[tuple[str, str, dict[str, Any] | None]] = []  # path, Authorization, body
+        self.release = threading.Event()
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+            def _answer(self, status: int, body: dict[str, Any]) -> None:
+                data = json.dumps(body).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_GET(self) -> None:
+                fake.requests.append((self.path, self.headers.get("Authorization", ""), None))
+                if fake.mode == "stuck":  # nothing answers, not even the model list
+                    fake.release.wait(HANG_LIMIT_S)
+                    return
+                self._answer(200, MODELS) if self.path == "/v1/models" else self._answer(404, {"detail": "Not Found"})
+
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", "0"))))
+                auth = self.headers.get("Authorization", "")
+                fake.requests.append((self.path, auth, body))
+                if fake.mode in ("hang", "late_error"):  # as oMLX: 200 and a space at once, then keepalive spaces
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/json")
+                    self.end_headers()
+                    self.wfile.write(b" ")
+                    self.wfile.flush()
+                    if fake.mode == "late_error":  # an error once the answer had begun: status 200, an error body
+                        self.wfile.write(json.dumps({"error": {"message": "Prefill exceeds memory"}}).encode())
+                        return
+                    until = time.monotonic() + HANG_LIMIT_S
+                    while not fake.release.wait(KEEPALIVE_S) and time.monotonic() < until:
+                        self.wfile.write(b" ")
+                        self.wfile.flush()
+                    return
+                if fake.mode in ("500", "echo"):
+                    message = f"engine failed for {auth}" if fake.mode == "echo" else "Metal GPU submissions disabled"
+                    error = {"message": message, "type": "server_error", "param": None, "code": None}
+                    self._answer(500, {"error": error})
+                    return
+                self._answer(200, COMPLETION)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self) -> None:
+        self.release.set()
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def omlx() -> Iterator[FakeOmlx]:
+    fake = FakeOmlx()
+    yield fake
+    fake.close()
+
+
+def _refused_url() -> str:
+    """A port on 127.0.0.1 nothing listens on."""
+    with socket.socket() as free:
+        free.bind(("127.0.0.1", 0))
+        port = free.getsockname()[1]
+    return f"http://127.0.0.1:{port}"
+
+
+# -- one probe ----------------------------------------------------------------------------------
+
+
+def test_a_probe_asks_one_token_of_the_first_model_with_the_key(omlx: FakeOmlx) -> None:
+    result = probe_once(ProbeTarget(omlx.url, KEY, None, 5.0))
+    assert result.outcome == "alive" and result.status == 200 and result.model == "tiny-llama"
+    assert result.latency_s is not None and 0 <= result.latency_s < 5.0
+    (models, _, _), (completion, auth, body) = omlx.requests
+    assert (models, completion, auth) == ("/v1/models", "/v1/completions", f"Bearer {KEY}")
+    assert body is not None and body["max_tokens"] == 1 and body["stream"] is False and body["model"] == "tiny-llama"
+
+
+def test_a_probe_tells_error_hung_and_down(omlx: FakeOmlx) -> None:
+    omlx.mode = "500"
+    error = probe_once(ProbeTarget(omlx.url, None, "other", 5.0))
+    assert (error.outcome, error.status, error.model) == ("error", 500, "other")
+    assert "Metal GPU submissions disabled" in error.detail
+    omlx.mode = "hang"
+    began = time.monotonic()
+    hung = probe_once(ProbeTarget(omlx.url, None, None, 0.5))  # keepalive spaces do not extend it
+    assert hung.outcome == "hung" and time.monotonic() - began < 3.0  # bounded by --probe-timeout
+    down = probe_once(ProbeTarget(_refused_url(), None, None, 0.5))
+    assert down.outcome == "down" and down.status is None
+    omlx.mode = "late_error"
+    late = probe_once(ProbeTarget(omlx.url, None, None, 5.0))
+    assert (late.outcome, late.status) == ("error", 200) and "Prefill exceeds memory" in late.detail
+    omlx.mode = "stuck"
+    stuck = probe_once(ProbeTarget(omlx.url, None, None, 0.5))
+    assert stuck.outcome == "down" and "/v1/models did not answer" in stuck.detail
+
+
+def test_the_key_never_appears_in_what_a_probe_keeps(omlx: FakeOmlx) -> None:
+    omlx.mode = "echo"
+    result = probe_once(ProbeTarget(omlx.url, KEY, None, 5.0))
+    assert result.outcome == "error" and "engine failed for Bearer" in result.detail
+    assert KEY not in repr(result) and KEY not in repr(ProbeTarget(omlx.url, KEY))
+
+
+def test_settings_give_the_url_as_omlx_binds_it() -> None:
+    assert settings_url({"server": {"host": "0.0.0.0", "port": 8123}}) == "http://127.0.0.1:8123"
+    assert settings_url({"server": {"host": "192.168.1.4, 127.0.0.1"}}) == "http://192.168.1.4:8000"
+    assert settings_url({}) == "http://127.0.0.1:8000"
+
+
+# -- when it probes ------------------------------------------------------------------------------
+
+
+def _event(kind: str) -> Event:
+    return Event(kind, None, "server.log", 1, "INFO", "omlx.server", "")
+
+
+def test_a_busy_server_is_never_probed_and_an_idle_one_once_per_wedge_after() -> None:
+    schedule = ProbeSchedule(60.0, None, 0.0)
+    for second in range(0, 600, 10):  # a request finishes every 10 s: the log proves the engine alive
+        schedule.note(_event("request_complete"), float(second))
+        schedule.lines(float(second))
+        assert schedule.due(float(second) + 5, arrivals_hidden=True) is None
+    sent = []
+    for second in range(600, 1200):  # idle: nothing finishes, nothing is written
+        trigger = schedule.due(float(second), arrivals_hidden=True)
+        if trigger is not None:
+            sent.append((second, trigger))
+            schedule.restart(float(second))
+    assert [second for second, _ in sent] == [650, 710, 770, 830, 890, 950, 1010, 1070, 1130, 1190]
+    assert {trigger for _, trigger in sent} == {"possible_wedge"}
+
+
+def test_debug_arrivals_leave_only_the_silence_and_a_stop_ends_all() -> None:
+    schedule = ProbeSchedule(60.0, None, 0.0)
+    schedule.lines(50.0)
+    assert schedule.due(100.0, arrivals_hidden=False) is None  # DEBUG: the log shows arrivals, no wedge to guess
+    assert schedule.due(111.0, arrivals_hidden=False) == "silence"
+    schedule.note(_event("shutdown"), 112.0)
+    assert schedule.due(500.0, arrivals_hidden=True) is None  # a stop the log shows: nothing to probe
+    schedule.note(_event("process_start"), 501.0)
+    schedule.restart(501.0)
+    assert schedule.due(562.0, arrivals_hidden=True) == "possible_wedge"
+    schedule.note(_event("process_exit"), 563.0)  # a fatal exit or a crash: the supervisor restarts it
+    assert schedule.due(900.0, arrivals_hidden=True) is None
+
+
+def test_an_unsettled_fault_and_the_heartbeat_probe() -> None:
+    schedule = ProbeSchedule(600.0, 30.0, 0.0)
+    schedule.unsettled_fault(10.0)
+    assert schedule.due(10.0 + FAULT_WAIT_S - 0.1, arrivals_hidden=False) is None
+    assert schedule.due(10.0 + FAULT_WAIT_S, arrivals_hidden=False) == "fault"
+    schedule.restart(20.0)
+    schedule.note(_event("request_complete"), 45.0)
+    assert schedule.due(60.0, arrivals_hidden=False) is None  # a request finished in the last 30 s
+    assert schedule.due(75.0, arrivals_hidden=False) == "heartbeat"
+
+
+# -- what probes prove ---------------------------------------------------------------------------
+
+
+def _probe(at: str, outcome: str) -> Event:
+    return Event("probe", at, "server.log", 0, None, None, "", {"outcome": outcome})
+
+
+def _completion(at: datetime) -> str:
+    return _line(at, "omlx.server", "INFO", "Chat completion: model=m, 12 tokens in 0.40s (30.0 tok/s), prompt: 812")
+
+
+def test_a_hung_probe_or_two_errors_prove_the_lifetime_dead(tmp_path: Path) -> None:
+    t0 = datetime(2026, 9, 15, 20, 0)
+    log = pasted(tmp_path, startup(t0) + _completion(t0 + timedelta(minutes=1)))
+    analysis = analyze(read_events(resolve([str(log)])))
+    hung = _probe("2026-09-15T20:30:00.000", "hung")
+    proof = generation_dead(analysis, [_probe("2026-09-15T20:10:00.000", "alive"), hung])
+    assert proof is not None and (proof.outcome, proof.since, proof.session) == ("hung", hung.time, 1)
+    assert generation_dead(analysis, [hung, _probe("2026-09-15T20:40:00.000", "alive")]) is None  # cleared
+    errors = [_probe(f"2026-09-15T20:{m}:00.000", "error") for m in (20, 30)]
+    assert generation_dead(analysis, errors[:1]) is None  # one error may be the probe's own
+    assert generation_dead(analysis, errors) is not None
+    assert generation_dead(analysis, [_probe("2026-09-15T20:20:00.000", "down")]) is None  # the log tells a death
+    before = _probe("2026-09-15T19:00:00.000", "hung")  # before the lifetime began: another process
+    assert generation_dead(analysis, [before]) is None
+
+
+# -- the watch ------------------------------------------------------------------------------------
+
+
+def _watcher(log: Path, sink: EventKeeper, outcomes: list[str], **options: Any) -> Watcher:
+    """A watcher whose probes answer ``outcomes`` in turn, without a network (then errors: no more expected)."""
+    target = ProbeTarget("http://127.0.0.1:9", KEY, None, 1.0)
+    watcher = Watcher(WatchOptions(log, wedge_after=60.0, probe=target, **options), sink)
+    answers = iter(outcomes)
+    watcher.prober = ProbeRunner(target, lambda _target: ProbeResult(next(answers, "unexpected"), 0.5, 200, "", "m"))
+    return watcher
+
+
+def _steps(watcher: Watcher, times: range) -> None:
+    for now in times:
+        watcher.step(float(now))
+        if watcher.prober is not None and watcher.prober.busy:
+            thread = watcher.prober._thread
+            assert thread is not None
+            thread.join(5.0)
+
+
+def test_an_info_watch_probes_once_per_wedge_after_and_alerts_once_on_hung(tmp_path: Path) -> None:
+    log = tmp_path / "server.log"
+    t0 = datetime(2026, 9, 15, 20, 0)
+    log.write_text(startup(t0))
+    sink = EventKeeper()
+    watcher = _watcher(log, sink, ["alive", "hung", "hung"], on_dead="true")
+    watcher.step(0.0)
+    append(log, _completion(t0 + timedelta(seconds=5)))  # the last record: held 2 s for its continuation
+    _steps(watcher, range(1, 200))  # the silence since its line is no longer than the wait since it finished
+    probes = [event for event in sink.events if event.kind == "probe"]
+    assert [p.fields["outcome"] for p in probes] == ["alive", "hung", "hung"]
+    assert {p.fields["trigger"] for p in probes} == {"possible_wedge"}
+    alerts = [notice for notice in sink.notices if notice.kind == "probe_dead"]
+    assert len(alerts) == 1 and "ALERT engine generation-dead" in alerts[0].message
+    watcher._wait_for_hooks()
+    watcher.follower.close()
+    assert watcher.hook_runs == {"on-dead": 1}  # once for the outage, though two probes hung
+    assert watcher.summary().endswith("; 3 probes (1 alive, 2 hung)")
+
+
+def test_no_probe_after_a_fatal_exit_nor_while_a_penalty_box_is_proven(tmp_path: Path) -> None:
+    log = tmp_path / "server.log"
+    log.write_text("")
+    sink = EventKeeper()
+    watcher = _watcher(log, sink, [])
+    watcher.step(0.0)
+    t0 = datetime(2026, 9, 15, 20, 0)
+    append(log, startup(t0) + escalation(t0 + timedelta(seconds=10)))
+    _steps(watcher, range(1, 150))
+    assert any(notice.kind == "dead" for notice in sink.notices)
+    append(log, startup(t0 + timedelta(hours=1)) + fatal_exit(t0 + timedelta(hours=1, seconds=5)))
+    _steps(watcher, range(150, 400))
+    watcher.follower.close()
+    assert not [event for event in sink.events if event.kind == "probe"]
+
+
+# -- the command -------------------------------------------------------------------------------
+
+
+def test_probe_options_are_checked_in_one_line(tmp_path: Path) -> None:
+    log = tmp_path / "logs" / "server.log"
+    log.parent.mkdir()
+    log.write_text(startup(datetime(2026, 9, 15, 20, 0)))
+    for args, said in (
+        (["--probe-model", "m"], "--probe-model: needs --probe"),
+        (["--probe-every", "1m"], "--probe-every: needs --probe"),
+        (["--probe", "ftp://host"], "not an http:// or https:// URL"),
+        (["--probe", f"http://user:{KEY}@127.0.0.1:8000"], "credentials in the URL are refused"),
+        (["--probe", f"ftp://{KEY}@"], "credentials in the URL are refused"),
+        (["--probe", "auto", "--base-path", str(tmp_path)], "settings.json: no such file"),
+        (["--probe", "http://127.0.0.1:8000", "--exit-at-end"], "--exit-at-end reads a finished log"),
+    ):
+        result = runner.invoke(app, ["watch", *([] if "--base-path" in args else [str(log)]), *args])
+        assert result.exit_code == 2, (args, result.output)
+        assert said in result.output and KEY not in result.output and "Traceback" not in result.output
+
+
+def test_exit_on_dead_with_a_hanging_server_at_info(tmp_path: Path, omlx: FakeOmlx, watches: list[Watch]) -> None:  # noqa: F811
+    """The issue's run: an INFO log whose engine the log alone can only call possibly wedged, a server whose
+    completions hang; ``--exit-on-dead`` exits 3 within --wedge-after + --probe-timeout."""
+    omlx.mode = "hang"
+    log = tmp_path / "server.log"
+    now = datetime.now()
+    log.write_text(startup(now - timedelta(minutes=5)) + _completion(now - timedelta(minutes=1)))
+    settings = tmp_path / "settings.json"
+    settings.write_text(json.dumps({"auth": {"api_key": "from-settings"}}))
+    env_file = tmp_path / "hook-env.txt"
+    wedge_after, probe_timeout = 2.0, 2.0
+    watch = Watch(
+        str(log),
+        *("--interval", "0.05", "-f", "ndjson", "--exit-on-dead", "--probe", omlx.url),
+        *(
+            "--wedge-after",
+            f"{wedge_after:g}s",
+            "--probe-timeout",
+            f"{probe_timeout:g}s",
+            "--on-dead",
+            f"env > {env_file}",
+        ),
+        env={"OMLX_API_KEY": KEY, "OTHER_NAME_SAME_KEY": KEY, "OMLX_BASE_PATH": str(tmp_path)},
+    )
+    watches.append(watch)
+    _following(watch)
+    began = time.monotonic()
+    code = watch.finish(within=wedge_after + probe_timeout + 8.0)
+    took = time.monotonic() - began
+    assert code == EXIT_DEAD and took <= wedge_after + probe_timeout + 3.0, (took, watch.err)
+    rows = watch.rows()
+    probe = next(row for row in rows if row.get("kind") == "probe")
+    assert (probe["outcome"], probe["trigger"], probe["status"]) == ("hung", "possible_wedge", None)
+    alert = next(row for row in rows if row.get("watch") == "probe_dead")
+    assert alert["outcome"] == "hung" and alert["since"] == probe["time"]
+    assert [auth for path, auth, _ in omlx.requests] == [f"Bearer {KEY}"] * 2  # $OMLX_API_KEY before the settings'
+    assert watch.err[-1].endswith("; 1 probe (1 hung)")  # the summary line
+    hook_env = env_file.read_text()
+    assert "LOGSCAN_HOOK=on-dead" in hook_env
+    for text in (hook_env, "\n".join(watch.out), "\n".join(watch.err)):
+        assert KEY not in text
+
+
+def test_a_configuration_file_cannot_point_the_probe_elsewhere(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, omlx: FakeOmlx
+) -> None:
+    """A project's .logscan.toml found above the current folder must not send the API key to its URL."""
+    log = tmp_path / "server.log"
+    log.write_text(startup(datetime(2026, 9, 15, 20, 0)))
+    (tmp_path / ".logscan.toml").write_text(f'[watch]\nprobe = "{omlx.url}"\n')
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("OMLX_API_KEY", KEY)
+    result = runner.invoke(app, ["watch", str(log), "--exit-at-end"])
+    assert result.exit_code == 2 and "--probe: from the command line only" in result.output
+    assert not omlx.requests
