@@ -110,7 +110,7 @@ KEY_CLASSES: dict[KeyClass, frozenset[str]] = {
     KeyClass.stricter: frozenset(_TIGHTER),
     KeyClass.runs: frozenset({"on-fault", "on-dead", "command-timeout", "exit-on-dead"}),
     KeyClass.writes: frozenset({"output"}),
-    KeyClass.sends: frozenset(),  # none yet: a probe URL or an API key would be one
+    KeyClass.sends: frozenset({"probe", "probe-model", "probe-timeout", "probe-every"}),  # watch's probe: a URL it asks
     KeyClass.reads: frozenset({"base-path", "hosts", "os-history", "overlay", "from-start", "redact-key"}),
     KeyClass.loosens: frozenset({"since", "until", "force", "exit-at-end"}),
 }

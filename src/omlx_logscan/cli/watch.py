@@ -51,24 +51,10 @@ def _sink(fmt: WatchFormat, quiet: bool, out: IO[str], bell: bool) -> WatchSink:
             assert_never(fmt)
 
 
-def _from_command_line_only() -> None:
-    """The probe options send requests, with the API key, to a server: a configuration file found in a
-    folder above (a cloned project's) must not set them."""
-    from typer._click.core import ParameterSource
-    from typer._click.globals import get_current_context  # typer's own click, as cli/app.py's
-
-    context = get_current_context()
-    for name in ("probe", "probe_model", "probe_timeout", "probe_every"):
-        if context.get_parameter_source(name) == ParameterSource.DEFAULT_MAP:
-            option = "--" + name.replace("_", "-")
-            raise LogscanError(f"{option}: from the command line only (a configuration file sets it)")
-
-
 def _probe_target(
     spec: str | None, base_path: str | None, model: str | None, timeout: str | None
 ) -> ProbeTarget | None:
     """``--probe``: the server's URL (given, or from oMLX's settings), the API key and the probe's limits."""
-    _from_command_line_only()
     if spec is None:
         for option, value in (("--probe-model", model), ("--probe-timeout", timeout)):
             if value is not None:
