@@ -348,6 +348,16 @@ def test_an_empty_window_says_so_and_check_passes_unless_fail_on_empty() -> None
     assert process.returncode == 0 and "no records between" in process.stderr
 
 
+@pytest.mark.parametrize("fmt", ["text", "markdown"])
+def test_an_empty_window_of_a_dated_log_says_what_the_log_spans_not_that_it_has_no_timestamps(fmt: str) -> None:
+    result = runner.invoke(app, ["timeline", str(EXAMPLE), "-q", "-f", fmt, "--since", "2030-01-01"])
+    assert result.exit_code == 0 and "no timestamps" not in result.stdout
+    spans = "the log spans 2026-06-20 12:07:22 → 2026-09-16 09:29:33"
+    span_line = next(line for line in result.stdout.splitlines() if "span" in line.lower())
+    assert span_line.endswith(f"none in the window; {spans}"), span_line
+    assert f"No GPU faults in 0 sessions (none in the window; {spans})." in result.stdout
+
+
 # 5. Conventions
 
 

@@ -77,16 +77,9 @@ def empty_window(options: CommonOptions) -> str:
 
 def empty_window_note(whole: EventStream, options: CommonOptions) -> str:
     """What a --since/--until window that holds no record says instead of a clean bill."""
-    from omlx_logscan.stream.window import span
-    from omlx_logscan.timeutil import human_time
+    from omlx_logscan.output.phrases import log_spans
 
-    covered = span(whole)
-    spans = (
-        f"the log spans {human_time(covered[0])} → {human_time(covered[1])}"
-        if covered
-        else "the log has no dated records"
-    )
-    return f"{empty_window(options)}; {spans}"
+    return f"{empty_window(options)}; {log_spans(whole) or 'the log has no dated records'}"
 
 
 @dataclass(frozen=True)

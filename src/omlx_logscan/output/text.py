@@ -282,7 +282,7 @@ def timeline_text(
     say(con, "oMLX log timeline", "bold")
     for name, value in (
         ("files", printable(files)),
-        ("span", span_phrase(head)),
+        ("span", span_phrase(head, analysis.stream)),
         ("level", level_phrase(head["written_at_level"], head["records"])),
         (
             "sessions",
