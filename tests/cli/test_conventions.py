@@ -556,6 +556,17 @@ def test_a_value_nothing_is_close_to_gets_no_suggestion() -> None:
     assert result.exit_code == 2 and "did you mean" not in result.stderr
 
 
+def test_piped_sessions_are_plain_aligned_text_one_line_each() -> None:
+    process = run(["sessions", str(EXAMPLE), "-q"])
+    lines = process.stdout.splitlines()
+    assert process.returncode == 0 and len(lines) == 1 + 160
+    assert not re.search("[\u2500-\u257f]", process.stdout)  # no box drawing
+    assert all(line == line.rstrip() for line in lines)
+    assert lines[0].startswith("#    start  ")
+    assert lines[1].startswith("1    ≤ 2026-06-20 12:07:22 (after the log start)  ")
+    assert lines[0].index("end reason") == lines[1].index("restart") == lines[-1].index(" eof ") + 1
+
+
 def test_configuration_from_pyproject_upward(tmp_path: Path) -> None:
     (tmp_path / "pyproject.toml").write_text(
         '[tool.logscan]\ntz = "UTC"\n[tool.logscan.check]\nmax-faults = 1000\nfail-on = ["crash"]\n'
