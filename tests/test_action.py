@@ -96,6 +96,7 @@ def test_check_step_with_findings_annotates_summarises_and_writes_sarif(tmp_path
     annotations = [line for line in done.stdout.splitlines() if line.startswith("::error file=soak/server.log,")]
     assert len(annotations) == 2
     assert runner.summary.read_text().count("## logscan check: 4 findings") == 1  # once, not once per run
+    assert done.stdout.count("logscan check: 4 findings") == 1  # the SARIF run's verdict is not said again
     sarif = json.loads(Path(outputs["sarif"]).read_text(encoding="utf-8"))
     jsonschema.Draft4Validator(json.loads((FIXTURES / "sarif-schema-2.1.0.json").read_text())).validate(sarif)
     uris = {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in sarif["runs"][0]["results"]}
@@ -107,7 +108,8 @@ def test_check_step_passes_inputs_through(tmp_path: Path) -> None:
     write_log(runner.workspace / "a log.txt", [start(0), busy(1)])
     done, outputs = runner.run(logs="a*.txt", fail_on="any_gpu_error", format="junit", output="out.xml")
     assert done.returncode == 0 and outputs == {"exit-code": "0"}
-    assert "<testsuites" in (runner.workspace / "out.xml").read_text() and done.stdout == ""
+    assert "<testsuites" in (runner.workspace / "out.xml").read_text()
+    assert done.stdout == "logscan check: no findings (1 rule: any_gpu_error)\n"  # the verdict, for the run's log
 
 
 def test_check_step_reports_exit_2_for_a_pattern_that_matches_nothing(tmp_path: Path) -> None:

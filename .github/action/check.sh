@@ -39,9 +39,9 @@ echo "exit-code=$code" >>"$GITHUB_OUTPUT"
 
 if [[ "${LOGSCAN_SARIF:-false}" == "true" ]]; then
   sarif="${RUNNER_TEMP:-${TMPDIR:-/tmp}}/logscan.sarif"
-  # The summary was written by the run above; this one only adds the file code scanning reads.
+  # The summary and the verdict were written by the run above; this one only adds the file code scanning reads.
   env -u GITHUB_STEP_SUMMARY logscan check "${paths[@]}" "${rules[@]}" --quiet --format sarif \
-    --sarif-root "${GITHUB_WORKSPACE:-.}" --output "$sarif"
+    --sarif-root "${GITHUB_WORKSPACE:-.}" --output "$sarif" >/dev/null
   echo "sarif=$sarif" >>"$GITHUB_OUTPUT"
 fi
 exit 0

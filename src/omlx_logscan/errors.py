@@ -2,12 +2,24 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 EXIT_OK = 0
 EXIT_FINDINGS = 1
 EXIT_INPUT = 2
 EXIT_DEAD = 3
 EXIT_INTERNAL = 70
 EXIT_INTERRUPTED = 130  # Ctrl-C in a batch command, as a shell reports SIGINT
+
+
+def did_you_mean(given: Iterable[str], choices: Iterable[str]) -> str:
+    """``; did you mean gpu_error?`` naming the choice closest to each given value that looks like a
+    typo of one, to end an error message with; empty when none is close."""
+    from difflib import get_close_matches  # only on the way to an error
+
+    known = list(choices)
+    near = [match[0] for name in given if (match := get_close_matches(name, known, n=1))]
+    return f"; did you mean {', '.join(dict.fromkeys(near))}?" if near else ""
 
 
 class LogscanError(Exception):

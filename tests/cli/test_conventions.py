@@ -211,6 +211,28 @@ def test_dash_output_is_stdout_and_the_extension_picks_the_format(tmp_path: Path
     assert explicit.exit_code == 0 and json.loads((tmp_path / "x.csv").read_text().splitlines()[0])
 
 
+def test_a_sarif_output_file_picks_sarif(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["check", str(EXAMPLE), "-q", "-o", str(tmp_path / "results.sarif")])
+    assert result.exit_code == 1
+    assert json.loads((tmp_path / "results.sarif").read_text())["version"] == "2.1.0"
+
+
+HEADLINE = "logscan check: 4 findings (penalty_box 2, dead_engine 2)"
+
+
+@pytest.mark.parametrize("fmt", ["text", "json", "junit", "sarif", "github"])
+def test_check_prints_its_verdict_on_stdout_when_it_writes_a_file(tmp_path: Path, fmt: str) -> None:
+    result = runner.invoke(app, ["check", str(EXAMPLE), "-q", "-f", fmt, "-o", str(tmp_path / "out")])
+    assert result.exit_code == 1 and result.stdout == HEADLINE + "\n"
+    assert (tmp_path / "out").read_text()
+
+
+@pytest.mark.parametrize("fmt", ["json", "junit", "sarif"])
+def test_a_document_on_stdout_gets_no_verdict_line(fmt: str) -> None:
+    result = runner.invoke(app, ["check", str(EXAMPLE), "-q", "-f", fmt])
+    assert HEADLINE not in result.stdout
+
+
 # 2. No false all-clear
 
 
@@ -320,8 +342,20 @@ def test_an_empty_window_says_so_and_check_passes_unless_fail_on_empty() -> None
     assert "no records between 2030-01-01 00:00:00 and the end; the log spans 2026-06-20 12:07:22 → " in result.stderr
     failing = runner.invoke(app, ["check", str(EXAMPLE), "--since", "2030-01-01", "--fail-on-empty"])
     assert failing.exit_code == 1
+    why = "logscan check: fail: no records between 2030-01-01 00:00:00 and the end (--fail-on-empty)"
+    assert failing.stdout.splitlines()[-1] == why
     process = run(["check", str(EXAMPLE), "--since", "1h"])
     assert process.returncode == 0 and "no records between" in process.stderr
+
+
+@pytest.mark.parametrize("fmt", ["text", "markdown"])
+def test_an_empty_window_of_a_dated_log_says_what_the_log_spans_not_that_it_has_no_timestamps(fmt: str) -> None:
+    result = runner.invoke(app, ["timeline", str(EXAMPLE), "-q", "-f", fmt, "--since", "2030-01-01"])
+    assert result.exit_code == 0 and "no timestamps" not in result.stdout
+    spans = "the log spans 2026-06-20 12:07:22 → 2026-09-16 09:29:33"
+    span_line = next(line for line in result.stdout.splitlines() if "span" in line.lower())
+    assert span_line.endswith(f"none in the window; {spans}"), span_line
+    assert f"No GPU faults in 0 sessions (none in the window; {spans})." in result.stdout
 
 
 # 5. Conventions
@@ -341,6 +375,32 @@ def test_since_takes_durations_then_dates_and_refuses_a_bare_number() -> None:
         parse_when("20260915", None)
     result = runner.invoke(app, ["timeline", str(EXAMPLE), "-q", "-f", "json", "--since", "16 Sep 2026"])
     assert {f["time"][:10] for f in json.loads(result.stdout)["faults"]} == {"2026-09-16"}
+
+
+@pytest.mark.parametrize(("text", "seconds"), [("-1h", 3600), ("-30m", 1800), ("-2d", 172800), ("-1h30m", 5400)])
+def test_since_minus_a_duration_is_that_long_ago_as_in_journalctl(text: str, seconds: int) -> None:
+    from datetime import datetime
+
+    from omlx_logscan.cli.values import parse_when
+
+    assert (datetime.now() - parse_when(text, None)).total_seconds() == pytest.approx(seconds, abs=5)
+
+
+def test_since_minus_an_hour_as_a_process_reads_an_hour_ago() -> None:
+    from datetime import datetime, timedelta
+
+    process = run(["events", str(EXAMPLE), "-q", "--since", "-1h"])
+    lower = re.search(r"no records between (\S+ \S+) and the end", process.stderr)
+    assert process.returncode == 0 and lower, process.stderr
+    ago = datetime.now() - datetime.fromisoformat(lower[1])
+    assert abs(ago - timedelta(hours=1)) < timedelta(minutes=1)
+
+
+@pytest.mark.parametrize("option", ["--since", "--until"])
+def test_a_time_in_the_future_is_refused_with_a_hint(option: str) -> None:
+    result = runner.invoke(app, ["events", str(EXAMPLE), option, "+1h"])
+    assert result.exit_code == 2
+    assert result.stderr == f"logscan: error: {option} '+1h': a time in the future (for 1h ago give -1h or 1h)\n"
 
 
 def test_lifetime_numbers_do_not_depend_on_the_window() -> None:
@@ -449,6 +509,62 @@ def test_shell_completion_is_offered_and_completes() -> None:
         [sys.executable, "-m", "omlx_logscan"], capture_output=True, text=True, env=env, timeout=120
     )
     assert completed.returncode == 0 and completed.stdout.split() == ["timeline"]
+
+
+def _completions(line: str) -> list[str]:
+    """What bash completion offers for the last word of ``line`` (empty after a trailing space)."""
+    env = {**ENV, "_LOGSCAN_COMPLETE": "complete_bash", "COMP_WORDS": line, "COMP_CWORD": str(line.count(" "))}
+    completed = subprocess.run(
+        [sys.executable, "-m", "omlx_logscan"], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert completed.returncode == 0, completed.stderr
+    return completed.stdout.split()
+
+
+def test_enumerated_values_complete_and_a_comma_list_completes_its_last_name() -> None:
+    assert _completions("logscan events -f j") == ["json"]
+    assert _completions("logscan events -k gpu") == ["gpu_error"]
+    assert _completions("logscan events --kind request_a") == ["request_arrival", "request_abort"]
+    assert _completions("logscan events -k gpu_error,cra") == ["gpu_error,crash_report"]
+    assert _completions("logscan check --fail-on penalty") == ["penalty_box"]
+    assert _completions("logscan check --fail-on crash,dead") == ["crash,dead_engine"]
+    assert _completions("logscan watch -k model_") == ["model_load", "model_unload", "model_load_failed"]
+
+
+@pytest.mark.parametrize(
+    ("args", "suggestion"),
+    [
+        (["events", "-k", "gpu_eror"], "gpu_error"),
+        (["events", "-k", "crash_report,gpu_eror"], "gpu_error"),
+        (["watch", "-k", "gpu_eror"], "gpu_error"),
+        (["check", "--fail-on", "penalty_bx"], "penalty_box"),
+        (["events", "-f", "jsn"], "json"),
+        (["check", "-f", "sarf"], "sarif"),
+        (["timeline", "--color", "alwys"], "always"),
+        (["bounds", "--by", "omx"], "omlx"),
+        (["schema", "timelin"], "timeline"),
+    ],
+)
+def test_a_mistyped_value_gets_the_closest_one_suggested(args: list[str], suggestion: str) -> None:
+    result = runner.invoke(app, [*args, str(EXAMPLE)] if args[0] != "schema" else args)
+    assert result.exit_code == 2
+    assert result.stderr.splitlines()[0].endswith(f"; did you mean {suggestion}?"), result.stderr
+
+
+def test_a_value_nothing_is_close_to_gets_no_suggestion() -> None:
+    result = runner.invoke(app, ["events", str(EXAMPLE), "-k", "zzz"])
+    assert result.exit_code == 2 and "did you mean" not in result.stderr
+
+
+def test_piped_sessions_are_plain_aligned_text_one_line_each() -> None:
+    process = run(["sessions", str(EXAMPLE), "-q"])
+    lines = process.stdout.splitlines()
+    assert process.returncode == 0 and len(lines) == 1 + 160
+    assert not re.search("[\u2500-\u257f]", process.stdout)  # no box drawing
+    assert all(line == line.rstrip() for line in lines)
+    assert lines[0].startswith("#    start  ")
+    assert lines[1].startswith("1    ≤ 2026-06-20 12:07:22 (after the log start)  ")
+    assert lines[0].index("end reason") == lines[1].index("restart") == lines[-1].index(" eof ") + 1
 
 
 def test_configuration_from_pyproject_upward(tmp_path: Path) -> None:

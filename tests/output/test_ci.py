@@ -149,7 +149,7 @@ def test_summary_fences_a_file_name_with_backticks(tmp_path: Path) -> None:
 def test_junit_has_a_case_per_finding_and_per_quiet_rule(tmp_path: Path) -> None:
     target = tmp_path / "check.xml"
     code, out, _ = check(str(EXAMPLE), "--format", "junit", "--max-faults", "10", "-o", str(target))
-    assert code == 1 and out == ""
+    assert code == 1 and out == "logscan check: 4 findings (penalty_box 2, dead_engine 2)\n"
     root = valid_junit(target.read_text(encoding="utf-8"))
     assert root.tag == "testsuites" and (root.get("tests"), root.get("failures"), root.get("errors")) == ("6", "4", "0")
     suites = root.findall("testsuite")

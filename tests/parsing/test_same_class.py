@@ -72,7 +72,7 @@ def test_a_span_under_an_hour_is_in_minutes_and_seconds(tmp_path: Path) -> None:
     assert span_length(7.6) == "7.6 s"
     assert span_length(725.0) == "12 min 05 s"
     short = stream_of(tmp_path, FAULT.replace("10:00:00,000", "10:00:00,100") + SERVED.replace("05,000", "07,700"))
-    assert "(7.6 s)" in span_phrase(header(short))
+    assert "(7.6 s)" in span_phrase(header(short), short)
 
 
 def test_times_of_day_are_no_input_without_timestamps(tmp_path: Path) -> None:

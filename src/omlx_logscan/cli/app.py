@@ -13,19 +13,31 @@ from typing import Annotated, Any, NoReturn, TypeVar
 
 import typer
 from typer._click import ClickException  # typer's own click: the exceptions its parser raises
+from typer._click.core import Context
 from typer._click.exceptions import NoArgsIsHelpError, UsageError
+from typer._types import TyperChoice  # typer's type of an enumerated option
 from typer.core import TyperGroup
 
 import omlx_logscan
-from omlx_logscan.errors import EXIT_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED, LogscanError
+from omlx_logscan.errors import EXIT_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED, LogscanError, did_you_mean
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
+class SuggestingChoice(TyperChoice[Any]):
+    """An enumerated option's values, a mistyped one answered with the closest, as every other
+    enumerated value is (``cli/values.py``)."""
+
+    def get_invalid_choice_message(self, value: Any, ctx: Context | None) -> str:
+        names = self._normalized_mapping(ctx=ctx).values()
+        return super().get_invalid_choice_message(value, ctx).removesuffix(".") + did_you_mean([str(value)], names)
+
+
 class LogscanGroup(TyperGroup):
-    """The app's group: usage errors as one line and a hint (not click's usage block). The options'
-    defaults from configuration files, which every command reads as its ``--config`` option is
-    processed, before its other options (``cli/config.py``)."""
+    """The app's group: usage errors as one line and a hint (not click's usage block), a mistyped
+    enumerated value with the closest suggested. The options' defaults from configuration files,
+    which every command reads as its ``--config`` option is processed, before its other options
+    (``cli/config.py``)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -33,6 +45,9 @@ class LogscanGroup(TyperGroup):
 
         for command in self.commands.values():
             command.params.append(config_option())
+            for param in command.params:
+                if type(param.type) is TyperChoice:
+                    param.type = SuggestingChoice(param.type.choices, param.type.case_sensitive)
 
     def main(
         self,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -15,6 +16,7 @@ from omlx_logscan.cli.options import (
     CommonOptions,
     MaxOutage,
     WedgeAfter,
+    completing,
     logs_command,
 )
 from omlx_logscan.errors import EXIT_FINDINGS, LogscanError
@@ -41,6 +43,7 @@ def check(
         typer.Option(
             "--fail-on",
             metavar="RULES",
+            autocompletion=completing(CHOOSABLE_RULES),
             help=f"Comma list of rules: {', '.join(CHOOSABLE_RULES)}. {ERROR_RULE_HELP}",
         ),
     ] = DEFAULT_FAIL_ON,
@@ -89,10 +92,28 @@ def check(
         write_check_error(chosen, str(exc), options.output)
         raise
     write_check(chosen, result, options.output, os.environ.get("GITHUB_STEP_SUMMARY"), sarif_root)
-    if fail_on_empty and is_empty(stream):  # load_stream has said so on stderr
+    failed_empty = fail_on_empty and is_empty(stream)  # load_stream has said so on stderr
+    _say_verdict(chosen, options, result, failed_empty)
+    if failed_empty:
         raise typer.Exit(EXIT_FINDINGS)
     if result.exit_code:
         raise typer.Exit(result.exit_code)
+
+
+def _say_verdict(chosen: CheckFormat, options: CommonOptions, result: CheckResult, failed_empty: bool) -> None:
+    """The verdict on stdout, for the CI log, unless stdout carries a document (JSON, JUnit, SARIF):
+    the headline when the result went to a file, and why an empty window failed."""
+    from omlx_logscan.cli.load import empty_window
+    from omlx_logscan.output.findings import check_headline
+    from omlx_logscan.output.formats import writing_stdout
+
+    if options.output is None and chosen not in (CheckFormat.text, CheckFormat.github):
+        return
+    lines = [check_headline(result)] if options.output is not None else []
+    if failed_empty:
+        lines.append(f"logscan check: fail: {empty_window(options)} (--fail-on-empty)")
+    with writing_stdout():
+        sys.stdout.write("".join(line + "\n" for line in lines))
 
 
 def _run(

@@ -66,20 +66,20 @@ def one_host(options: CommonOptions) -> Host:
     return hosts[0]
 
 
-def empty_window_note(whole: EventStream, options: CommonOptions) -> str:
-    """What a --since/--until window that holds no record says instead of a clean bill."""
-    from omlx_logscan.stream.window import span
+def empty_window(options: CommonOptions) -> str:
+    """``no records between 2030-01-01 00:00:00 and the end``: the --since/--until window, empty."""
     from omlx_logscan.timeutil import human_time
 
     lower = human_time(options.since.isoformat()) if options.since else "the start"
     upper = human_time(options.until.isoformat()) if options.until else "the end"
-    covered = span(whole)
-    spans = (
-        f"the log spans {human_time(covered[0])} → {human_time(covered[1])}"
-        if covered
-        else "the log has no dated records"
-    )
-    return f"no records between {lower} and {upper}; {spans}"
+    return f"no records between {lower} and {upper}"
+
+
+def empty_window_note(whole: EventStream, options: CommonOptions) -> str:
+    """What a --since/--until window that holds no record says instead of a clean bill."""
+    from omlx_logscan.output.phrases import log_spans
+
+    return f"{empty_window(options)}; {log_spans(whole) or 'the log has no dated records'}"
 
 
 @dataclass(frozen=True)

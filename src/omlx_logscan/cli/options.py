@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import inspect
 import os
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, tzinfo
@@ -110,8 +110,18 @@ def _format_option(formats: type[StrEnum], notes: Mapping[str, str], default: st
     return typer.Option("--format", "-f", help=f"{', '.join(words[:-1])} or {words[-1]}. {fallback}".strip())
 
 
+def completing(names: Sequence[str]) -> Callable[[str], list[str]]:
+    """Shell completion of a comma list of ``names``: the names the last item typed so far begins."""
+
+    def complete(incomplete: str) -> list[str]:
+        done, comma, last = incomplete.rpartition(",")
+        return [done + comma + name for name in names if name.startswith(last)]
+
+    return complete
+
+
 def _kind_option(help_text: str) -> Any:
-    return typer.Option("--kind", "-k", metavar="KIND", help=help_text)
+    return typer.Option("--kind", "-k", metavar="KIND", help=help_text, autocompletion=completing(KINDS))
 
 
 def _quiet_option(help_text: str) -> Any:
@@ -153,7 +163,7 @@ Since = Annotated[
     str | None,
     typer.Option(
         metavar="WHEN",
-        help="Only records at or after this time: a duration ago ('3h', '2 days ago', '1h30m'), or a date "
+        help="Only records at or after this time: a duration ago ('3h' or '-3h', '2 days ago', '1h30m'), or a date "
         "('2026-09-15 20:00', '15 Sep 2026', '1 Dec', 'yesterday'). A bare number is refused as ambiguous.",
     ),
 ]
@@ -181,7 +191,7 @@ Output = Annotated[
         "-o",
         metavar="FILE",
         help="Write to FILE (- for stdout), replaced whole only once complete; its extension (.json, .ndjson, "
-        ".jsonl, .csv, .parquet, .md, .xml) picks the format when -f is not given.",
+        ".jsonl, .csv, .parquet, .md, .xml, .sarif) picks the format when -f is not given.",
     ),
 ]
 

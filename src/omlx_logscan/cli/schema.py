@@ -9,7 +9,7 @@ import typer
 
 from omlx_logscan.cli.app import guarded
 from omlx_logscan.cli.options import Output
-from omlx_logscan.errors import LogscanError
+from omlx_logscan.errors import LogscanError, did_you_mean
 from omlx_logscan.output.jsonschemas import NAMES
 
 
@@ -38,7 +38,7 @@ def schema(
 
     if name not in NAMES:
         asked = "which schema?" if name is None else f"no schema {name!r}:"
-        raise LogscanError(f"{asked} choose one of {', '.join(NAMES)}")
+        raise LogscanError(f"{asked} choose one of {', '.join(NAMES)}{did_you_mean([name] if name else [], NAMES)}")
     with open_output(output_path(output)) as out:
         json.dump(bundled(name), out, indent=2, ensure_ascii=False)
         out.write("\n")

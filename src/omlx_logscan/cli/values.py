@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 from omlx_logscan.analysis.rules import CHOOSABLE_RULES
-from omlx_logscan.errors import LogscanError
+from omlx_logscan.errors import LogscanError, did_you_mean
 from omlx_logscan.parsing.catalog import BASE_PATH_VARIABLE, DEFAULT_BASE_PATH
 from omlx_logscan.parsing.kinds import KINDS
 
@@ -52,7 +52,7 @@ def now_in(tz: tzinfo | None) -> datetime:
 
 def parse_when(text: str, tz: tzinfo | None, option: str = "--since") -> datetime:
     """A time as naive local time in ``tz``, the way the log writes its times: first a duration ago
-    (``3h``, ``2 days ago``, ``1h30m``, ``3 months``), then a word (``now``, ``today``,
+    (``3h``, ``-3h`` as journalctl reads it, ``2 days ago``, ``1h30m``, ``3 months``), then a word (``now``, ``today``,
     ``yesterday``), then any date dateutil reads (``2026-09-15 20:00``, ``15 Sep 2026``, ``1 Dec``,
     ISO with an offset). A bare number is refused: hours, days or a date, nobody can tell."""
     from dateutil import parser as date_parser  # only runs with --since/--until: keeps start-up short
@@ -69,18 +69,25 @@ def parse_when(text: str, tz: tzinfo | None, option: str = "--since") -> datetim
     if raw in ("today", "yesterday"):
         day = now.replace(hour=0, minute=0, second=0, microsecond=0)
         return day - timedelta(days=1 if raw == "yesterday" else 0)
+    sign = raw[0] if raw.startswith(("+", "-")) else ""  # journalctl's -1h is an hour ago
+    span = raw.removeprefix(sign).strip()
     try:
-        match = _CALENDAR_AGO.match(raw)
+        match = _CALENDAR_AGO.match(span)
         if match:
             amount = int(match["n"])
             months = amount if match["unit"].startswith("mo") else 12 * amount
-            moved: datetime = now - relativedelta(months=months)
-            return moved
-        span = raw.removesuffix("ago")
-        if _DURATION.fullmatch(re.sub(r"\s+", "", span)):  # 3h, 90 minutes ago, 1h30m
-            return now - timedelta(seconds=duration_seconds(span, option))
+            moved: datetime | None = now - relativedelta(months=months)
+        else:
+            span = span.removesuffix("ago")
+            compact = re.sub(r"\s+", "", span)  # 3h, 90 minutes ago, 1h30m
+            moved = now - timedelta(seconds=duration_seconds(span, option)) if _DURATION.fullmatch(compact) else None
     except (ValueError, OverflowError):
         raise LogscanError(f"{option} {text!r}: too far back") from None
+    if moved is not None and sign == "+":
+        ago = text.strip()[1:].strip()
+        raise LogscanError(f"{option} {text!r}: a time in the future (for {ago} ago give -{ago} or {ago})")
+    if moved is not None:
+        return moved
     try:
         moment: datetime = date_parser.parse(text)
         if moment.tzinfo is not None:  # an explicit offset: convert to the log's local time
@@ -169,7 +176,10 @@ def checked_kinds(kind: list[str] | None) -> frozenset[str]:
     wanted = frozenset(comma_list(kind))
     unknown = wanted - set(KINDS)
     if unknown:
-        raise LogscanError(f"--kind {', '.join(sorted(unknown))}: unknown (kinds: {', '.join(KINDS)})")
+        named = sorted(unknown)
+        raise LogscanError(
+            f"--kind {', '.join(named)}: unknown (kinds: {', '.join(KINDS)}){did_you_mean(named, KINDS)}"
+        )
     return wanted
 
 
@@ -191,7 +201,10 @@ def parse_fail_on(text: str) -> tuple[str, ...]:
     names = comma_list([text])
     unknown = [name for name in names if name not in CHOOSABLE_RULES]
     if unknown:
-        raise LogscanError(f"--fail-on {', '.join(unknown)}: unknown rule (rules: {', '.join(CHOOSABLE_RULES)})")
+        rules = ", ".join(CHOOSABLE_RULES)
+        raise LogscanError(
+            f"--fail-on {', '.join(unknown)}: unknown rule (rules: {rules}){did_you_mean(unknown, CHOOSABLE_RULES)}"
+        )
     return tuple(dict.fromkeys(names))
 
 
@@ -200,7 +213,7 @@ def parse_grouping(by: str) -> Grouping:
     from omlx_logscan.analysis.bounds import Grouping  # the bounds load only when bounds runs
 
     if by not in Grouping.__members__:
-        raise LogscanError(f"--by {by!r}: expected os, omlx or both")
+        raise LogscanError(f"--by {by!r}: expected os, omlx or both{did_you_mean([by], Grouping.__members__)}")
     return Grouping(by)
 
 
@@ -219,6 +232,7 @@ _SUFFIX_FORMATS = {
     ".md": "markdown",
     ".markdown": "markdown",
     ".xml": "junit",
+    ".sarif": "sarif",
 }
 
 FormatT = TypeVar("FormatT", bound=StrEnum)

@@ -77,7 +77,7 @@ def timeline_markdown(
     head = header(analysis.stream)
     out = ["## oMLX log timeline", ""]
     out.append(f"- **Files:** {', '.join(code_span(os.path.basename(f['name'])) for f in head['files'])}")
-    out.append(f"- **Span:** {span_phrase(head)}")
+    out.append(f"- **Span:** {span_phrase(head, analysis.stream)}")
     out.append(f"- **Level:** {level_phrase(head['written_at_level'], head['records'])}")
     out.append(f"- **oMLX:** {md_text(versions_phrase(input_versions(analysis.stream)))}")
     out.append(f"- **Sessions:** {len(analysis.sessions)}")

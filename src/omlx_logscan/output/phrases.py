@@ -28,8 +28,24 @@ def plural(count: int, word: str) -> str:
     return f"{count} {word}{'' if count == 1 else 's'}"
 
 
-def span_phrase(head: dict[str, Any]) -> str:
-    """``first → last (87 d 21 h)``, or that the input carries no timestamps."""
+def log_spans(whole: EventStream) -> str | None:
+    """``the log spans first → last``, or None when no record of it is dated."""
+    from omlx_logscan.stream.window import span
+
+    covered = span(whole)
+    return f"the log spans {human_time(covered[0])} → {human_time(covered[1])}" if covered else None
+
+
+def _empty_window(stream: EventStream) -> str | None:
+    """What a --since/--until window without a dated record of a dated log says instead of "no
+    timestamps": ``none in the window; the log spans …``; None for anything else."""
+    spans = log_spans(stream.cut_from) if stream.cut_from is not None else None
+    return f"none in the window; {spans}" if spans else None
+
+
+def span_phrase(head: dict[str, Any], stream: EventStream) -> str:
+    """``first → last (87 d 21 h)``, or that the window holds none of the log's dated records, or
+    that the input carries no timestamps (``head`` is the stream's header)."""
     if head["first"]:
         length = span_length(seconds(head["first"], head["last"]))
         return f"{human_time(head['first'])} → {human_time(head['last'])}  ({length})"
@@ -39,7 +55,7 @@ def span_phrase(head: dict[str, Any]) -> str:
             f"{head['first_time_of_day'][:8]} → {head['last_time_of_day'][:8]}  ({length}; times of day "
             "only, the log gives no date)"
         )
-    return "unknown (no timestamps)"
+    return _empty_window(stream) or "unknown (no timestamps)"
 
 
 def span_length(total: float | None) -> str:
@@ -300,7 +316,7 @@ def _when_written(stream: EventStream) -> str:
         return f"{human_time(head['first'])} → {human_time(head['last'])}"
     if head["first_time_of_day"]:
         return f"times of day {head['first_time_of_day'][:8]} → {head['last_time_of_day'][:8]}"
-    return "the input has no timestamps"
+    return _empty_window(stream) or "the input has no timestamps"
 
 
 def _fault_summary(analysis: Analysis) -> str:

@@ -9,7 +9,7 @@ from functools import cache
 from typing import IO, TYPE_CHECKING
 
 from omlx_logscan.analysis.attribution import WhyFaulted
-from omlx_logscan.analysis.model import Analysis
+from omlx_logscan.analysis.model import Analysis, Session
 from omlx_logscan.output.errors import ERRORS_TITLE, EXAMPLE_LABEL, errors_text_lines
 from omlx_logscan.output.outages import outage_lines
 from omlx_logscan.output.phrases import (
@@ -284,7 +284,7 @@ def timeline_text(
     say(con, "oMLX log timeline", "bold")
     for name, value in (
         ("files", printable(files)),
-        ("span", span_phrase(head)),
+        ("span", span_phrase(head, analysis.stream)),
         ("level", level_phrase(head["written_at_level"], head["records"])),
         ("oMLX", printable(versions_phrase(input_versions(analysis.stream)))),
         (
@@ -355,8 +355,12 @@ def write_why_text(why: WhyFaulted, con: Console, *, full: bool) -> None:
         say(con, printable(f"  {line}"), hang=4)
 
 
+SESSION_COLUMNS = ("#", "start", "end", "end reason", "oMLX", "messages of", "engine starts", "requests", "faults")
+
+
 def sessions_table(analysis: Analysis, con: Console) -> None:
-    """The sessions: a table, or on a terminal of NARROW_COLUMNS or less one line each (key fields first)."""
+    """The sessions: a table on a wide terminal, one line each (key fields first) on a terminal of
+    NARROW_COLUMNS or less, and in a pipe or a file plain columns that ``cut`` and ``grep`` take."""
     from rich.table import Table
     from rich.text import Text
 
@@ -366,27 +370,48 @@ def sessions_table(analysis: Analysis, con: Console) -> None:
     if width is not None and width <= NARROW_COLUMNS:
         _sessions_lines(analysis, con, width)
         return
+    rows = [_session_cells(s) for s in analysis.sessions]
+    if width is None:
+        for line in _plain_columns([list(SESSION_COLUMNS), *rows]):
+            con.print(Text(line))
+        return
     table = Table(show_edge=False, pad_edge=False)
-    for name in ("#", "start", "end", "end reason", "oMLX", "messages of", "engine starts", "requests", "faults"):
+    for name in SESSION_COLUMNS:
         table.add_column(name)
-    for s in analysis.sessions:
-        start = human_time(s.start)
-        if not s.start_in_log:
-            start += " (start not in log)"
-        elif not s.start_exact:
-            start = f"≤ {start} (after {human_time(s.start_after) if s.start_after else 'the log start'})"
-        table.add_row(
-            str(s.index),
-            Text(start),
-            Text(human_time(s.end)),
-            s.end_reason,
-            Text(s.omlx_version or "?"),
-            Text(short_range(writer_versions(s.events))),
-            _unknown_or(s.engine_starts),
-            _unknown_or(s.requests_completed),
-            str(s.faults),
-        )
+    for row in rows:
+        table.add_row(*(Text(cell) for cell in row))
     con.print(table)
+
+
+def _session_cells(s: Session) -> list[str]:
+    """A session's row, log text made printable."""
+    start = human_time(s.start)
+    if not s.start_in_log:
+        start += " (start not in log)"
+    elif not s.start_exact:
+        start = f"≤ {start} (after {human_time(s.start_after) if s.start_after else 'the log start'})"
+    return [
+        str(s.index),
+        start,
+        human_time(s.end),
+        s.end_reason,
+        printable(s.omlx_version or "?"),
+        short_range(writer_versions(s.events)),
+        _unknown_or(s.engine_starts),
+        _unknown_or(s.requests_completed),
+        str(s.faults),
+    ]
+
+
+def _plain_columns(rows: list[list[str]]) -> list[str]:
+    """Rows as lines of columns two spaces apart, each padded to its widest cell, no trailing space."""
+    from rich.cells import cell_len
+
+    widths = [max(cell_len(cell) for cell in column) for column in zip(*rows, strict=True)]
+    return [
+        "  ".join(cell + " " * (w - cell_len(cell)) for cell, w in zip(row, widths, strict=True)).rstrip()
+        for row in rows
+    ]
 
 
 def _unknown_or(count: int | None) -> str:
