@@ -150,6 +150,8 @@ def classify(record: Record, source: str, index: int) -> list[Event]:
         continuation = record.continuation
         if continuation is not None:
             fields["continuation"] = continuation
+        if record.dropped:
+            fields["continuation_dropped"] = record.dropped
         return Event(
             kind,
             record.stamp,
