@@ -418,6 +418,12 @@ GPU_CODE = re.compile(
 )
 
 
+# The messages that quote what a client sent: a 4xx answer (its detail repeats the request's
+# text), a request body (TRACE, ``Incoming {METHOD} {path} — body: {body}``). A Metal code in one
+# is the client's text, not the driver's: oMLX's own failure answers 5xx.
+ECHOES_CLIENT = re.compile(rf"{_HTTP.format('(?:→|->)').replace('[45]', '4')}|^Incoming [A-Z]+ \S+ — body: ")
+
+
 GPU_RESOURCE_LIMIT = re.compile(r"\[metal::malloc\] Resource limit \((\d+)\) exceeded")
 
 
