@@ -20,6 +20,7 @@ from typing import Protocol, cast
 
 from omlx_logscan.errors import InputError
 from omlx_logscan.inputs.decoding import SNIFF_BYTES, damaged_data, normalise, open_input, refuse_binary, sniff_codec
+from omlx_logscan.inputs.prefixes import line_shape
 
 CHUNK_BYTES = 32 * 1024 * 1024
 
@@ -352,8 +353,13 @@ def read_views(source: Source, chunk_bytes: int, take: Take) -> Iterator[memoryv
         quiet = _pipe_quiet(stream)
         head = _read_head(stream, quiet)
         codec = sniff_codec(head)
+        shape = line_shape(head) if codec is None else None
         if codec is None:  # text in UTF-16 is full of NULs, and no binary data
             refuse_binary(source.name, head)
+        if shape is not None:  # CR line ends, a prefix on every line: reshaped as oMLX's lines
+            whole = _Prepend(head, stream)
+            yield from (memoryview(chunk) for chunk in shape.lines(iter(lambda: whole.read(chunk_bytes), b"")))
+        elif codec is None:
             yield from _line_views(stream, head, chunk_bytes, take, quiet)
         else:
             yield from (memoryview(chunk) for chunk in _transcoded(_Prepend(head, stream), codec, chunk_bytes))
