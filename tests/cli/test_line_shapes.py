@@ -30,6 +30,7 @@ SHAPES: dict[str, Callable[[], bytes]] = {
     "kubectl --timestamps": lambda: _prefixed(lambda n: b"2026-06-22T10:%02d:%02d.123456789Z " % divmod(n % 3600, 60)),
     "ts": lambda: _prefixed(lambda n: b"2026-06-22T10:00:01+02:00 "),
     "docker compose": lambda: _prefixed(lambda n: b"omlx-1  | "),
+    "kubectl --prefix": lambda: _prefixed(lambda n: b"[pod/omlx-7d9f/omlx] "),
     "syslog": lambda: _prefixed(lambda n: b"Jun 22 10:00:01 studio omlx[4242]: "),
     "indent": lambda: _prefixed(lambda n: b"    "),
     "list": lambda: _prefixed(lambda n: b"- "),
@@ -64,3 +65,20 @@ def test_every_line_shape_reads_as_the_log(
         assert result.returncode == plain.returncode == 1
         assert _unnamed(result.stdout) == _unnamed(plain.stdout)
         assert result.stderr.splitlines()[:2] == plain.stderr.splitlines()[:2]  # the same lines, records, events
+
+
+def test_a_metal_error_in_a_line_no_reader_knows_fails_check(tmp_path: Path) -> None:
+    path = tmp_path / "server.log"
+    metal = b"<pod omlx> terminate called in mlx::core::metal::CommandEncoder::dispatch"
+    path.write_bytes(b"notes from the pod\n" + metal + b"\n\n" + LINES[6] + b"\n")
+    result = _check(str(path))
+    assert result.returncode == 1
+    assert b"2: unparsed_gpu_error: a Metal or ANE error in a line that could not be parsed: " + metal in result.stdout
+    allowed = subprocess.run(
+        [sys.executable, "-m", "omlx_logscan", "check", str(path), "--fail-on", "crash"],
+        capture_output=True,
+        env=ENV,
+        timeout=120,
+        check=False,
+    )
+    assert allowed.returncode == 0  # the rule, not the line, fails the check

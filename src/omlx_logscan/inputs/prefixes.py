@@ -1,8 +1,8 @@
 """Lines as oMLX wrote them, out of the shapes other tools give them: line ends of a bare CR (or
 CRLF), and a prefix every line carries (a shipper's or ``kubectl logs --timestamps``' time, a
-syslog head, a container's ``name | ``, an indent, a list marker). Found on a sample of the first
-lines, so a plain log costs one look at its head; a shaped one is reshaped a block at a time by
-C-speed byte operations, before any grammar."""
+syslog head, a container's ``name | `` or ``[pod/NAME/CONTAINER]``, an indent, a list marker).
+Found on a sample of the first lines, so a plain log costs one look at its head; a shaped one is
+reshaped a block at a time by C-speed byte operations, before any grammar."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ PREFIXES: tuple[tuple[str, bytes], ...] = (
     ("RFC 3339 timestamp", rb"\d{4}-\d\d-\d\d[Tt]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:[Zz]|[+-]\d\d:?\d\d)?"),
     ("syslog head", rb"[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d [^\s:]+ [^\s:\[]+(?:\[\d+\])?:"),
     ("container name", rb"[\w.-]+ *\|"),
+    ("kubectl --prefix", rb"\[[\w.-]+/[\w./-]+\]"),
     ("list marker", rb"(?:[-*+]|\d+[.)])"),
 )
 _ENDS = rb"(?: |$)"

@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 
 from omlx_logscan.parsing.catalog_arrivals import ARRIVALS
+from omlx_logscan.parsing.catalog_evidence import METAL_ERROR
 from omlx_logscan.parsing.template import Template
 
 _GB = r"(?P<{0}>[\d.]+)\s*GB"
@@ -425,6 +426,11 @@ ECHOES_CLIENT = re.compile(rf"{_HTTP.format('(?:→|->)').replace('[45]', '4')}|
 
 
 GPU_RESOURCE_LIMIT = re.compile(r"\[metal::malloc\] Resource limit \((\d+)\) exceeded")
+
+
+def carries_metal_error(text: str) -> bool:
+    """Whether a line carries a Metal or ANE error, as MLX, Metal or a crash stack write one."""
+    return any(regex.search(text) is not None for regex in (METAL_ERROR, GPU_CODE, GPU_RESOURCE_LIMIT))
 
 
 GPU_LITERALS: tuple[str, ...] = ("CommandBufferCallbackError", "[metal::malloc]")
