@@ -353,16 +353,16 @@ def read_views(source: Source, chunk_bytes: int, take: Take) -> Iterator[memoryv
         quiet = _pipe_quiet(stream)
         head = _read_head(stream, quiet)
         codec = sniff_codec(head)
-        shape = line_shape(head) if codec is None else None
         if codec is None:  # text in UTF-16 is full of NULs, and no binary data
             refuse_binary(source.name, head)
-        if shape is not None:  # CR line ends, a prefix on every line: reshaped as oMLX's lines
-            whole = _Prepend(head, stream)
-            yield from (memoryview(chunk) for chunk in shape.lines(iter(lambda: whole.read(chunk_bytes), b"")))
-        elif codec is None:
+        # CR line ends, a prefix on every line: reshaped as oMLX's lines (UTF-16's are left as they are)
+        shape = line_shape(head.removeprefix(codecs.BOM_UTF8)) if codec in (None, "utf-8-sig") else None
+        if codec is None and shape is None:
             yield from _line_views(stream, head, chunk_bytes, take, quiet)
-        else:
-            yield from (memoryview(chunk) for chunk in _transcoded(_Prepend(head, stream), codec, chunk_bytes))
+            return
+        whole = _Prepend(head, stream)
+        chunks = iter(lambda: whole.read(chunk_bytes), b"") if codec is None else _transcoded(whole, codec, chunk_bytes)
+        yield from (memoryview(chunk) for chunk in (chunks if shape is None else shape.lines(chunks)))
     except damaged_data() as exc:
         raise InputError(f"{source.name}: compressed data is truncated or corrupt ({exc})") from None
     except OSError as exc:  # bz2 reports damage as OSError; so does a disk that fails mid-read
