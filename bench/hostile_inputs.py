@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """Time and memory of hostile inputs (issue 29): compression bombs, random bytes on stdin, a
-truncated gzip against ``zcat``, gzip throughput, and what an export's all-or-nothing commit costs.
+truncated gzip against ``zcat``, gzip throughput, what an export's all-or-nothing commit costs,
+record assembly over blank lines and chained tracebacks (an input and its double), the 64 MiB log
+in other line shapes (bare CR, a timestamp prefix), and a watch hook that writes 256 MiB.
 
 Each case runs ``logscan`` as a process (``PYTHONPATH`` decides which source); figures are wall
 seconds and the peak resident memory of that process (Linux: ``ru_maxrss`` in KiB).
@@ -28,6 +30,46 @@ text = b"a" * (64 << 20)  # no line break: a reader without a guard holds it who
 Path(sys.argv[1], "bomb.gz").write_bytes(gzip.compress(text, 9) * 110)  # 7 MB, 7 GB inflated
 Path(sys.argv[1], "bomb.bz2").write_bytes(bz2.compress(text * 16, 9))  # under 1 KB, 1 GiB inflated
 """
+FAULT = (
+    "2026-06-20 12:07:{:02d},865 - omlx.engine_core - ERROR - Engine loop error: [METAL] Command buffer execution "
+    "failed: Ignored (00000004:kIOGPUCommandBufferCallbackErrorSubmissionsIgnored)\n"
+)
+CHAINED = (
+    'Traceback (most recent call last):\n  File "/omlx/engine.py", line 3, in step\n    run()\nValueError: step\n\n'
+    "During handling of the above exception, another exception occurred:\n\n"
+)
+# Made by a child, as the bombs are: the 64 MiB log in two other line shapes.
+MAKE_SHAPES = """
+import sys
+from pathlib import Path
+data = Path(sys.argv[1], "big.log").read_bytes()
+Path(sys.argv[1], "big-cr.log").write_bytes(data.replace(b"\\n", b"\\r"))
+stamp = b"2026-06-22T10:00:01.123456789Z "
+Path(sys.argv[1], "big-ts.log").write_bytes(stamp + data[:-1].replace(b"\\n", b"\\n" + stamp) + b"\\n")
+"""
+# A watch hook's report of a command that wrote 256 MiB, in a process of its own: its peak memory.
+HOOK_RUN = """
+import resource, subprocess, tempfile, time
+from omlx_logscan.watch.hooks import HookRun
+output = tempfile.TemporaryFile()
+command = "head -c 268435456 /dev/zero"
+process = subprocess.Popen(command, shell=True, stdout=output)
+process.wait()
+notice = HookRun("on-dead", command, 1, process, output, time.monotonic()).result(time.monotonic(), 60)
+print(len(notice.data["output"]), resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024)
+"""
+
+
+def shapes(work: Path) -> dict[str, str]:
+    """The files of the assembly cases: two penalty-box records around n blank lines or n chained tracebacks."""
+    made = {}
+    for n in (50_000, 100_000):
+        made[f"{n:,} blank lines"] = FAULT.format(1) + "\n" * n + FAULT.format(2)
+    for n in (20_000, 40_000):
+        made[f"{n:,} chained tracebacks"] = FAULT.format(1) + CHAINED * n + FAULT.format(2)
+    for name, text in made.items():
+        (work / f"{name.replace(' ', '-').replace(',', '')}.log").write_text(text)
+    return {name: str(work / f"{name.replace(' ', '-').replace(',', '')}.log") for name in made}
 
 
 def logscan(args: list[str], timeout: float, stdin: object = subprocess.DEVNULL) -> tuple[float, int, float, str]:
@@ -87,6 +129,16 @@ def main() -> None:
     report("  sessions cut.gz", result)
     report("sessions big.log (64 MiB)", logscan(["sessions", str(log), "-q"], args.timeout))
     report("sessions big.log.gz", logscan(["sessions", str(work / "big.log.gz"), "-q"], args.timeout))
+
+    for name, path in shapes(work).items():
+        report(f"check {name}", logscan(["check", path], args.timeout))
+    subprocess.run([sys.executable, "-c", MAKE_SHAPES, str(work)], check=True)
+    report("sessions big-cr.log (CR ends)", logscan(["sessions", str(work / "big-cr.log"), "-q"], args.timeout))
+    report("sessions big-ts.log (prefix)", logscan(["sessions", str(work / "big-ts.log"), "-q"], args.timeout))
+    kept, peak = subprocess.run(
+        [sys.executable, "-c", HOOK_RUN], capture_output=True, text=True, check=True
+    ).stdout.split()
+    print(f"a hook that wrote 256 MiB: {kept} characters reported, peak {peak} MiB")
 
     out = work / "tables"
     report("export big.log (first)", logscan(["export", str(log), "--host", "m1", "-q", "-o", str(out)], args.timeout))

@@ -35,7 +35,7 @@ SAMPLES: dict[str, Any] = {
     "debug": True,
     "exit-at-end": True,
     "exit-on-dead": True,
-    "fail-on": ["penalty_box", "dead_engine", "crash", "timeout"],
+    "fail-on": ["penalty_box", "dead_engine", "crash", "unparsed_gpu_error", "timeout"],
     "fail-on-empty": True,
     "force": True,
     "format": "json",

@@ -580,7 +580,13 @@ def test_configuration_from_pyproject_upward(tmp_path: Path) -> None:
     result = run(["check", str(EXAMPLE), "-q", "-f", "json"], cwd=inner)
     assert result.returncode == 1, result.stderr  # found, it may only tighten: fewer rules are ignored
     rules = {rule["rule"]: rule["threshold"] for rule in json.loads(result.stdout)["rules"]}
-    assert rules == {"penalty_box": None, "dead_engine": None, "crash": None, "max_faults": "more than 1000"}
+    assert rules == {
+        "penalty_box": None,
+        "dead_engine": None,
+        "crash": None,
+        "unparsed_gpu_error": None,
+        "max_faults": "more than 1000",
+    }
     assert "ignored 'fail-on'" in result.stderr
     assert run(["check", str(EXAMPLE), "-q", "--fail-on", "crash"], cwd=inner).returncode == 0  # the flag wins
     (inner / ".logscan.toml").write_text('tz = "Mars/Base"\n')  # the nearest file wins, and is checked

@@ -151,7 +151,7 @@ def test_junit_has_a_case_per_finding_and_per_quiet_rule(tmp_path: Path) -> None
     code, out, _ = check(str(EXAMPLE), "--format", "junit", "--max-faults", "10", "-o", str(target))
     assert code == 1 and out == "logscan check: 4 findings (penalty_box 2, dead_engine 2)\n"
     root = valid_junit(target.read_text(encoding="utf-8"))
-    assert root.tag == "testsuites" and (root.get("tests"), root.get("failures"), root.get("errors")) == ("6", "4", "0")
+    assert root.tag == "testsuites" and (root.get("tests"), root.get("failures"), root.get("errors")) == ("7", "4", "0")
     suites = root.findall("testsuite")
     assert [s.get("file") for s in suites] == [str(EXAMPLE)]
     cases = suites[0].findall("testcase")
@@ -163,6 +163,7 @@ def test_junit_has_a_case_per_finding_and_per_quiet_rule(tmp_path: Path) -> None
         "penalty_box: GPU penalty box, line 2057 (2026-09-16 02:07:02)",
         "dead_engine: Dead engine, line 2057 (2026-09-16 02:07:02)",
         "crash",
+        "unparsed_gpu_error",
         "max_faults",
     ]
     failure = cases[0].find("failure")
@@ -178,7 +179,7 @@ def test_junit_test_ids_differ_between_files(tmp_path: Path) -> None:
     assert code == 1
     root = valid_junit(out)
     ids = [(case.get("classname"), case.get("name")) for case in root.iter("testcase")]
-    assert len(ids) == len(set(ids)) == 2 * 3  # dead_engine and penalty_box fail, crash passes, in each file
+    assert len(ids) == len(set(ids)) == 2 * 4  # dead_engine and penalty_box fail, crash and unparsed_gpu_error pass
     assert [suite.get("file") for suite in root.iter("testsuite")] == list(map(str, logs))
 
 
@@ -220,7 +221,7 @@ def test_sarif_of_the_example_is_valid_with_a_result_per_finding() -> None:
     assert code == 1
     run = valid_sarif(out)["runs"][0]
     rules = run["tool"]["driver"]["rules"]
-    assert [rule["id"] for rule in rules] == ["penalty_box", "dead_engine", "crash"]
+    assert [rule["id"] for rule in rules] == ["penalty_box", "dead_engine", "crash", "unparsed_gpu_error"]
     assert rules[0]["shortDescription"]["text"] == "GPU penalty box"
     results = run["results"]
     assert [(r["ruleId"], r["ruleIndex"], r["level"]) for r in results] == [

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from conftest import REAL, stream_of
 from omlx_logscan.analysis.lifetimes import analyze
+from omlx_logscan.inputs.decoding import SNIFF_BYTES
 from omlx_logscan.output.documents import timeline_document
 
 REAL_LINES = [line for path in sorted(REAL.glob("*.log")) for line in path.read_text(encoding="utf-8").splitlines()]
@@ -19,6 +20,8 @@ FUZZ = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 def lines_in(data: bytes) -> int:
+    if b"\r" in data[:SNIFF_BYTES] and b"\n" not in data[:SNIFF_BYTES]:  # bare CR line ends (inputs.prefixes)
+        data = data.replace(b"\r", b"\n")
     return data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1)
 
 

@@ -17,7 +17,7 @@ from omlx_logscan.analysis.errors import ErrorGroup
 from omlx_logscan.analysis.model import Analysis, DeadWindow, Incident, Session
 from omlx_logscan.analysis.outage_model import Outage
 from omlx_logscan.errors import EXIT_FINDINGS, EXIT_OK
-from omlx_logscan.parsing.catalog import OUT_OF_MEMORY_CODE, PENALTY_BOX_CODE, TIMEOUT_CODE
+from omlx_logscan.parsing.catalog import OUT_OF_MEMORY_CODE, PENALTY_BOX_CODE, TIMEOUT_CODE, carries_metal_error
 from omlx_logscan.parsing.kinds import CRASH_KINDS
 from omlx_logscan.stream.model import EventStream, header
 
@@ -99,7 +99,15 @@ class ErrorFound:
     group: ErrorGroup
 
 
-Subject = FaultFound | SessionEnded | DeadFound | TooManyFaults | OutageFound | ErrorFound
+@dataclass(frozen=True)
+class UnparsedGpuError:
+    """A line the tool could not parse that carries a Metal or ANE error: whatever wrote it, it is
+    never passed over in silence (a log of a shape no reader knows still fails ``check``)."""
+
+    text: str
+
+
+Subject = FaultFound | SessionEnded | DeadFound | TooManyFaults | OutageFound | ErrorFound | UnparsedGpuError
 
 
 @dataclass(frozen=True)
@@ -171,6 +179,13 @@ def _findings(analysis: Analysis, rule: str, rules: Rules) -> Iterable[Finding]:
         return [_outage_finding(rule, o) for o in analysis.outages.items if o.rule == rule]
     if rule == "error":
         return [_error_finding(group) for group in analysis.errors.groups]
+    if rule == "unparsed_gpu_error":
+        unparsed = analysis.stream.unparsed
+        return [
+            Finding(rule, UnparsedGpuError(text), None, source, line, None)
+            for source, line, text in unparsed
+            if carries_metal_error(text)
+        ]
     if rule == "outage":
         allowed = rules.max_outage_s or 0.0
         return [_outage_finding(rule, o) for o in analysis.outages.items if o.open_at_end or o.at_least_s > allowed]

@@ -12,6 +12,7 @@ RULES = (  # every rule, in the order they are listed
     "fatal_exit",
     "out_of_memory",
     "any_gpu_error",
+    "unparsed_gpu_error",
     "error",
     "wedge",
     "possible_wedge",

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from omlx_logscan.analysis.check import CheckResult
     from omlx_logscan.stream.model import EventStream
 
-DEFAULT_FAIL_ON = "penalty_box,dead_engine,crash"
+DEFAULT_FAIL_ON = "penalty_box,dead_engine,crash,unparsed_gpu_error"
 
 
 ERROR_RULE_HELP = (

@@ -20,6 +20,7 @@ from typing import Protocol, cast
 
 from omlx_logscan.errors import InputError
 from omlx_logscan.inputs.decoding import SNIFF_BYTES, damaged_data, normalise, open_input, refuse_binary, sniff_codec
+from omlx_logscan.inputs.prefixes import line_shape
 
 CHUNK_BYTES = 32 * 1024 * 1024
 
@@ -354,9 +355,14 @@ def read_views(source: Source, chunk_bytes: int, take: Take) -> Iterator[memoryv
         codec = sniff_codec(head)
         if codec is None:  # text in UTF-16 is full of NULs, and no binary data
             refuse_binary(source.name, head)
+        # CR line ends, a prefix on every line: reshaped as oMLX's lines (UTF-16's are left as they are)
+        shape = line_shape(head.removeprefix(codecs.BOM_UTF8)) if codec in (None, "utf-8-sig") else None
+        if codec is None and shape is None:
             yield from _line_views(stream, head, chunk_bytes, take, quiet)
-        else:
-            yield from (memoryview(chunk) for chunk in _transcoded(_Prepend(head, stream), codec, chunk_bytes))
+            return
+        whole = _Prepend(head, stream)
+        chunks = iter(lambda: whole.read(chunk_bytes), b"") if codec is None else _transcoded(whole, codec, chunk_bytes)
+        yield from (memoryview(chunk) for chunk in (chunks if shape is None else shape.lines(chunks)))
     except damaged_data() as exc:
         raise InputError(f"{source.name}: compressed data is truncated or corrupt ({exc})") from None
     except OSError as exc:  # bz2 reports damage as OSError; so does a disk that fails mid-read

@@ -12,6 +12,7 @@ from omlx_logscan.analysis.check import (
     Rules,
     SessionEnded,
     TooManyFaults,
+    UnparsedGpuError,
 )
 from omlx_logscan.output.errors import error_message
 from omlx_logscan.output.outages import outage_line
@@ -43,6 +44,7 @@ RULE_WORDS: dict[str, tuple[str, str]] = {  # rule: (annotation title, what it f
     "fatal_exit": ("Fatal exit", "a process that exited on purpose after a GPU fault so its supervisor restarts it"),
     "out_of_memory": ("GPU out of memory", f"a GPU fault with {GPU_CODE_PREFIX}{OUT_OF_MEMORY_CODE}"),
     "any_gpu_error": ("GPU error", "any GPU fault"),
+    "unparsed_gpu_error": ("Unparsed GPU error", "a Metal or ANE error in a line that could not be parsed"),
     "error": (
         "oMLX error",
         "a failure other than a GPU fault: a record at ERROR or CRITICAL, one with a traceback, or an HTTP 5xx "
@@ -58,6 +60,8 @@ RULE_WORDS: dict[str, tuple[str, str]] = {  # rule: (annotation title, what it f
     "outage": ("Outage", "an outage of any kind longer than --max-outage, or one still going when the log ends"),
 }
 
+
+MAX_QUOTED_CHARS = 300  # of an unparsed line, what a finding quotes
 
 STILL_DEAD_TITLE = "Engine still dead at the end of the log"
 
@@ -103,6 +107,8 @@ def finding_message(finding: Finding) -> str:
         return outage_line(subject.outage)
     if isinstance(subject, ErrorFound):
         return error_message(subject.group)
+    if isinstance(subject, UnparsedGpuError):
+        return f"a Metal or ANE error in a line that could not be parsed: {subject.text.strip()[:MAX_QUOTED_CHARS]}"
     return _too_many_message(subject)
 
 

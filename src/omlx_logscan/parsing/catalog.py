@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 
 from omlx_logscan.parsing.catalog_arrivals import ARRIVALS
+from omlx_logscan.parsing.catalog_evidence import METAL_ERROR
 from omlx_logscan.parsing.catalog_starts import START_ROWS
 from omlx_logscan.parsing.catalog_starts import UVICORN_TAG as UVICORN_TAG  # the shutdown rows' tag too
 from omlx_logscan.parsing.template import Template
@@ -399,7 +400,18 @@ GPU_CODE = re.compile(
 )
 
 
+# The messages that quote what a client sent: a 4xx answer (its detail repeats the request's
+# text), a request body (TRACE, ``Incoming {METHOD} {path} — body: {body}``). A Metal code in one
+# is the client's text, not the driver's: oMLX's own failure answers 5xx.
+ECHOES_CLIENT = re.compile(rf"{_HTTP.format('(?:→|->)').replace('[45]', '4')}|^Incoming [A-Z]+ \S+ — body: ")
+
+
 GPU_RESOURCE_LIMIT = re.compile(r"\[metal::malloc\] Resource limit \((\d+)\) exceeded")
+
+
+def carries_metal_error(text: str) -> bool:
+    """Whether a line carries a Metal or ANE error, as MLX, Metal or a crash stack write one."""
+    return any(regex.search(text) is not None for regex in (METAL_ERROR, GPU_CODE, GPU_RESOURCE_LIMIT))
 
 
 GPU_LITERALS: tuple[str, ...] = ("CommandBufferCallbackError", "[metal::malloc]")

@@ -9,6 +9,7 @@ from omlx_logscan.parsing.catalog import (
     ABORT,
     BANNER_VERSION,
     CELLAR_VERSION,
+    ECHOES_CLIENT,
     FATAL_EXIT,
     GPU_CODE,
     GPU_CODE_NAMES,
@@ -162,6 +163,8 @@ def classify(record: Record, source: str, index: int) -> list[Event]:
         continuation = record.continuation
         if continuation is not None:
             fields["continuation"] = continuation
+        if record.dropped:
+            fields["continuation_dropped"] = record.dropped
         return Event(
             kind,
             record.stamp,
@@ -192,6 +195,9 @@ def classify(record: Record, source: str, index: int) -> list[Event]:
     text = record.text
     events: list[Event] = []
     gpu = _gpu_fields(record, text) if any(marker in text for marker in GPU_MARKERS) else None
+    echoed = {}
+    if gpu is not None and ECHOES_CLIENT.match(head.message):  # a client's text quoted back: a note, not a fault
+        echoed, gpu = {"echoed_gpu_code": gpu["code_name"]}, None
     if gpu is not None:
         events.append(make("gpu_error", gpu, level or "ERROR"))
     fatal = FATAL_EXIT.match(head.message) if may_be_fatal_exit(head.message) else None
@@ -210,14 +216,14 @@ def classify(record: Record, source: str, index: int) -> list[Event]:
             fields.setdefault(tag_field, tag)
         if kind == "process_start" and tag == "banner":
             fields["omlx_version"] = next((m["version"] for m in map(BANNER_VERSION.search, record.extra) if m), None)
-        return [make(kind, {**fields, **_traceback_fields(_body(record))})]
+        return [make(kind, {**fields, **echoed, **_traceback_fields(_body(record))})]
     if level in ("ERROR", "CRITICAL"):
         return [make("error", _traceback_fields(record.extra))]
     if level == "WARNING":
-        return [make("warning", _traceback_fields(record.extra))]
+        return [make("warning", _traceback_fields(record.extra) | echoed)]
     if head.form == "headless":
         return [make("error", _traceback_fields(_body(record)), "ERROR")]
-    return [make("record", {})]
+    return [make("record", echoed)]
 
 
 def _body(record: Record) -> list[str]:

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from omlx_logscan.parsing.catalog import GPU_CODE, GPU_RESOURCE_LIMIT, LOGGER_PREFIX, UVICORN_TAG
-from omlx_logscan.parsing.catalog_evidence import CRASH, METAL_ERROR, OMLX_INSTALL, OMLX_LOGGER
+from omlx_logscan.parsing.catalog import LOGGER_PREFIX, UVICORN_TAG, carries_metal_error
+from omlx_logscan.parsing.catalog_evidence import CRASH, OMLX_INSTALL, OMLX_LOGGER
 from omlx_logscan.parsing.classify import NOT_MESSAGES
 from omlx_logscan.parsing.event import Event
 from omlx_logscan.parsing.kinds import OMLX_ONLY_KINDS
@@ -61,14 +61,9 @@ class Recognition:
         for text in lines:
             if self.recognised:
                 return
-            if _metal_error(text) or OMLX_LOGGER.search(text) or (text[:1].isalnum() and known(text)):
+            if carries_metal_error(text) or OMLX_LOGGER.search(text) or (text[:1].isalnum() and known(text)):
                 self.recognised = True
                 return
             self._crash = self._crash or CRASH.search(text) is not None
             self._install = self._install or OMLX_INSTALL.search(text) is not None
             self.recognised = self._crash and self._install
-
-
-def _metal_error(text: str) -> bool:
-    """Whether a line carries a Metal or ANE error, as MLX, Metal or a crash stack write one."""
-    return any(regex.search(text) is not None for regex in (METAL_ERROR, GPU_CODE, GPU_RESOURCE_LIMIT))

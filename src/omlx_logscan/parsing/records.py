@@ -93,6 +93,9 @@ class Record:
     time_of_day: str | None = None  # HH:MM:SS.mmm of a time-only head line, whether or not it could be dated
     prev_stamp: str | None = None  # the nearest timestamp before it in the same source
     next_stamp: str | None = None  # the nearest timestamp after it
+    dropped: int = 0  # continuation lines past the cap, counted in ``lines`` but not kept (``continue_with``)
+    _scanned: int = 0  # of ``extra``, the lines ``holds_traceback`` has looked at
+    _traceback: bool = False  # whether one of those was a traceback's
 
     @property
     def log_level(self) -> str | None:
@@ -125,8 +128,36 @@ class Record:
         return text or None
 
     def holds_traceback(self) -> bool:
-        """Whether the record carries a Python traceback (a blank line then ends it)."""
-        return any(_TRACEBACK_LINE.match(part) for part in (self.head.message, *self.extra))
+        """Whether the record carries a Python traceback (a blank line then ends it). Each line is
+        looked at once, however often this is asked (after every blank line of a long record)."""
+        if not self._traceback:
+            self._scanned = min(self._scanned, len(self.extra))  # a restatement taken off may have shortened it
+            lines = itertools.chain((self.head.message,) if not self._scanned else (), self.extra[self._scanned :])
+            self._traceback = any(_TRACEBACK_LINE.match(part) for part in lines)
+            self._scanned = len(self.extra)
+        return self._traceback
+
+    def continue_with(self, part: str) -> None:
+        """One more continuation line. Past ``KEEP_HEAD + KEEP_TAIL`` lines, the middle ones are
+        dropped and counted (``dropped``), a note in their place: the head says what failed, the tail
+        holds the innermost frames, which decide the call site; memory and time stay bounded."""
+        self.lines += 1
+        self.extra.append(part)
+        if len(self.extra) < KEEP_HEAD + 2 * KEEP_TAIL:
+            return
+        if not self.dropped:
+            self.extra.insert(KEEP_HEAD, "")
+        cut = len(self.extra) - KEEP_HEAD - 1 - KEEP_TAIL  # the lines between the note and the tail
+        self._traceback = self.holds_traceback()  # decided before the lines go
+        del self.extra[KEEP_HEAD + 1 : KEEP_HEAD + 1 + cut]
+        self.dropped += cut
+        self._scanned = len(self.extra)
+        self.extra[KEEP_HEAD] = f"… [{self.dropped} continuation lines not kept] …"
+
+
+# The continuation lines a record keeps: its first ones and its last ones (``Record.continue_with``).
+KEEP_HEAD = 200
+KEEP_TAIL = 300
 
 
 _TRACEBACK_LINE = re.compile(r'^(?:Traceback \(most recent call last\)|\s*File "[^"]+", line \d+)')
@@ -200,9 +231,8 @@ class Assembler:
             current = self._current
             if parsed.form == "blank":
                 if current is not None:
-                    current.lines += 1
                     current.blank += 1
-                    current.extra.append("")
+                    current.continue_with("")
                     self._ended = self._ended or (current.block is None and current.holds_traceback())
                 else:
                     out.blank += 1
@@ -215,8 +245,7 @@ class Assembler:
                 self._adopt_orphans()
                 self._open(item.line, parsed)
             elif current is not None and not self._ended and not is_garbage(parsed.message):
-                current.lines += 1
-                current.extra.append(parsed.message if current.block is None else clean(item.text))
+                current.continue_with(parsed.message if current.block is None else clean(item.text))
             elif current is None and not is_garbage(parsed.message):
                 self._orphans.append((item.line, item.text, parsed.message))
             else:
@@ -243,8 +272,8 @@ class Assembler:
             return
         self._orphans.clear()
         tail = self._open(line, Line("tail", message))
-        tail.extra.extend(part for _, _, part in rest)
-        tail.lines += len(rest)
+        for _, _, part in rest:
+            tail.continue_with(part)
 
     def _opens(self, parsed: Line, current: Record | None) -> bool:
         """Whether ``parsed`` opens a record, or continues ``current`` (None: nothing is open)."""

@@ -26,6 +26,7 @@ from omlx_logscan.errors import InputError
 from omlx_logscan.inputs.blocks import ByteBlock, linked, read_blocks
 from omlx_logscan.inputs.decoding import compression_of, file_head, normalise, refuse_binary, sniff_codec
 from omlx_logscan.inputs.lines import KeptLine
+from omlx_logscan.inputs.prefixes import line_shape
 from omlx_logscan.inputs.sources import Source
 from omlx_logscan.parsing.dense import ARRIVAL_SCHEMA, BIG, REQUEST_SCHEMA, Dense, repeated, shifted
 from omlx_logscan.parsing.native import native_block, native_scanner
@@ -117,8 +118,9 @@ def _timed(line: bytes) -> bool:
 
 
 def _native(source: Source) -> bool:
-    """Plain files are read in blocks by positioned reads; compressed ones (by their first bytes,
-    whatever their name) and streams go through Python's decoders."""
+    """Plain files of oMLX's lines are read in blocks by positioned reads; compressed ones (by their
+    first bytes, whatever their name), lines of another shape (``inputs.prefixes``) and streams go
+    through Python's decoders."""
     path = source.path
     if path is None or not path.is_file():
         return False
@@ -126,7 +128,7 @@ def _native(source: Source) -> bool:
     plain = bool(head) and sniff_codec(head) is None and compression_of(head) is None
     if plain:
         refuse_binary(source.name, head)
-    return plain
+    return plain and line_shape(head) is None
 
 
 def scan_source(

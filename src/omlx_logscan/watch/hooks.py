@@ -18,6 +18,7 @@ from omlx_logscan.parsing.event import Event
 from omlx_logscan.watch.notices import Notice
 
 OUTPUT_KEEP_CHARS = 4000  # how much of a hook command's output is reported
+_TAIL_BYTES = 4 * OUTPUT_KEEP_CHARS  # enough bytes for that many characters, however they are encoded
 
 
 @dataclass
@@ -41,8 +42,7 @@ class HookRun:
             code = self.process.wait()
         if code is None:
             return None
-        self.output.seek(0)
-        text = self.output.read().decode("utf-8", errors="replace")[-OUTPUT_KEEP_CHARS:]
+        text = _tail(self.output)
         self.output.close()
         message = hook_result_message(self.hook, code, timed_out, timeout)
         data = {
@@ -54,6 +54,14 @@ class HookRun:
             "output": text,
         }
         return Notice("command", message, data, text.splitlines())
+
+
+def _tail(output: IO[bytes]) -> str:
+    """The last ``OUTPUT_KEEP_CHARS`` characters of a command's output: only its tail is read, so
+    a command that wrote gigabytes costs the watch no more memory than one that wrote a line."""
+    size = output.seek(0, os.SEEK_END)
+    output.seek(max(0, size - _TAIL_BYTES))
+    return output.read(_TAIL_BYTES).decode("utf-8", errors="replace")[-OUTPUT_KEEP_CHARS:]
 
 
 def hook_environment(hook: str, log: Path, session: int, dead_since: str | None, event: Event) -> dict[str, str]:
