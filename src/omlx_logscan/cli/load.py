@@ -25,13 +25,13 @@ if TYPE_CHECKING:
     from omlx_logscan.stream.model import EventStream
 
 
-def load_investigation(options: CommonOptions, wedge_after_s: float) -> Investigation:
+def load_investigation(options: CommonOptions, wedge_after_s: float, host: Host | None = None) -> Investigation:
     """What timeline and report show: the analysis (wedges after ``wedge_after_s``) with its OS
-    history and overlays."""
+    history and overlays; ``host``: the inputs' host when the caller planned it already."""
     from omlx_logscan.analysis.investigation import investigate
     from omlx_logscan.inputs.overlays import parse_overlays
 
-    host = one_host(options)
+    host = host or one_host(options)
     history = host_history(options, host, use_system=False)
     overlays = parse_overlays(options.overlay, options.overlay_gap, host.zone)
     return investigate(load_host(options, host), history, overlays, wedge_after_s=wedge_after_s)
@@ -126,7 +126,6 @@ def read_inputs(options: CommonOptions, hosts: list[Host]) -> Iterator[ReadInput
     may be read from the current folder upward. The -o check knows every input through this alone."""
     from omlx_logscan.cli.config import NAMED_CONFIG, OWN_FILE, PYPROJECT, USER_FILE, user_config_dir
     from omlx_logscan.cli.values import stdin_status
-    from omlx_logscan.output.masking import KEY_FILE
 
     for host in hosts:
         for source in host.sources:
@@ -149,7 +148,7 @@ def read_inputs(options: CommonOptions, hosts: list[Host]) -> Iterator[ReadInput
     for path in NAMED_CONFIG:
         yield "the --config file", path
     yield "your own configuration file", user_config_dir() / USER_FILE
-    yield "the key of the host pseudonyms", options.redact_key or user_config_dir() / KEY_FILE
+    yield "the key of the host pseudonyms", redaction_key_path(options)
 
 
 def _status(found: ReadInput) -> tuple[str, os.stat_result | None]:
@@ -233,10 +232,17 @@ def load_host(
 
 def redaction_key_of(options: CommonOptions) -> RedactionKey:
     """The key of the host pseudonyms: ``--redact-key FILE``, else the user's own, made on first use."""
-    from omlx_logscan.cli.config import user_config_dir
-    from omlx_logscan.output.masking import KEY_FILE, redaction_key
+    from omlx_logscan.output.masking import redaction_key
 
-    return redaction_key(options.redact_key or user_config_dir() / KEY_FILE)
+    return redaction_key(redaction_key_path(options))
+
+
+def redaction_key_path(options: CommonOptions) -> Path:
+    """Where the key of the host pseudonyms is: ``--redact-key FILE``, else the user's own."""
+    from omlx_logscan.cli.config import user_config_dir
+    from omlx_logscan.output.masking import KEY_FILE
+
+    return options.redact_key or user_config_dir() / KEY_FILE
 
 
 def streamed_host(options: CommonOptions) -> Host | None:

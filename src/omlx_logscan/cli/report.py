@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from omlx_logscan.cli.load import load_investigation
+from omlx_logscan.cli.load import load_investigation, one_host
 from omlx_logscan.cli.options import (
     CommonOptions,
     WedgeAfter,
@@ -14,6 +14,7 @@ from omlx_logscan.cli.options import (
 )
 
 if TYPE_CHECKING:
+    from omlx_logscan.inputs.hosts import Host
     from omlx_logscan.output.redact import Names
 
 
@@ -41,14 +42,15 @@ def report(
     from omlx_logscan.output.markdown import bounds_markdown
     from omlx_logscan.output.report import build_report
 
-    found = load_investigation(options, wedge_after_seconds(wedge_after))
+    host = one_host(options)
+    found = load_investigation(options, wedge_after_seconds(wedge_after), host)
     text = build_report(
         found.analysis,
         redact_personal=redact,
         bounds_markdown=bounds_markdown(found.bounds) if found.bounds is not None else None,
         os_versions=found.os_versions,
         why=found.why,
-        names=_names(options) if redact else None,
+        names=_names(host) if redact else None,
     )
     if redact:  # the host's own label is personal too; the log's text alone would not show it is one
         from omlx_logscan.output.masking import mask_host_name
@@ -58,11 +60,10 @@ def report(
         out.write(text)
 
 
-def _names(options: CommonOptions) -> Names:
-    """The user and host names every line of the input files reveals, for the report to mask wherever
-    its quoted lines show them."""
-    from omlx_logscan.cli.load import one_host
+def _names(host: Host) -> Names:
+    """The user and host names every line of the host's input files reveals, for the report to mask
+    wherever its quoted lines show them."""
     from omlx_logscan.output.masking import file_texts
     from omlx_logscan.output.redact import learn
 
-    return learn(file_texts(one_host(options).sources))
+    return learn(file_texts(host.sources))

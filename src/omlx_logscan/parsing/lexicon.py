@@ -341,10 +341,6 @@ class Lexicon:
         words, unindexed = index or self._index
         return [*(key for word in set(_WORD.findall(text)) for key in words.get(word, ())), *unindexed]
 
-    def candidates(self, text: str) -> list[Entry]:
-        """The entries whose key word ``text`` holds: the only ones that can match it."""
-        return [self.entry(entry_id) for _, _, entry_id in self._keys(text)]
-
     def match(self, message: str, logger: str | None = None, level: str | None = None) -> tuple[Entry, ...]:
         """The entries ``message`` is an instance of, whole (a record's text after its head).
 

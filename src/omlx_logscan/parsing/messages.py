@@ -95,7 +95,7 @@ class LexiconMessages:
             return self._identity(found)
         if row.tag == UVICORN_TAG or not row.entries:
             return None
-        table = self._rows.get(row.pattern) or self._row_table(row)
+        table = self._row_table(row)
         if len(table) == 1:
             return self._identity((table[0][0],))
         return self._identity(_holding(table, text) or tuple(entry for entry, _ in table))
