@@ -47,8 +47,9 @@ class LineShape:
                 data, pending = data[:cut], data[cut:]
             if data:
                 yield self.strip(data)
-        if pending:
-            yield self.strip(pending.replace(b"\r", b"\n") if self.cr else pending)
+        if pending:  # the last line, ended here so a prefix that is the whole line leaves it a line
+            last = pending.replace(b"\r", b"\n") if self.cr else pending
+            yield self.strip(last if last.endswith(b"\n") else last + b"\n")
 
     def strip(self, block: bytes) -> bytes:
         return block if self.prefix is None else self.prefix.sub(b"", block)

@@ -355,8 +355,8 @@ def read_views(source: Source, chunk_bytes: int, take: Take) -> Iterator[memoryv
         codec = sniff_codec(head)
         if codec is None:  # text in UTF-16 is full of NULs, and no binary data
             refuse_binary(source.name, head)
-        # CR line ends, a prefix on every line: reshaped as oMLX's lines (UTF-16's are left as they are)
-        shape = line_shape(head.removeprefix(codecs.BOM_UTF8)) if codec in (None, "utf-8-sig") else None
+        # CR line ends, a prefix on every line: reshaped as oMLX's lines, in any encoding
+        shape = line_shape(head if codec is None else head.decode(codec, errors="ignore").encode())
         if codec is None and shape is None:
             yield from _line_views(stream, head, chunk_bytes, take, quiet)
             return
