@@ -6,7 +6,7 @@ import codecs
 import tempfile
 from pathlib import Path
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from conftest import REAL, stream_of
@@ -73,8 +73,9 @@ def test_real_lines_shuffled_duplicated_truncated(lines: list[str], rnd: object,
     assert analyse_bytes(data)[0] == document
 
 
-@FUZZ
+@FUZZ  # the example: indented lines in UTF-16, once read without their indent's removal
 @given(pasted, st.sampled_from(["crlf", "latin-1", "utf-16"]))
+@example(['  File "/Users/mac/omlx/omlx/engine_core.py", line 175, in _engine_loop'] * 3, "utf-16")
 def test_encodings_and_line_endings_give_the_same_events(lines: list[str], variant: str) -> None:
     text = "\n".join(lines) + "\n"
     plain, plain_lines = analyse_bytes(text.encode())
