@@ -26,7 +26,16 @@ from omlx_logscan.inputs.sources import Source, read_chunks
 from omlx_logscan.output.blocks import MIN_KEPT_ROWS, Part, ReportBlock
 from omlx_logscan.output.chart import gantt_chart
 from omlx_logscan.output.errors import errors_report
-from omlx_logscan.output.markup import code_block, code_span, fence_for, fit_code, md_cell, md_text
+from omlx_logscan.output.markup import (
+    CODE_WIDTH,
+    code_block,
+    code_span,
+    fence_for,
+    fit_blocks,
+    fit_code,
+    md_cell,
+    md_text,
+)
 from omlx_logscan.output.outages import outages_report
 from omlx_logscan.output.phrases import (
     call_site_label,
@@ -41,7 +50,8 @@ from omlx_logscan.output.phrases import (
 )
 from omlx_logscan.output.provenance import input_versions, versions_phrase
 from omlx_logscan.output.redact import PLACEHOLDERS, Names, logged, redact_logged, unmark
-from omlx_logscan.output.why import EVIDENCE_LABEL, fault_lines, overlay_lines, why_caveats
+from omlx_logscan.output.why import EVIDENCE_LABEL, LABEL_WIDTH, fault_parts, overlay_lines
+from omlx_logscan.output.wrap import CONTINUED
 from omlx_logscan.stream.model import header
 from omlx_logscan.timeutil import human_duration, human_time, seconds
 
@@ -129,7 +139,7 @@ def _finish(body: str, blocks: list[ReportBlock], *, redact_personal: bool, name
     """Title, the notes on redaction and cuts, and the body (masked unless redaction is off)."""
     body = _ANSI.sub("", body)
     if redact_personal:
-        masked = redact_logged(body, names)
+        masked = redact_logged(body, names, keep_marks=True)
         body = masked.text
         placeholders = ", ".join(f"`{p}`" for p in PLACEHOLDERS.values())
         note = (
@@ -138,9 +148,15 @@ def _finish(body: str, blocks: list[ReportBlock], *, redact_personal: bool, name
             f"{masked.summary()}). `logscan report --no-redact` shows them as logged."
         )
     else:
-        body = unmark(body)
         note = "> **Not redacted** (`--no-redact`): paths, names and addresses appear as logged."
+    fitted, wrapped = fit_blocks(body, unmark)
+    body = unmark(fitted)
     notes = [note]
+    if wrapped:
+        notes += [
+            ">",
+            f"> `{CONTINUED.strip()}` goes on with a log line wider than a code block ({CODE_WIDTH} characters).",
+        ]
     shortened = [block.noun for block in blocks if block.reason == SIZE_REASON]
     if shortened:
         notes += [">", f"> **Shortened** {SIZE_REASON}: {', '.join(shortened)} (each cut is marked with “…”)."]
@@ -320,29 +336,31 @@ def _why(analysis: Analysis, why: WhyFaulted) -> list[Part]:
     if not analysis.faults:
         return []
     why = _marked(why)
-    lines = fault_lines(why, full=True)
-    hidden = len(why_caveats(why))  # fault_lines ends with one "hidden:" line per caveat
-    rows: list[str] = []
-    for line in fit_code(lines[: len(lines) - hidden], quoting=EVIDENCE_LABEL):
-        if rows and line[:1].isspace():
-            rows[-1] += "\n" + line
-        else:
-            rows.append(line)
-    caveats = fit_code(lines[len(lines) - hidden :])
-    fence = fence_for(lines)
+    shared, faults, hidden = fault_parts(why, full=True)
+    rows = ["\n".join(_fit_why(lines)) for lines in faults]
+    fence = fence_for([*shared, *rows, *hidden])
     overlays = [f"- {line}" for line in overlay_lines(why, full=True)]
     return [
         "### Why it faulted",
         "",
         ReportBlock(
             "fault attributions",
-            [fence],
+            [fence, *_fit_why(shared)],
             rows,
-            [*caveats, fence],
+            [*fit_code(hidden), fence],
             lambda n: f"… {plural(n, 'fault')} cut here",
             "`logscan timeline --format json`",
         ),
         *([*overlays, ""] if overlays else []),
+    ]
+
+
+def _fit_why(lines: list[str]) -> list[str]:
+    """Attribution lines wrapped to a code block: a labelled line (``    load      …``) goes on under its text."""
+    return [
+        wrapped
+        for line in lines
+        for wrapped in fit_code([line], quoting=EVIDENCE_LABEL, hang=LABEL_WIDTH if line[:1] == " " else None)
     ]
 
 

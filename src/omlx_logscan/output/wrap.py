@@ -50,3 +50,29 @@ def _fit(text: str, start: int, stop: int, room: int) -> int:
     while end < stop and cell_len(text[start : end + 1]) <= room:
         end += 1
     return end
+
+
+_BREAK_AFTER = (" ", "/", ":", ",")
+
+
+CONTINUED = "↪ "  # starts each further line of a log line wrapped word for word
+
+
+def verbatim_lines(text: str, width: int) -> list[str]:
+    """``text`` copied from a log, in lines of at most ``width`` cells that lose nothing: each further
+    line starts with the line's own indent and ``CONTINUED``, and removing those gives the text back.
+    A line breaks after a space or a path's slash in its last third, else where it is full (a hash)."""
+    indent = " " * min(len(text) - len(text.lstrip(" ")), width // 2)
+    lines: list[str] = []
+    start, lead = 0, ""
+    while True:
+        room = max(width - cell_len(lead), 1)
+        if cell_len(text[start:]) <= room:
+            lines.append(lead + text[start:])
+            return lines
+        end = _fit(text, start, len(text), room)
+        after = max(text.rfind(mark, start, end) for mark in _BREAK_AFTER)
+        if after >= start + (end - start) * 2 // 3 and text[start:after].strip():
+            end = after + 1  # the space or slash stays at the end of the line, so nothing is lost
+        lines.append(lead + text[start:end])
+        start, lead = end, indent + CONTINUED
