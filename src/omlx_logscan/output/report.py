@@ -26,6 +26,7 @@ from omlx_logscan.inputs.sources import Source, read_chunks
 from omlx_logscan.output.blocks import MIN_KEPT_ROWS, Part, ReportBlock
 from omlx_logscan.output.chart import gantt_chart
 from omlx_logscan.output.errors import errors_report
+from omlx_logscan.output.markdown import DEAD_WINDOW_HEAD, dead_window_row
 from omlx_logscan.output.markup import (
     CODE_WIDTH,
     code_block,
@@ -39,14 +40,13 @@ from omlx_logscan.output.markup import (
 from omlx_logscan.output.outages import outages_report
 from omlx_logscan.output.phrases import (
     call_site_label,
-    count_text,
-    dead_for,
+    escalation_column,
     escalation_lines,
+    escalation_os,
     escalation_rows,
     plural,
     signature_share,
     summary,
-    window_end_phrase,
 )
 from omlx_logscan.output.provenance import input_versions, versions_phrase
 from omlx_logscan.output.redact import PLACEHOLDERS, Names, logged, redact_logged, unmark
@@ -282,13 +282,17 @@ def _signatures(analysis: Analysis) -> list[Part]:
 
 
 def _escalation(analysis: Analysis, os_versions: dict[int, str] | None) -> list[Part]:
-    rows = ["\n".join(fit_code([line])) for line in escalation_lines(escalation_rows(analysis, os_versions))]
+    table = escalation_rows(analysis, os_versions)
+    column = escalation_column(table)  # a wrapped row goes on under its text, clear of the time column
+    rows = ["\n".join(fit_code([line], hang=column)) for line in escalation_lines(table)]
     if not rows:
         return ["### Escalation", "", "No GPU faults.", ""]
     fence = fence_for(rows)
+    os_line = escalation_os(table)
     return [
         "### Escalation",
         "",
+        *([os_line, ""] if os_line else []),
         ReportBlock(
             "escalation rows",
             [fence],
@@ -306,25 +310,13 @@ def _dead_windows(analysis: Analysis) -> list[Part]:
     out: list[Part] = ["### Dead-engine windows", ""]
     if not analysis.dead_windows:
         return [*out, "None: no fault put the engine in the driver's penalty box.", ""]
-    rows = []
-    for w in analysis.dead_windows:
-        end = md_cell(window_end_phrase(w))
-        if w.end_reason == "eof":
-            end = f"**{end}**"
-        rows.append(
-            f"| {w.session} | {human_time(w.start)} | {human_time(w.last_failure)} | {end}; {dead_for(w)} | "
-            f"{w.repeats} | {count_text(w.requests_completed)} |"
-        )
     out.append(
         ReportBlock(
             "dead-engine windows",
-            [
-                "| session | from | last failure | end | repeats | requests completed |",
-                "|---|---|---|---|---|---|",
-            ],
-            rows,
+            DEAD_WINDOW_HEAD,
+            [dead_window_row(w) for w in analysis.dead_windows],
             [],
-            lambda n: f"| … | {plural(n, 'window')} cut here | | | | |",
+            lambda n: f"| … | {plural(n, 'window')} cut here | | | | | |",
             "`logscan timeline`",
         )
     )
