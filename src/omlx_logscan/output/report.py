@@ -215,10 +215,13 @@ def _what_the_log_is(analysis: Analysis, os_versions: dict[int, str] | None) -> 
         f"- **Made by:** omlx-logscan {__version__} (`logscan report`)",
         "",
     ]
+    names = [os.path.basename(f["name"]) for f in head["files"]]
+    if len(set(names)) < len(names):  # the same name in two folders: the paths tell them apart
+        names = [f["name"] for f in head["files"]]
     rows = [
-        f"| {md_cell(code_span(logged(f['name'])))} | {f['lines']} | {human_time(f['first'])} | "
+        f"| {md_cell(code_span(logged(name)))} | {f['lines']} | {human_time(f['first'])} | "
         f"{human_time(f['last'])} | {', '.join(f['levels']) or '?'} |"
-        for f in head["files"]
+        for name, f in zip(names, head["files"], strict=True)
     ]
     out.append(
         ReportBlock(
