@@ -9,14 +9,24 @@ from rich.cells import cell_len
 
 NARROW_COLUMNS = 100  # at this width or less, tables give their key fields one line and let the rest wrap
 
+
+MIN_TEXT = 40  # cells a wrapped line keeps for its text, however deep its hanging indent
+
+
+def hang_room(hang: int, width: int) -> int:
+    """The hanging indent a line of ``width`` cells can afford: ``hang``, unless that leaves less than
+    ``MIN_TEXT`` cells (or half the line, on a narrow one) for the text."""
+    return min(hang, max(width // 2, width - MIN_TEXT))
+
+
 _WORD = re.compile(r"\S+")
 
 
 def wrap_spans(text: str, width: int, hang: int) -> list[tuple[int, int]]:
     """Where to cut ``text`` into lines of at most ``width`` cells: (start, end) offsets of each
-    line's text. Every line after the first is printed after ``hang`` spaces (at most half a line);
+    line's text. Every line after the first is printed after ``hang`` spaces (``hang_room`` caps it);
     the spaces at a break are dropped, the first line keeps its own leading spaces."""
-    hang = min(hang, width // 2)
+    hang = hang_room(hang, width)
     lead = len(text) - len(text.lstrip(" "))
     spans: list[tuple[int, int]] = []
     start, end, used, empty = 0, lead, cell_len(text[:lead]), True
