@@ -19,6 +19,7 @@ from conftest import EXAMPLE, analysis_of, bench_module, unwrapped
 from omlx_logscan.cli.app import app
 from omlx_logscan.output.markup import CODE_WIDTH
 from omlx_logscan.output.report import build_report
+from omlx_logscan.output.wrap import CONTINUED, cell_len, verbatim_lines
 from synthetic import STILL_DEAD, absorbed_faults, busy, start, timeout, write_log
 
 runner = CliRunner()
@@ -211,3 +212,10 @@ def test_the_browser_check_sees_a_line_of_100_characters_and_a_squeezed_date(tmp
     long_cells = f" {'words of a long cell ' * 10}|" * 7  # seven columns that want the whole width
     squeezed = "|" + " h |" * 8 + "\n|" + "---|" * 8 + "\n| 2026-09-15 22:20:21 |" + long_cells + "\n"
     assert drawn(squeezed, tmp_path)["date"] == ["2026-09-15 22:20:21"]
+
+
+def test_a_wide_character_takes_two_cells_of_the_88() -> None:
+    line = "ERROR - 模型加载失败：" + "显存不足" * 20
+    pieces = verbatim_lines(line, CODE_WIDTH)
+    assert all(cell_len(piece) <= CODE_WIDTH for piece in pieces) and cell_len(pieces[0]) > CODE_WIDTH - 2
+    assert pieces[0] + "".join(piece.removeprefix(CONTINUED) for piece in pieces[1:]) == line

@@ -196,3 +196,17 @@ def test_the_events_table_prints_each_row_before_the_next_event_exists() -> None
 
     events_table(events(), con)
     assert seen_before == [True, True, True] and out.getvalue().count("server.log:18") == 3
+
+
+def test_a_report_on_a_terminal_is_drawn_and_says_how_to_get_its_markdown() -> None:
+    shown = on_terminal(["report", str(EXAMPLE), "-q"], 100)
+    lines = shown.splitlines()
+    assert "Escalation" in shown and "Why it faulted" in shown and all(len(line) <= 100 for line in lines)
+    assert not any(line.startswith(("```", "### ", "| ")) for line in lines)  # no raw Markdown
+    assert "gantt" not in shown and "(A chart: GitHub draws it from the report's Markdown.)" in shown
+    hint = " ".join(line.strip() for line in lines[-3:])
+    assert "write its Markdown with `logscan report LOG -o report.md`" in hint
+    piped = subprocess.run(
+        [*LOGSCAN, "report", str(EXAMPLE), "-q"], capture_output=True, text=True, env=_environment(100)
+    )
+    assert piped.stdout.startswith("## oMLX log report\n") and "```mermaid" in piped.stdout and piped.stderr == ""

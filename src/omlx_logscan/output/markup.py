@@ -11,9 +11,7 @@ import re
 import textwrap
 from collections.abc import Callable, Iterable, Sequence
 
-from rich.cells import cell_len
-
-from omlx_logscan.output.wrap import verbatim_lines, wrap_spans
+from omlx_logscan.output.wrap import cell_len, verbatim_lines, wrap_spans
 
 CODE_WIDTH = 88  # characters of a code block's line: what a GitHub comment (760 px) shows without scrolling
 

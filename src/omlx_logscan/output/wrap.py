@@ -4,8 +4,8 @@ is wider than the line (a hash, a path), so a timeline at 80 columns reads like 
 from __future__ import annotations
 
 import re
-
-from rich.cells import cell_len
+import unicodedata
+from functools import cache
 
 NARROW_COLUMNS = 100  # at this width or less, tables give their key fields one line and let the rest wrap
 
@@ -20,6 +20,19 @@ def hang_room(hang: int, width: int) -> int:
 
 
 _WORD = re.compile(r"\S+")
+
+
+def cell_len(text: str) -> int:
+    """The terminal cells ``text`` takes: two for a wide (East Asian) character, none for a combining
+    mark. Counted here rather than by rich, so that a report written to a pipe or a file loads none of it."""
+    return len(text) if text.isascii() else sum(_cells(char) for char in text)
+
+
+@cache
+def _cells(char: str) -> int:
+    if unicodedata.combining(char):
+        return 0
+    return 2 if unicodedata.east_asian_width(char) in "WF" else 1
 
 
 def wrap_spans(text: str, width: int, hang: int) -> list[tuple[int, int]]:
