@@ -16,6 +16,7 @@ import pytest
 from omlx_logscan.analysis.lifetimes import analyze
 from omlx_logscan.analysis.model import Analysis
 from omlx_logscan.inputs.sources import resolve
+from omlx_logscan.output.wrap import CONTINUED
 from omlx_logscan.stream.model import EventStream
 from omlx_logscan.stream.read import read_events
 
@@ -34,6 +35,17 @@ TIMEOUT_LINE = (
     "2026-09-15 20:19:38,663 - omlx.engine_core - ERROR - [-] - Engine loop error: [METAL] Command buffer execution "
     "failed: Caused GPU Timeout Error (00000002:kIOGPUCommandBufferCallbackErrorTimeout)\n"
 )
+
+
+def unwrapped(text: str) -> list[str]:
+    """The lines of a report with each log line that its code blocks wrap (``↪``) joined again."""
+    lines: list[str] = []
+    for line in text.splitlines():
+        if line.lstrip(" ").startswith(CONTINUED):
+            lines[-1] += line.lstrip(" ").removeprefix(CONTINUED)
+        else:
+            lines.append(line)
+    return lines
 
 
 def bench_module(name: str) -> ModuleType:

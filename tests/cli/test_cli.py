@@ -264,7 +264,7 @@ def test_timeline_with_os_history_names_versions_and_adds_bounds() -> None:
     rows = {row["os_version"]: row for row in doc["bounds"]["rows"]}
     assert rows["26.5.1"]["process_starts"] == 156 and rows["26.5.1"]["faults"] == {}
     text = runner.invoke(app, ["timeline", str(EXAMPLE), "--os", "27.0@2026-09-15 17:41", "-q"]).stdout
-    assert "[macOS 27.0]" in text and "Version bounds" in text
+    assert "Every row is of macOS 27.0 (from the OS install history)." in text and "Version bounds" in text
 
 
 def test_crash_evidence_shows_in_the_timeline_and_fails_the_check() -> None:

@@ -65,15 +65,31 @@ SPREAD = [
 ]
 
 
-def test_a_chart_per_cluster_of_lifetimes(tmp_path: Path) -> None:
-    found = charts(markdown_of(write_log(tmp_path / "server.log", SPREAD)))
-    assert len(found) == 3
+def test_a_chart_per_cluster_of_lifetimes_two_at_most(tmp_path: Path) -> None:
+    text = markdown_of(write_log(tmp_path / "server.log", SPREAD))
+    found = charts(text)
+    assert len(found) == 2  # of three clusters: the one with two faults, and the latest of those with one
     sections = [[line.strip() for line in chart if line.strip().startswith("section ")] for chart in found]
-    assert sections == [["section Session 1", "section Session 2"], ["section Session 3"], ["section Session 4"]]
+    assert sections == [["section Session 1", "section Session 2"], ["section Session 4"]]
     assert all("    todayMarker off" in chart for chart in found)
     assert [line for line in found[0] if line.startswith("    title")] == [
-        "    title oMLX sessions, GPU faults and dead-engine windows (1 of 3)"
+        "    title oMLX sessions, GPU faults and dead-engine windows (1 of 2)"
     ]
+    assert "form 3 groups: the 2 with the most severe faults (the latest, where they tie) are drawn" in text
+    # session 3 started on day 3, faulted 30 min later and logged its last record a minute after that
+    assert "\n- 2026-09-18 20:00 → 2026-09-18 20:31, session 3: 1 GPU fault\n" in text
+
+
+def test_the_groups_with_outages_then_most_faults_are_drawn(tmp_path: Path) -> None:
+    three = [
+        start(10 * DAY),
+        *(line for n in range(3) for line in (timeout(10 * DAY + 2 * n + 1), busy(10 * DAY + 2 * n + 2))),
+    ]
+    dead = [line.replace("2026-09-15", "2026-10-25") for line in STILL_DEAD]  # 40 days on, dead to the end
+    text = markdown_of(write_log(tmp_path / "server.log", [*SPREAD[:6], *three, *dead]))
+    sections = [[line.strip() for line in chart if line.strip().startswith("section ")] for chart in charts(text)]
+    assert sections == [["section Session 3"], ["section Session 4"]]
+    assert "\n- 2026-09-15 20:00 → 2026-09-15 21:25, sessions 1, 2: 2 GPU faults\n" in text
 
 
 def test_a_long_lifetime_is_drawn_around_its_faults(tmp_path: Path) -> None:
@@ -206,7 +222,7 @@ def test_rendered_charts_have_no_overlapping_axis_labels(tmp_path: Path) -> None
             assert labels_outside(svg) == [], f"{name} chart {number}"
             assert "today" not in re.sub(r"todayMarker", "", svg.split("<style>")[0]).lower()
             rendered += 1
-    assert rendered == 6
+    assert rendered == 5  # example 1, spread 2 (of its 3 groups), still-dead 1, one-minute 1
 
 
 @needs_mermaid

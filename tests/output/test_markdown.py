@@ -66,7 +66,7 @@ def test_a_file_name_with_backticks_and_pipes_stays_one_code_span(tmp_path: Path
     rendered = html(run("timeline", str(log), "-f", "markdown"))
     assert "<li><strong>Files:</strong> <code>a`b|c.log</code></li>" in rendered
     report = html(run("report", str(log), "--no-redact"))
-    assert "<td><code>" + str(log).replace("`", "`") + "</code></td>" in report  # the table cell, pipe and all
+    assert "<td><code>a`b|c.log</code></td>" in report  # the table cell (the file's base name), pipe and all
     assert "<code>a`b|c.log</code>, line 3" in report
 
 

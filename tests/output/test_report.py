@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from conftest import EXAMPLE, analysis_of
+from conftest import EXAMPLE, analysis_of, unwrapped
 from omlx_logscan.analysis.model import Analysis
 from omlx_logscan.cli.app import app
 from omlx_logscan.output.phrases import crash_rows
@@ -68,7 +68,11 @@ def test_sections_of_the_example_report() -> None:
     assert "- **Written at level:** WARNING" in text
     assert "- **oMLX version:** 0.5.7 (160 of 160 sessions)" in text
     assert "2026-09-15 22:20:21              Timeout → SubmissionsIgnored in the same second" in text
-    assert "| 157 | 2026-09-15 22:20:21 | 2026-09-15 23:07:36 | ended by a restart between" in text
+    # the date once per row: later times of the same day are times of day, so a narrow column holds them
+    assert (
+        "| 157 | 2026-09-15 22:20:21 | 23:07:36 | ended by a restart between 23:07:36 and 23:14:14 | "
+        "47 min to 53 min | 8 | not logged |" in text
+    )
     assert "**identical for all 6 faults**" in text
     assert "omlx/utils/metal_sync.py:62 in _sync_and_clear_cache" in text
     assert "`omlx-3706.log`, line 1814 (18 lines):" in text
@@ -110,7 +114,7 @@ def test_still_dead_window_is_named_in_chart_and_table(tmp_path: Path) -> None:
 
 
 def test_huge_log_stays_under_githubs_limit(tmp_path: Path) -> None:
-    log = write_log(tmp_path / "server.log", absorbed_faults(40, 10))
+    log = write_log(tmp_path / "server.log", absorbed_faults(80, 10))  # 800 faults: one line each is too many
     text = report_of(str(log))
     assert len(text) < GITHUB_LIMIT
     assert headings(text) == SECTIONS and fences_balanced(text)
@@ -122,21 +126,21 @@ def test_huge_log_stays_under_githubs_limit(tmp_path: Path) -> None:
     cut = re.search(r"^… (\d+) faults cut here$", why, re.MULTILINE)
     assert cut is not None
     kept = re.findall(r"^2026-\S+ \S+  fault (\d+) ", why, re.MULTILINE)
-    assert len(kept) + int(cut.group(1)) == 400
-    assert kept[0] == "1" and kept[-1] == "400"  # the first and the last fault stay
-    assert f"*{cut.group(1)} of 400 fault attributions are cut at the “…” line above, to stay under GitHub's" in why
+    assert len(kept) + int(cut.group(1)) == 800
+    assert kept[0] == "1" and kept[-1] == "800"  # the first and the last fault stay
+    assert f"*{cut.group(1)} of 800 fault attributions are cut at the “…” line above, to stay under GitHub's" in why
     escalation = text.split("### Escalation")[1].split("\n###")[0]
-    # the first fault is at minute 1; the last (process 40 starts at minute 39 * 25) at minute 994
-    assert "2026-09-15 20:01:00   " in escalation and "2026-09-16 12:34:00   " in escalation
+    # the first fault is at minute 1; the last (process 80 starts at minute 79 * 25) at minute 1994
+    assert "2026-09-15 20:01:00   " in escalation and "2026-09-17 05:14:00   " in escalation
     chart = mermaid_lines(text)
     assert sum(1 for line in chart if line.strip().startswith("section ")) == 24
-    assert "    %% … 16 sessions not drawn here" in chart
+    assert "    %% … 56 sessions not drawn here" in chart
     assert sum(1 for line in chart if "milestone" in line) == 24 * 10
 
 
 def test_blocks_lose_their_last_rows_before_the_text_is_cut(example_analysis: Analysis) -> None:
-    text = build_report(example_analysis, limit=6000)
-    assert len(text) < 6000 and fences_balanced(text) and headings(text) == EXAMPLE_SECTIONS
+    text = build_report(example_analysis, limit=6400)  # the faults' shared attribution and the notes stay whole
+    assert len(text) < 6400 and fences_balanced(text) and headings(text) == EXAMPLE_SECTIONS
     assert "*6 of 6 fault attributions are cut at the “…” line above" in text
     assert "The rest of this report is cut" not in text
 
@@ -172,9 +176,9 @@ def test_one_huge_log_line_is_cut_not_the_report(tmp_path: Path) -> None:
     text = report_of(str(log))
     assert len(text) < GITHUB_LIMIT and headings(text) == SECTIONS and fences_balanced(text)
     assert "Shortened" not in text and "The rest of this report is cut" not in text
-    assert f"RuntimeError: {'x' * (LINE_MAX - 14)} … 68,014 characters cut" in text.splitlines()
-    why = text.split("### Why it faulted")[1].split("\n###")[0]
-    evidence = next(line for line in why.splitlines() if line.startswith("    evidence  "))
+    assert f"RuntimeError: {'x' * (LINE_MAX - 14)} … 68,014 characters cut" in unwrapped(text)
+    why = unwrapped(text.split("### Why it faulted")[1].split("\n###")[0])
+    evidence = next(line for line in why if line.startswith("    evidence  "))
     assert evidence.endswith(" characters cut") and len(evidence) < LINE_MAX + 100
 
 
@@ -194,8 +198,11 @@ def test_bounds_and_os_versions_are_filled_in(example_analysis: Analysis) -> Non
     assert headings(text) == [*EXAMPLE_SECTIONS[:9], "### Version bounds", *EXAMPLE_SECTIONS[9:]]
     assert f"### Version bounds\n\n{bounds}\n" in text
     assert "- **macOS:** 26.5.1, 27.0 (from the OS install history)" in text
-    # the row is wider than a code block's 100 characters, so its version goes on under it
-    assert "2026-09-15 20:19:38              Timeout   absorbed, engine kept serving\n  [macOS 27.0]\n" in text
+    # every fault was on 27.0: said once, not at the end of each row (which would not fit 88 characters)
+    escalation = text.split("### Escalation\n\n")[1].split("\n###")[0]
+    assert escalation.startswith("Every row is of macOS 27.0 (from the OS install history).\n\n```\n")
+    assert "2026-09-15 20:19:38              Timeout   absorbed, engine kept serving\n" in escalation
+    assert "[macOS" not in escalation
     session = "    session (macOS 27.0, ended by a restart) :2026-09-15T17:56:38, 2026-09-15T23:14:14"
     assert session in mermaid_lines(text)
     assert "oMLX never logs the chip and the mlx / mlx-lm versions." in text
@@ -262,7 +269,7 @@ def secret_log(path: Path) -> Path:
 def test_redaction_removes_every_planted_secret(tmp_path: Path) -> None:
     log = secret_log(tmp_path / "server.log")
     assert len(analysis_of(log).faults) == 1
-    masked = report_of(str(log))
+    masked = "\n".join(unwrapped(report_of(str(log))))  # a secret split by a wrapped line would hide
     for kind, secret in PLANTED.items():
         assert secret.lower() not in masked.lower(), kind
     assert 'File "~/.venv/lib/python3.11/site-packages/omlx/server.py", line 900' in masked
@@ -280,7 +287,7 @@ def test_account_name_never_masks_the_reports_own_words(tmp_path: Path, account:
         tmp_path / "server.log",
         [start(0), busy(5), *fault_with_traceback(10, site, f"RuntimeError: {account} saw a timeout"), busy(12)],
     )
-    text = report_of(str(log))
+    text = "\n".join(unwrapped(report_of(str(log))))
     assert "[user]" not in text.split("### What the log is")[1].split("### First fault as logged")[0]
     for words in (
         "- **oMLX version:**",
@@ -298,7 +305,7 @@ def test_account_name_never_masks_the_reports_own_words(tmp_path: Path, account:
 
 def test_no_redact_keeps_them(tmp_path: Path) -> None:
     log = secret_log(tmp_path / "server.log")
-    plain = report_of(str(log), "--no-redact")
+    plain = "\n".join(unwrapped(report_of(str(log), "--no-redact")))
     for kind, secret in PLANTED.items():
         assert secret in plain, kind
     assert "> **Not redacted** (`--no-redact`)" in plain

@@ -13,12 +13,13 @@ import sys
 import termios
 from collections.abc import Iterator
 from dataclasses import replace
-from pathlib import Path
 
+import pytest
 from rich.console import Console
 
 from conftest import EXAMPLE, ROOT
-from omlx_logscan.output.text import EventRows, events_table, say
+from omlx_logscan.analysis.model import Analysis
+from omlx_logscan.output.text import UNTIMED_LEGEND, EventRows, events_table, say, sessions_table
 from omlx_logscan.output.wrap import wrap_spans
 from omlx_logscan.parsing.event import Event
 
@@ -131,6 +132,27 @@ def test_a_narrow_events_table_puts_the_key_fields_on_one_line() -> None:
     assert all(len(line) <= 80 for line in lines) and all(line.startswith("    ") for line in lines[1:])
 
 
+def test_a_message_wraps_under_itself_at_120_columns() -> None:
+    con, out = _terminal(120)
+    rows = EventRows(con)
+    rows.header()
+    rows.row(_event())
+    _, row, *rest = out.getvalue().splitlines()
+    assert row.index("Engine loop error") == 69 and rest  # not under column 60, half the width
+    assert all(line.startswith(" " * 69) and not line[69].isspace() and len(line) <= 120 for line in rest)
+
+
+def test_the_untimed_marker_is_explained_where_it_is_first_seen() -> None:
+    out = io.StringIO()
+    rows = EventRows(Console(file=out, color_system=None))  # a file: every row one line
+    untimed = replace(_event(), time=None, prev_time="2026-09-15T22:20:20.000")
+    for event in (_event(), untimed, untimed):
+        rows.row(event)
+    lines = out.getvalue().splitlines()
+    assert lines[1] == UNTIMED_LEGEND and lines[2].startswith("·2026-09-15T22:20:20  gpu_error")
+    assert lines.count(UNTIMED_LEGEND) == 1 and len(lines) == 4
+
+
 def test_a_wide_events_table_keeps_its_columns() -> None:
     con, out = _terminal(160)
     rows = EventRows(con)
@@ -141,11 +163,24 @@ def test_a_wide_events_table_keeps_its_columns() -> None:
     assert rest and all(line.startswith(" " * 69) and len(line) <= 160 for line in rest)
 
 
-def test_a_narrow_sessions_table_gives_each_session_one_line(tmp_path: Path) -> None:
-    shown = on_terminal(["sessions", str(EXAMPLE), "-q"], 80).splitlines()
-    rows = [line for line in shown if re.match(r"\s*\d+ ", line)]
-    assert len(rows) == 160 and all(len(line) <= 80 for line in shown)
-    assert re.match(r"\s+1 +≤ 2026-06-20 12:07:22 → 2026-06-21 00:56:01 +restart +0 faults", rows[0])
+@pytest.mark.parametrize("columns", [80, 100, 120])
+def test_a_sessions_list_narrower_than_its_table_gives_each_session_one_line(columns: int) -> None:
+    shown = on_terminal(["sessions", str(EXAMPLE), "-q"], columns).splitlines()
+    *rows, last = shown
+    assert len(rows) == 160 and all(len(line) <= columns for line in shown)  # one line each, nothing wrapped
+    assert re.match(r" +1 +≤ 2026-06-20 12:07:22 → 2026-06-21 00:56:01 +restart +0 faults", rows[0])
+    # a session with a fault is marked, the end's date is left out on the same day, and the faults are named last
+    assert rows[156].startswith("✗ 157  ≤ 2026-09-15 17:56:38 → 23:07:36  restart  3 faults  oMLX 0.5.7")
+    assert [row[:1] for row in rows] == [" "] * 156 + ["✗"] * 4
+    assert last == "✗ 4 of 160 sessions had GPU faults: sessions 157–160"
+
+
+def test_a_faulted_session_is_red_on_a_terminal(example_analysis: Analysis) -> None:
+    for width in (80, 200):
+        out = io.StringIO()
+        sessions_table(example_analysis, Console(file=out, width=width, force_terminal=True, color_system="standard"))
+        faulted = [line for line in out.getvalue().splitlines() if "\x1b[1;31m" in line]
+        assert len(faulted) == 5, width  # four sessions and the line that names them
 
 
 def test_the_events_table_prints_each_row_before_the_next_event_exists() -> None:
@@ -161,3 +196,17 @@ def test_the_events_table_prints_each_row_before_the_next_event_exists() -> None
 
     events_table(events(), con)
     assert seen_before == [True, True, True] and out.getvalue().count("server.log:18") == 3
+
+
+def test_a_report_on_a_terminal_is_drawn_and_says_how_to_get_its_markdown() -> None:
+    shown = on_terminal(["report", str(EXAMPLE), "-q"], 100)
+    lines = shown.splitlines()
+    assert "Escalation" in shown and "Why it faulted" in shown and all(len(line) <= 100 for line in lines)
+    assert not any(line.startswith(("```", "### ", "| ")) for line in lines)  # no raw Markdown
+    assert "gantt" not in shown and "(A chart: GitHub draws it from the report's Markdown.)" in shown
+    hint = " ".join(line.strip() for line in lines[-3:])
+    assert "write its Markdown with `logscan report LOG -o report.md`" in hint
+    piped = subprocess.run(
+        [*LOGSCAN, "report", str(EXAMPLE), "-q"], capture_output=True, text=True, env=_environment(100)
+    )
+    assert piped.stdout.startswith("## oMLX log report\n") and "```mermaid" in piped.stdout and piped.stderr == ""

@@ -38,7 +38,7 @@ def report(
     the faults are tested against other activity.
     """
     from omlx_logscan.cli.values import wedge_after_seconds
-    from omlx_logscan.output.formats import open_output
+    from omlx_logscan.output.formats import write_markdown
     from omlx_logscan.output.markdown import bounds_markdown
     from omlx_logscan.output.report import build_report
 
@@ -56,8 +56,7 @@ def report(
         from omlx_logscan.output.masking import mask_host_name
 
         text = mask_host_name(text, found.analysis.stream.host)
-    with open_output(options.output) as out:
-        out.write(text)
+    write_markdown(text, options.output)
 
 
 def _names(host: Host) -> Names:

@@ -55,7 +55,10 @@ GANTT_MAX_PROCESSES = 24  # lanes per chart
 GANTT_MAX_FAULTS = 12  # milestones per process; Mermaid also refuses diagrams over 50,000 characters
 
 
-GANTT_MAX_CHARTS = 6
+GANTT_MAX_CHARTS = 2  # charts in a report: more make a reader scroll past pictures; the rest are listed
+
+
+_SEVERE_BARS = frozenset({"severe_fault", "dead", "outage"})
 
 
 CLUSTER_GAP = timedelta(hours=24)  # lifetimes further apart than this go into separate charts
@@ -302,17 +305,39 @@ def gantt_chart(analysis: Analysis, os_versions: dict[int, str]) -> list[Part]:
     if len(lanes) < len(built):
         intro += f" {len(built) - len(lanes)} of them have no timestamp to place them by and are not drawn."
     groups = clusters(lanes)
-    if len(groups) > 1:
+    gap = f"{CLUSTER_GAP.total_seconds() / 3600:.0f} h"
+    drawn = sorted(sorted(groups, key=_weight, reverse=True)[:GANTT_MAX_CHARTS], key=lambda group: group[0].start)
+    if len(groups) > len(drawn):
         intro += (
-            f" Sessions more than {CLUSTER_GAP.total_seconds() / 3600:.0f} h apart are drawn in separate charts "
-            f"({len(groups)})."
+            f" Sessions more than {gap} apart form {len(groups)} groups: the {len(drawn)} with the most severe "
+            "faults (the latest, where they tie) are drawn, the others are listed after the charts."
         )
-    if len(groups) > GANTT_MAX_CHARTS:
-        intro += f" The first {GANTT_MAX_CHARTS} are shown; `logscan timeline` lists every fault."
+    elif len(groups) > 1:
+        intro += f" Sessions more than {gap} apart are drawn in separate charts ({len(groups)})."
     if any(lane.cut for lane in lanes):
         intro += f" Long sessions are drawn only {CONTEXT.total_seconds() / 3600:.0f} h around their faults."
     out += [intro, ""]
-    shown_groups = groups[:GANTT_MAX_CHARTS]
-    for number, group in enumerate(shown_groups, start=1):
-        out.append(_chart(group, number, len(groups)))
-    return out
+    for number, group in enumerate(drawn, start=1):
+        out.append(_chart(group, number, len(drawn)))
+    listed = [_group_line(group) for group in groups if not any(group is shown for shown in drawn)]
+    return [*out, *([*listed, ""] if listed else [])]
+
+
+def _weight(group: list[Lane]) -> tuple[int, int, datetime]:
+    """How much a group of lanes matters to a reader: its severe bars, then its faults, then how late it is."""
+    bars = [bar for lane in group for bar in lane.bars]
+    severe = sum(1 for bar in bars if bar.kind in _SEVERE_BARS)
+    faults = sum(1 for bar in bars if bar.kind in ("fault", "severe_fault")) + sum(lane.hidden for lane in group)
+    return severe, faults, group[0].start
+
+
+def _group_line(group: list[Lane]) -> str:
+    """A group not drawn, as a bullet: when, which sessions, its faults and outages (a dead engine is one)."""
+    start, end = min(lane.start for lane in group), max(lane.end for lane in group)
+    bars = [bar for lane in group for bar in lane.bars]
+    _, faults, _ = _weight(group)
+    down = sum(1 for bar in bars if bar.kind in ("dead", "outage"))
+    sessions = ", ".join(lane.title.removeprefix("Session ") for lane in group)
+    what = plural(faults, "GPU fault") + (f", {plural(down, 'outage')}" if down else "")
+    which = "session" if len(group) == 1 else "sessions"
+    return f"- {start:%Y-%m-%d %H:%M} → {end:%Y-%m-%d %H:%M}, {which} {sessions}: {what}"

@@ -123,6 +123,22 @@ def write_events(fmt: EventFormat, events: Iterable[Event], stream: EventStream,
                 assert_never(fmt)
 
 
+def write_markdown(text: str, output: Path | None) -> None:
+    """A Markdown document (``report``) as written, to paste: to its file, or to stdout in a pipe. On a
+    terminal, raw Markdown reads badly (and lines broken mid-word): it is drawn instead, and a line on
+    stderr says how to get the Markdown itself."""
+    if output is None and sys.stdout.isatty():
+        from omlx_logscan.output.drawn import REPORT_HINT, markdown_on_terminal
+        from omlx_logscan.output.text import console, say
+
+        with writing_stdout():
+            markdown_on_terminal(text, console())
+        say(console(stderr=True), REPORT_HINT, "dim")
+        return
+    with open_output(output) as out:
+        out.write(text)
+
+
 # The formats ``events`` can write a row at a time, while its input is still being read.
 STREAMED_FORMATS = frozenset({EventFormat.table, EventFormat.ndjson, EventFormat.csv})
 

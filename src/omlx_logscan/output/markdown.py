@@ -6,7 +6,7 @@ import os
 from typing import TYPE_CHECKING
 
 from omlx_logscan.analysis.attribution import WhyFaulted
-from omlx_logscan.analysis.model import Analysis
+from omlx_logscan.analysis.model import Analysis, DeadWindow
 from omlx_logscan.output.blocks import ReportBlock
 from omlx_logscan.output.chart import gantt_chart
 from omlx_logscan.output.errors import errors_markdown
@@ -18,7 +18,9 @@ from omlx_logscan.output.phrases import (
     crash_line,
     crash_rows,
     dead_for,
+    escalation_column,
     escalation_lines,
+    escalation_os,
     escalation_rows,
     level_phrase,
     signature_share,
@@ -33,6 +35,30 @@ from omlx_logscan.timeutil import human_time
 
 if TYPE_CHECKING:  # the bounds and their words load with an OS history only
     from omlx_logscan.analysis.bounds import Bounds
+
+
+DEAD_WINDOW_HEAD = [
+    "| session | dead from | last failure | end | dead for | repeats | requests completed |",
+    "|---|---|---|---|---|---|---|",
+]
+
+
+def dead_window_row(window: DeadWindow) -> str:
+    """A row of the dead-engine table: the full date once, then times of day while the day stays the same
+    (a narrow column squeezes a date onto several lines); a window still dead at the end in bold."""
+    day = human_time(window.start)[:10]
+
+    def clock(stamp: str | None) -> str:
+        text = human_time(stamp)
+        return text[11:] if text[:10] == day else text
+
+    end = md_cell(window_end_phrase(window, clock))
+    if window.end_reason == "eof":
+        end = f"**{end}**"
+    return (
+        f"| {window.session} | {human_time(window.start)} | {clock(window.last_failure)} | {end} | "
+        f"{dead_for(window).removeprefix('dead ')} | {window.repeats} | {count_text(window.requests_completed)} |"
+    )
 
 
 def bounds_markdown(bounds: Bounds) -> str:
@@ -82,25 +108,15 @@ def timeline_markdown(
     out.append(f"- **oMLX:** {md_text(versions_phrase(input_versions(analysis.stream)))}")
     out.append(f"- **Sessions:** {len(analysis.sessions)}")
     rows = escalation_rows(analysis, os_versions)
-    out += ["", "### Escalation", "", *code_block(fit_code(escalation_lines(rows)) or ["no GPU faults"])]
+    os_line = escalation_os(rows)
+    out += ["", "### Escalation", "", *([os_line, ""] if os_line else [])]
+    out += code_block(fit_code(escalation_lines(rows), hang=escalation_column(rows)) or ["no GPU faults"])
     out += errors_markdown(analysis.errors)
     crashes = crash_rows(analysis)
     if crashes:
         out += ["", "### Crash evidence", "", *code_block(fit_code(crash_line(row) for row in crashes))]
     if analysis.dead_windows:
-        out += [
-            "",
-            "### Dead-engine windows",
-            "",
-            "| session | from | last failure | end | repeats | requests completed |",
-            "|---|---|---|---|---|---|",
-        ]
-        for w in analysis.dead_windows:
-            out.append(
-                f"| {w.session} | {human_time(w.start)} | {human_time(w.last_failure)} | "
-                f"{md_cell(window_end_phrase(w))}; {dead_for(w)} | {w.repeats} | "
-                f"{count_text(w.requests_completed)} |"
-            )
+        out += ["", "### Dead-engine windows", "", *DEAD_WINDOW_HEAD, *map(dead_window_row, analysis.dead_windows)]
     out += ["", *outages_markdown(analysis.outages)]  # every kind of outage: output/outages.py
     if analysis.signatures:
         out += ["", "### Stack signatures", ""]

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import re
 import textwrap
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
-CODE_WIDTH = 100  # characters of the tool's own lines in a code block: a GitHub comment shows about that many
+from omlx_logscan.output.wrap import cell_len, verbatim_lines, wrap_spans
+
+CODE_WIDTH = 88  # characters of a code block's line: what a GitHub comment (760 px) shows without scrolling
 
 
 _BACKTICKS = re.compile(r"`+")
@@ -56,10 +58,13 @@ def code_block(lines: Sequence[str], lang: str = "") -> list[str]:
     return [fence + lang, *lines, fence]
 
 
-def fit_code(lines: Iterable[str], width: int = CODE_WIDTH, quoting: str | None = None) -> list[str]:
+def fit_code(
+    lines: Iterable[str], width: int = CODE_WIDTH, quoting: str | None = None, hang: int | None = None
+) -> list[str]:
     """The tool's own lines for a code block, each wrapped at ``width`` characters: continuation lines
-    are indented two spaces past the line's own indent, so a reader sees where each line goes on. Lines
-    that start with ``quoting`` quote the log and stay as they are (a log line may scroll)."""
+    are indented ``hang`` spaces (by default two past the line's own indent), so a reader sees where each
+    line goes on. Lines that start with ``quoting`` quote the log and are left whole here: they are
+    wrapped word for word once masked (``fit_blocks``), so no secret is split before it is found."""
     out: list[str] = []
     for line in lines:
         if len(line) <= width or (quoting and line.startswith(quoting)):
@@ -70,9 +75,47 @@ def fit_code(lines: Iterable[str], width: int = CODE_WIDTH, quoting: str | None 
             line,
             width,
             initial_indent="",
-            subsequent_indent=indent + "  ",
+            subsequent_indent=" " * hang if hang is not None else indent + "  ",
             break_long_words=True,
             break_on_hyphens=False,
             drop_whitespace=True,
         )
     return out
+
+
+_FENCE = re.compile(r"(`{3,})(\S*)")
+
+
+def fit_blocks(document: str, plain: Callable[[str], str], width: int = CODE_WIDTH) -> tuple[str, int]:
+    """``document`` with every line of its code blocks at most ``width`` cells, charts aside (GitHub draws
+    them, it does not show their text); and how many log lines had to be wrapped.
+
+    A line that ``plain`` changes holds text copied from the log (``plain`` removes the marks around it):
+    it is wrapped word for word (``verbatim_lines``), nothing cut. The tool's own lines are wrapped at
+    spaces two past their indent. Lines that fit keep their marks; wrapped ones are returned plain.
+    """
+    out: list[str] = []
+    fence: str | None = None
+    chart = False
+    wrapped = 0
+    for line in document.split("\n"):
+        opening = _FENCE.match(line) if fence is None else None
+        if opening:
+            fence, chart = opening.group(1), opening.group(2) == "mermaid"
+        elif fence is not None and line.rstrip() == fence:
+            fence = None
+        elif fence is not None and not chart:
+            text = plain(line)
+            if cell_len(text) > width:
+                if text != line:
+                    wrapped += 1
+                    out += verbatim_lines(text, width)
+                    continue
+                indent = len(text) - len(text.lstrip(" ")) + 2
+                out += [
+                    (" " * indent if number else "") + text[start:end]
+                    for number, (start, end) in enumerate(wrap_spans(text, width, indent))
+                ]
+                continue
+        out.append(line)
+    return "\n".join(out), wrapped

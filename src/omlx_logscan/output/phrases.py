@@ -222,18 +222,19 @@ def window_phrase(window: DeadWindow) -> str:
     return ", ".join(parts)
 
 
-def window_end_phrase(window: DeadWindow) -> str:
+def window_end_phrase(window: DeadWindow, clock: Callable[[str | None], str] = human_time) -> str:
+    """How the dead window ended, its times written by ``clock`` (``human_time``, or the time of day alone)."""
     if window.end_reason == "eof":
         return "STILL DEAD when the log ends: the engine may be dead now"
     if window.end_reason == "restart" and window.end is None:
         if window.end_inferred:
-            return f"restarted unseen (the failures stopped after {human_time(window.last_failure)})"
-        return f"ended by a restart after {human_time(window.end_after)} (its time is not in the log)"
-    when = human_time(window.end)
+            return f"restarted unseen (the failures stopped after {clock(window.last_failure)})"
+        return f"ended by a restart after {clock(window.end_after)} (its time is not in the log)"
+    when = clock(window.end)
     if window.end_reason == "restart":
         if window.end_exact:
             return f"ended by a restart at {when}"
-        return f"ended by a restart between {human_time(window.end_after)} and {human_time(window.end)}"
+        return f"ended by a restart between {clock(window.end_after)} and {clock(window.end)}"
     if window.end_reason == "shutdown":
         return f"ended when the process stopped in order at {when}"
     return f"ended by {window.end_reason.replace('_', ' ')} at {when}"
@@ -413,14 +414,24 @@ def escalation_column(rows: list[dict[str, Any]]) -> int:
     return max([32, *(len(_escalation_when(row)) + 1 for row in rows)]) + 1
 
 
+def escalation_os(rows: list[dict[str, Any]]) -> str | None:
+    """``Every row is of macOS 27.0.``: the one macOS version of all rows, said once rather than on each."""
+    versions = {row.get("os_version") for row in rows}
+    if len(versions) != 1 or None in versions:
+        return None
+    return f"Every row is of macOS {versions.pop()} (from the OS install history)."
+
+
 def escalation_lines(rows: list[dict[str, Any]]) -> list[str]:
-    """The escalation table as aligned text lines (the time column as wide as its widest entry)."""
+    """The escalation table as aligned text lines (the time column as wide as its widest entry); each
+    row names its macOS version when the rows are of more than one (``escalation_os`` says the one)."""
     times = [_escalation_when(row) for row in rows]
     width = escalation_column(rows) - 1
+    tagged = escalation_os(rows) is None
     lines = []
     for when, row in zip(times, rows, strict=True):
-        if "os_version" in row:
-            lines.append(f"{when:<{width}} {row['text']:<62} [macOS {row['os_version']}]")
+        if "os_version" in row and tagged:
+            lines.append(f"{when:<{width}} {row['text']}  [macOS {row['os_version']}]")
         else:
             lines.append(f"{when:<{width}} {row['text']}")
     return lines

@@ -248,14 +248,21 @@ def unmark(document: str) -> str:
     return _MARKS.sub("", document)
 
 
-def redact_logged(document: str, names: Names | None = None) -> Redaction:
-    """``document`` with personal data masked inside the ``logged`` spans only, and the marks removed;
+def redact_logged(document: str, names: Names | None = None, *, keep_marks: bool = False) -> Redaction:
+    """``document`` with personal data masked inside the ``logged`` spans only, and the marks removed
+    (``keep_marks``: kept around each masked line, to tell log text from the document's own words);
     ``names``: those learnt beforehand (from the whole log, not only the lines the document quotes)."""
     document = document.replace(f"{_END}\n{_START}", "\n")  # lines quoted one after another (a record's) as one
     spans = [match[1] for match in _LOGGED_SPAN.finditer(document)]
     known = Names() if names is None else Names(set(names.users), set(names.hosts))
     masker = Masker(learn(spans, known))
-    return Redaction(unmark(_LOGGED_SPAN.sub(lambda match: masker.redact(match[1]), document)), masker.counts)
+
+    def masked(match: re.Match[str]) -> str:
+        text = masker.redact(match[1])
+        return logged(text).replace("\n", f"{_END}\n{_START}") if keep_marks else text
+
+    text = _LOGGED_SPAN.sub(masked, document)
+    return Redaction(text if keep_marks else unmark(text), masker.counts)
 
 
 def redact(text: str) -> Redaction:

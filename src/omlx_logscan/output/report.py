@@ -26,22 +26,32 @@ from omlx_logscan.inputs.sources import Source, read_chunks
 from omlx_logscan.output.blocks import MIN_KEPT_ROWS, Part, ReportBlock
 from omlx_logscan.output.chart import gantt_chart
 from omlx_logscan.output.errors import errors_report
-from omlx_logscan.output.markup import code_block, code_span, fence_for, fit_code, md_cell, md_text
+from omlx_logscan.output.markdown import DEAD_WINDOW_HEAD, dead_window_row
+from omlx_logscan.output.markup import (
+    CODE_WIDTH,
+    code_block,
+    code_span,
+    fence_for,
+    fit_blocks,
+    fit_code,
+    md_cell,
+    md_text,
+)
 from omlx_logscan.output.outages import outages_report
 from omlx_logscan.output.phrases import (
     call_site_label,
-    count_text,
-    dead_for,
+    escalation_column,
     escalation_lines,
+    escalation_os,
     escalation_rows,
     plural,
     signature_share,
     summary,
-    window_end_phrase,
 )
 from omlx_logscan.output.provenance import input_versions, versions_phrase
 from omlx_logscan.output.redact import PLACEHOLDERS, Names, logged, redact_logged, unmark
-from omlx_logscan.output.why import EVIDENCE_LABEL, fault_lines, overlay_lines, why_caveats
+from omlx_logscan.output.why import EVIDENCE_LABEL, LABEL_WIDTH, fault_parts, overlay_lines
+from omlx_logscan.output.wrap import CONTINUED
 from omlx_logscan.stream.model import header
 from omlx_logscan.timeutil import human_duration, human_time, seconds
 
@@ -129,7 +139,7 @@ def _finish(body: str, blocks: list[ReportBlock], *, redact_personal: bool, name
     """Title, the notes on redaction and cuts, and the body (masked unless redaction is off)."""
     body = _ANSI.sub("", body)
     if redact_personal:
-        masked = redact_logged(body, names)
+        masked = redact_logged(body, names, keep_marks=True)
         body = masked.text
         placeholders = ", ".join(f"`{p}`" for p in PLACEHOLDERS.values())
         note = (
@@ -138,9 +148,15 @@ def _finish(body: str, blocks: list[ReportBlock], *, redact_personal: bool, name
             f"{masked.summary()}). `logscan report --no-redact` shows them as logged."
         )
     else:
-        body = unmark(body)
         note = "> **Not redacted** (`--no-redact`): paths, names and addresses appear as logged."
+    fitted, wrapped = fit_blocks(body, unmark)
+    body = unmark(fitted)
     notes = [note]
+    if wrapped:
+        notes += [
+            ">",
+            f"> `{CONTINUED.strip()}` goes on with a log line wider than a code block ({CODE_WIDTH} characters).",
+        ]
     shortened = [block.noun for block in blocks if block.reason == SIZE_REASON]
     if shortened:
         notes += [">", f"> **Shortened** {SIZE_REASON}: {', '.join(shortened)} (each cut is marked with “…”)."]
@@ -199,10 +215,13 @@ def _what_the_log_is(analysis: Analysis, os_versions: dict[int, str] | None) -> 
         f"- **Made by:** omlx-logscan {__version__} (`logscan report`)",
         "",
     ]
+    names = [os.path.basename(f["name"]) for f in head["files"]]
+    if len(set(names)) < len(names):  # the same name in two folders: the paths tell them apart
+        names = [f["name"] for f in head["files"]]
     rows = [
-        f"| {md_cell(code_span(logged(f['name'])))} | {f['lines']} | {human_time(f['first'])} | "
+        f"| {md_cell(code_span(logged(name)))} | {f['lines']} | {human_time(f['first'])} | "
         f"{human_time(f['last'])} | {', '.join(f['levels']) or '?'} |"
-        for f in head["files"]
+        for name, f in zip(names, head["files"], strict=True)
     ]
     out.append(
         ReportBlock(
@@ -266,13 +285,17 @@ def _signatures(analysis: Analysis) -> list[Part]:
 
 
 def _escalation(analysis: Analysis, os_versions: dict[int, str] | None) -> list[Part]:
-    rows = ["\n".join(fit_code([line])) for line in escalation_lines(escalation_rows(analysis, os_versions))]
+    table = escalation_rows(analysis, os_versions)
+    column = escalation_column(table)  # a wrapped row goes on under its text, clear of the time column
+    rows = ["\n".join(fit_code([line], hang=column)) for line in escalation_lines(table)]
     if not rows:
         return ["### Escalation", "", "No GPU faults.", ""]
     fence = fence_for(rows)
+    os_line = escalation_os(table)
     return [
         "### Escalation",
         "",
+        *([os_line, ""] if os_line else []),
         ReportBlock(
             "escalation rows",
             [fence],
@@ -290,25 +313,13 @@ def _dead_windows(analysis: Analysis) -> list[Part]:
     out: list[Part] = ["### Dead-engine windows", ""]
     if not analysis.dead_windows:
         return [*out, "None: no fault put the engine in the driver's penalty box.", ""]
-    rows = []
-    for w in analysis.dead_windows:
-        end = md_cell(window_end_phrase(w))
-        if w.end_reason == "eof":
-            end = f"**{end}**"
-        rows.append(
-            f"| {w.session} | {human_time(w.start)} | {human_time(w.last_failure)} | {end}; {dead_for(w)} | "
-            f"{w.repeats} | {count_text(w.requests_completed)} |"
-        )
     out.append(
         ReportBlock(
             "dead-engine windows",
-            [
-                "| session | from | last failure | end | repeats | requests completed |",
-                "|---|---|---|---|---|---|",
-            ],
-            rows,
+            DEAD_WINDOW_HEAD,
+            [dead_window_row(w) for w in analysis.dead_windows],
             [],
-            lambda n: f"| … | {plural(n, 'window')} cut here | | | | |",
+            lambda n: f"| … | {plural(n, 'window')} cut here | | | | | |",
             "`logscan timeline`",
         )
     )
@@ -320,29 +331,31 @@ def _why(analysis: Analysis, why: WhyFaulted) -> list[Part]:
     if not analysis.faults:
         return []
     why = _marked(why)
-    lines = fault_lines(why, full=True)
-    hidden = len(why_caveats(why))  # fault_lines ends with one "hidden:" line per caveat
-    rows: list[str] = []
-    for line in fit_code(lines[: len(lines) - hidden], quoting=EVIDENCE_LABEL):
-        if rows and line[:1].isspace():
-            rows[-1] += "\n" + line
-        else:
-            rows.append(line)
-    caveats = fit_code(lines[len(lines) - hidden :])
-    fence = fence_for(lines)
+    shared, faults, hidden = fault_parts(why, full=True)
+    rows = ["\n".join(_fit_why(lines)) for lines in faults]
+    fence = fence_for([*shared, *rows, *hidden])
     overlays = [f"- {line}" for line in overlay_lines(why, full=True)]
     return [
         "### Why it faulted",
         "",
         ReportBlock(
             "fault attributions",
-            [fence],
+            [fence, *_fit_why(shared)],
             rows,
-            [*caveats, fence],
+            [*fit_code(hidden), fence],
             lambda n: f"… {plural(n, 'fault')} cut here",
             "`logscan timeline --format json`",
         ),
         *([*overlays, ""] if overlays else []),
+    ]
+
+
+def _fit_why(lines: list[str]) -> list[str]:
+    """Attribution lines wrapped to a code block: a labelled line (``    load      …``) goes on under its text."""
+    return [
+        wrapped
+        for line in lines
+        for wrapped in fit_code([line], quoting=EVIDENCE_LABEL, hang=LABEL_WIDTH if line[:1] == " " else None)
     ]
 
 

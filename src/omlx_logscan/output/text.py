@@ -10,7 +10,7 @@ from typing import IO, TYPE_CHECKING
 
 from omlx_logscan.analysis.attribution import WhyFaulted
 from omlx_logscan.analysis.model import Analysis, Session
-from omlx_logscan.output.errors import ERRORS_TITLE, EXAMPLE_LABEL, errors_text_lines
+from omlx_logscan.output.errors import ERRORS_TITLE, EXAMPLE_LABEL, errors_text_lines, sessions_phrase
 from omlx_logscan.output.outages import outage_lines
 from omlx_logscan.output.phrases import (
     accounting_lines,
@@ -21,6 +21,7 @@ from omlx_logscan.output.phrases import (
     dead_for,
     escalation_column,
     escalation_lines,
+    escalation_os,
     escalation_rows,
     level_phrase,
     plural,
@@ -151,17 +152,30 @@ def print_fitted(
     from rich.cells import cell_len
     from rich.text import Text
 
-    from omlx_logscan.output.wrap import wrap_spans
+    from omlx_logscan.output.wrap import hang_room, wrap_spans
 
     line = text if isinstance(text, Text) else Text(text, style=style)
     plain = line.plain
     if width is None or cell_len(plain) <= width:
         con.print(line, soft_wrap=True)
         return
-    indent = hang if hang is not None else len(plain) - len(plain.lstrip(" ")) + 2
+    indent = hang_room(hang if hang is not None else len(plain) - len(plain.lstrip(" ")) + 2, width)
     for number, (start, end) in enumerate(wrap_spans(plain, width, indent)):
         piece = line[start:end]
-        con.print(Text(" " * min(indent, width // 2)) + piece if number else piece, soft_wrap=True)
+        con.print(Text(" " * indent) + piece if number else piece, soft_wrap=True)
+
+
+UNTIMED = "·"  # before a time in the time column: the record states none; this is the record's before it
+
+
+UNTIMED_LEGEND = (
+    f"{UNTIMED} before a time: the record states no time of its own; the time is that of the record before it"
+)
+
+
+def untimed(event: Event) -> bool:
+    """The event's time column shows ``UNTIMED`` (no date and time, nor time of day, of its own)."""
+    return not to_second(event.time) and not event.time_of_day
 
 
 def event_cells(event: Event) -> list[Text]:
@@ -169,7 +183,7 @@ def event_cells(event: Event) -> list[Text]:
     from rich.text import Text
 
     return [
-        Text(to_second(event.time) or (event.time_of_day or "")[:8] or "·" + (to_second(event.prev_time) or "")),
+        Text(to_second(event.time) or (event.time_of_day or "")[:8] or UNTIMED + (to_second(event.prev_time) or "")),
         Text(event.kind, style=KIND_STYLE.get(event.kind, "")),
         Text(event.level or ""),
         Text(printable(f"{os.path.basename(event.source)}:{event.line}")),
@@ -207,6 +221,7 @@ class EventRows:
         self._width = width
         self._compact = width is not None and width <= NARROW_COLUMNS
         self._message_column = sum(size + 2 for _, size in EVENT_COLUMNS)
+        self._explained = False
 
     def header(self) -> None:
         from rich.text import Text
@@ -216,6 +231,11 @@ class EventRows:
         self.line(self._joined(cells))
 
     def row(self, event: Event) -> None:
+        if not self._explained and untimed(event):  # said once, where the marker is first seen
+            from rich.text import Text
+
+            self._explained = True
+            self.line(Text(UNTIMED_LEGEND, style="dim"))
         self.line(self._joined(event_cells(event)))
 
     def line(self, text: Text) -> None:
@@ -299,6 +319,9 @@ def timeline_text(
     rows = escalation_rows(analysis, os_versions)
     if not rows:
         say(con, "  no GPU faults")
+    os_line = escalation_os(rows)
+    if os_line:
+        say(con, f"  {os_line}")
     text_column = 2 + escalation_column(rows)
     for row, line in zip(rows, escalation_lines(rows), strict=True):
         style = {"penalty_box": "bold red", "dead": "red", "crash": "bold red", "absorbed": "yellow"}.get(
@@ -358,29 +381,43 @@ def write_why_text(why: WhyFaulted, con: Console, *, full: bool) -> None:
 SESSION_COLUMNS = ("#", "start", "end", "end reason", "oMLX", "messages of", "engine starts", "requests", "faults")
 
 
+FAULT_MARK = "✗"  # before a session that had a GPU fault, on a terminal
+
+
 def sessions_table(analysis: Analysis, con: Console) -> None:
-    """The sessions: a table on a wide terminal, one line each (key fields first) on a terminal of
-    NARROW_COLUMNS or less, and in a pipe or a file plain columns that ``cut`` and ``grep`` take."""
+    """The sessions: a table on a terminal wide enough for it, else one line each (key fields first),
+    and in a pipe or a file plain columns that ``cut`` and ``grep`` take. On a
+    terminal a session with a fault is marked and red, and a last line names them all: the list is long
+    and the faults are usually near its end, where the terminal leaves the reader."""
     from rich.table import Table
     from rich.text import Text
 
     from omlx_logscan.output.wrap import NARROW_COLUMNS
 
     width = wrap_width(con)
-    if width is not None and width <= NARROW_COLUMNS:
-        _sessions_lines(analysis, con, width)
-        return
     rows = [_session_cells(s) for s in analysis.sessions]
+    plain = _plain_columns([list(SESSION_COLUMNS), *rows])
     if width is None:
-        for line in _plain_columns([list(SESSION_COLUMNS), *rows]):
+        for line in plain:
             con.print(Text(line))
         return
-    table = Table(show_edge=False, pad_edge=False)
-    for name in SESSION_COLUMNS:
-        table.add_column(name)
-    for row in rows:
-        table.add_row(*(Text(cell) for cell in row))
-    con.print(table)
+    table_width = max(map(len, plain)) + len(SESSION_COLUMNS)  # a rule of three cells for two spaces
+    if width <= NARROW_COLUMNS or table_width > width:  # a table that wraps takes lines a session
+        _sessions_lines(analysis, con, width)
+    else:
+        table = Table(show_edge=False, pad_edge=False)
+        for name in SESSION_COLUMNS:
+            table.add_column(name)
+        for session, row in zip(analysis.sessions, rows, strict=True):
+            table.add_row(*(Text(cell) for cell in row), style=FAULT_STYLE if session.faults else "")
+        con.print(table)
+    faulted = [s.index for s in analysis.sessions if s.faults]
+    if faulted:
+        count = f"{len(faulted)} of {plural(len(analysis.sessions), 'session')}"
+        say(con, f"{FAULT_MARK} {count} had GPU faults: {sessions_phrase(faulted)}", FAULT_STYLE)
+
+
+FAULT_STYLE = "bold red"
 
 
 def _session_cells(s: Session) -> list[str]:
@@ -419,26 +456,29 @@ def _unknown_or(count: int | None) -> str:
 
 
 def _sessions_lines(analysis: Analysis, con: Console, width: int) -> None:
-    """One line per session: number, start → end, end reason, faults; the rest after them or under them."""
+    """One line per session within ``width``: mark, number, start → end (the end's date only when it is
+    another day), end reason, faults; then as many of the other fields as fit."""
     from rich.cells import cell_len
 
     number_width = len(str(len(analysis.sessions)))
     for s in analysis.sessions:
         bounded = s.start_in_log and not s.start_exact
-        key = (
-            f"{s.index:>{number_width + 2}}  {'≤ ' if bounded else ''}{human_time(s.start)} → {human_time(s.end)}  "
+        start, end = human_time(s.start), human_time(s.end)
+        if end[:10] == start[:10]:
+            end = end[11:]
+        line = (
+            f"{FAULT_MARK if s.faults else ' '} {s.index:>{number_width}}  {'≤ ' if bounded else ''}{start} → {end}  "
             f"{s.end_reason}  {plural(s.faults, 'fault')}"
         )
-        details = [f"oMLX {printable(s.omlx_version or '?')}", f"messages of {short_range(writer_versions(s.events))}"]
-        if not s.start_in_log:
-            details.append("start not in log")
-        elif bounded:
-            details.append(f"started after {human_time(s.start_after) if s.start_after else 'the log start'}")
-        details += [f"engine starts {_unknown_or(s.engine_starts)}", f"requests {_unknown_or(s.requests_completed)}"]
-        rest = ", ".join(details)
-        indent = number_width + 4
-        if cell_len(f"{key}  {rest}") <= width:
-            say(con, f"{key}  {rest}", hang=indent)
-        else:
-            say(con, key, hang=indent)
-            say(con, " " * indent + rest, hang=indent)
+        details = [
+            f"oMLX {printable(s.omlx_version or '?')}",
+            f"requests {_unknown_or(s.requests_completed)}",
+            f"engine starts {_unknown_or(s.engine_starts)}",
+            f"messages of {short_range(writer_versions(s.events))}",
+        ]
+        for number, detail in enumerate(details):
+            longer = f"{line}{'  ' if number == 0 else ', '}{detail}"
+            if cell_len(longer) > width:
+                break
+            line = longer
+        say(con, line, FAULT_STYLE if s.faults else "", hang=number_width + 4)

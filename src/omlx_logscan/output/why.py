@@ -22,7 +22,7 @@ from omlx_logscan.analysis.attribution import (
     own_time,
 )
 from omlx_logscan.output.overlays import overlay_sentence
-from omlx_logscan.output.phrases import CALL_SITE_WORDS, call_site_label, untraced_call_site_label
+from omlx_logscan.output.phrases import CALL_SITE_WORDS, call_site_label, every_fault, untraced_call_site_label
 from omlx_logscan.timeutil import human_time, seconds
 
 PRESSURE_ACTION_WORDS = {  # the name in reports of each memory-pressure action of the catalog
@@ -213,28 +213,71 @@ def why_caveats(why: WhyFaulted) -> list[str]:
 EVIDENCE_LABEL = "    evidence  "  # starts the lines that quote the log: they are not the tool's own words
 
 
+SITE_LABEL = "    stack     "  # the call site, when every fault shares it
+
+
+LABEL_WIDTH = len(EVIDENCE_LABEL)  # where the text of a labelled line starts (and its wrapped lines)
+
+
 def fault_lines(why: WhyFaulted, *, full: bool) -> list[str]:
     """One line per fault in short form, a block per fault in full, then what the level hid."""
     if not why.attributions:
         return ["no GPU faults"]
-    out: list[str] = []
-    for number, a in enumerate(why.attributions, start=1):
-        when = human_time(a.incident.time)
-        if a.incident.time and own_time(a.incident) is None:  # placed after the record before it
-            when = f"after {when}"
-        if not full:
-            words = [CALL_SITE_WORDS[a.call_site].short]
-            if a.trigger != "not_applicable":
-                words.append(f"trigger {trigger_phrase(a, full=False)}")
-            out.append(f"{when}  {', '.join(words)}; {load_phrase(a.load, full=False)}")
-            continue
-        site = call_site_label(a.signature) if a.signature else untraced_call_site_label(a.call_site)
-        out.append(f"{when}  fault {number} (session {a.incident.session}): {site}")
-        out.append(f"    trigger   {trigger_phrase(a, full=True)}")
-        out.extend(f"{EVIDENCE_LABEL}{evidence_line(e)}" for e in a.evidence)
-        out.append(f"    load      {load_phrase(a.load, full=True)}")
-    out.extend(f"hidden: {text}" for text in why_caveats(why))
-    return out
+    shared, faults, hidden = fault_parts(why, full=full)
+    return [*shared, *(line for block in faults for line in block), *hidden]
+
+
+def fault_parts(why: WhyFaulted, *, full: bool) -> tuple[list[str], list[list[str]], list[str]]:
+    """The lines of the *Why it faulted* section in three parts: in full, what every fault shares (said
+    once, ``all 6 faults: …``), each fault's own lines, and what the level hid (the same for all)."""
+    hidden = [f"hidden: {text}" for text in why_caveats(why)]
+    if not full:
+        return [], [[_short_line(a)] for a in why.attributions], hidden
+    details = [
+        {
+            "site": call_site_label(a.signature) if a.signature else untraced_call_site_label(a.call_site),
+            "trigger": f"    trigger   {trigger_phrase(a, full=True)}",
+            "load": f"    load      {load_phrase(a.load, full=True).removeprefix('load ')}",
+        }
+        for a in why.attributions
+    ]
+    common = {
+        key: details[0][key]
+        for key in details[0]
+        if len(details) > 1 and all(detail[key] == details[0][key] for detail in details)
+    }
+    shared = []
+    if common:
+        site = [f"{SITE_LABEL}{common['site']}"] if "site" in common else []
+        shared = [
+            f"{every_fault(len(details))}:",
+            *site,
+            *(common[key] for key in ("trigger", "load") if key in common),
+        ]
+    faults = []
+    for number, (a, detail) in enumerate(zip(why.attributions, details, strict=True), start=1):
+        head = f"{_when(a)}  fault {number} (session {a.incident.session})"
+        lines = [head + ("" if "site" in common else f": {detail['site']}")]
+        lines += [detail["trigger"]] if "trigger" not in common else []
+        lines += [f"{EVIDENCE_LABEL}{evidence_line(e)}" for e in a.evidence]
+        lines += [detail["load"]] if "load" not in common else []
+        faults.append(lines)
+    return shared, faults, hidden
+
+
+def _when(attribution: Attribution) -> str:
+    """When the fault was logged; ``after`` the record before it when it has no time of its own."""
+    when = human_time(attribution.incident.time)
+    if attribution.incident.time and own_time(attribution.incident) is None:
+        return f"after {when}"
+    return when
+
+
+def _short_line(a: Attribution) -> str:
+    words = [CALL_SITE_WORDS[a.call_site].short]
+    if a.trigger != "not_applicable":
+        words.append(f"trigger {trigger_phrase(a, full=False)}")
+    return f"{_when(a)}  {', '.join(words)}; {load_phrase(a.load, full=False)}"
 
 
 def overlay_lines(why: WhyFaulted, *, full: bool) -> list[str]:
