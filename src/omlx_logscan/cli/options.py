@@ -298,6 +298,14 @@ ProbeTimeout = Annotated[
     str | None,
     _valued("DURATION", "How long a probe waits for its token before the engine counts as hung (default 120s)."),
 ]
+Probes = Annotated[
+    Path | None,
+    _valued(
+        "FILE",
+        "Show the generation probes of watch's NDJSON (watch --probe -o FILE) on the timeline: a possible wedge "
+        "confirmed or cleared, a dead window proven. Watch's NDJSON given as an input is read so too.",
+    ),
+]
 ProbeEvery = Annotated[
     str | None, _valued("DURATION", "Also probe this often while no request finishes (a heartbeat; default: off).")
 ]
