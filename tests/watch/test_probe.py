@@ -388,3 +388,91 @@ def test_a_configuration_file_cannot_point_the_probe_elsewhere(
     assert result.exit_code == 0, result.output
     assert ".logscan.toml: ignored 'probe'" in result.stderr
     assert not omlx.requests
+
+
+# -- a watch from the end of a file: what its first read says --------------------------------------
+
+
+def _recording(watcher: Watcher, models: list[str | None]) -> None:
+    """Let the watcher's probes answer alive and record the model each asked."""
+
+    def answer(target: ProbeTarget) -> ProbeResult:
+        models.append(target.model)
+        return ProbeResult("alive", 0.1, 200, "", target.model)
+
+    assert watcher.prober is not None
+    watcher.prober = ProbeRunner(watcher.prober.target, answer)
+
+
+def _default_model(at: datetime, model: str) -> str:
+    return startup(at) + _line(at + timedelta(milliseconds=300), "omlx.server", "INFO", f"Default model: {model}")
+
+
+def _chatter(log: Path, at: datetime, level: str) -> None:
+    """A line that is no finished request: the log is not silent, and nothing proves the engine alive."""
+    append(log, _line(at, "omlx.scheduler", level, "Memory guard tier: balanced (guard on)"))
+
+
+@pytest.mark.parametrize(("ending", "probed"), [("", True), ("fatal_exit", False), ("shutdown", False)])
+def test_a_watch_from_the_end_takes_the_process_state_from_its_first_read(
+    tmp_path: Path, ending: str, probed: bool
+) -> None:
+    """The skipped part's last word on the process decides: running (probed after --wedge-after of
+    nothing finishing), or a fatal exit or an orderly stop (never probed: the supervisor restarts it)."""
+    t0 = datetime(2026, 9, 15, 20, 0)
+    log = tmp_path / "server.log"
+    text = _default_model(t0, "m") + _completion(t0 + timedelta(minutes=1))
+    if ending == "fatal_exit":
+        text += fatal_exit(t0 + timedelta(minutes=2))
+    elif ending == "shutdown":
+        text += _line(t0 + timedelta(minutes=2), "omlx.engine_pool", "INFO", "Engine pool shutdown complete")
+    log.write_text(text)
+    sink = EventKeeper()
+    watcher = _watcher(log, sink, ["alive"] * 5)
+    _steps(watcher, range(0, 100))
+    watcher.follower.close()
+    sent = [event for event in sink.events if event.kind == "probe"]
+    assert bool(sent) is probed, [e.fields for e in sent]
+
+
+def test_a_debug_log_skipped_at_the_start_shows_arrivals_so_no_possible_wedge_is_probed(tmp_path: Path) -> None:
+    t0 = datetime(2026, 9, 15, 20, 0)
+    for level, probed in (("DEBUG", False), ("INFO", True)):
+        log = tmp_path / f"{level}.log"
+        log.write_text(_default_model(t0, "m") + _line(t0 + timedelta(seconds=1), "omlx.engine", level, "step"))
+        sink = EventKeeper()
+        watcher = _watcher(log, sink, ["alive"] * 5)
+        for now in range(0, 100):  # the log keeps writing INFO lines, none a finished request
+            if now % 10 == 5:
+                _chatter(log, t0 + timedelta(seconds=now), "INFO")
+            _steps(watcher, range(now, now + 1))
+        watcher.follower.close()
+        triggers = [event.fields["trigger"] for event in sink.events if event.kind == "probe"]
+        assert triggers == (["possible_wedge"] if probed else []), (level, triggers)
+
+
+def test_the_probe_asks_the_default_model_the_log_named(tmp_path: Path) -> None:
+    """--probe-model, else the default model of the last start (the skipped part's, then the live
+    log's), else the first /v1/models lists (the target's model None)."""
+    t0 = datetime(2026, 9, 15, 20, 0)
+    log = tmp_path / "server.log"
+    log.write_text(_default_model(t0, "qwen-from-the-head"))
+    models: list[str | None] = []
+    watcher = _watcher(log, EventKeeper(), [])
+    _recording(watcher, models)
+    _steps(watcher, range(0, 70))
+    append(log, _default_model(t0 + timedelta(hours=1), "llama-after-a-restart"))
+    _steps(watcher, range(70, 140))
+    append(log, startup(t0 + timedelta(hours=2)))  # a start that names no default model
+    _steps(watcher, range(140, 210))
+    watcher.follower.close()
+    assert models == ["qwen-from-the-head", "llama-after-a-restart", None]
+    log.write_text(_default_model(t0, "qwen-from-the-head"))
+    chosen = Watcher(
+        WatchOptions(log, wedge_after=60.0, probe=ProbeTarget("http://127.0.0.1:9", None, "given")), EventKeeper()
+    )
+    models.clear()
+    _recording(chosen, models)
+    _steps(chosen, range(0, 70))
+    chosen.follower.close()
+    assert models == ["given"]
