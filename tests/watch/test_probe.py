@@ -6,6 +6,7 @@ CI has no oMLX: a local server on 127.0.0.1 answers as the real one does (``omlx
 
 from __future__ import annotations
 
+import itertools
 import json
 import socket
 import threading
@@ -60,6 +61,7 @@ class FakeOmlx:
     def __init__(self) -> None:
         self.mode = "alive"
         self.requests: list[tuple[str, str, dict[str, Any] | None]] = []  # path, Authorization, body
+        self.completions: list[float] = []  # when (monotonic) each completion was asked
         self.release = threading.Event()
         fake = self
 
@@ -86,6 +88,7 @@ class FakeOmlx:
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", "0"))))
                 auth = self.headers.get("Authorization", "")
                 fake.requests.append((self.path, auth, body))
+                fake.completions.append(time.monotonic())
                 if fake.mode in ("hang", "late_error"):  # as oMLX: 200 and a space at once, then keepalive spaces
                     self.send_response(200)
                     self.send_header("Content-Type", "application/json")
@@ -476,3 +479,106 @@ def test_the_probe_asks_the_default_model_the_log_named(tmp_path: Path) -> None:
     _steps(chosen, range(0, 70))
     chosen.follower.close()
     assert models == ["given"]
+
+
+# -- the issue's "Done when", against the local server ---------------------------------------------
+
+
+def _probe_watch(log: Path, url: str, *args: str, env: dict[str, str] | None = None) -> Watch:
+    return Watch(
+        str(log),
+        *("--interval", "0.05", "-f", "ndjson", "--probe", url, "--wedge-after", "1s", "--probe-timeout", "1s"),
+        *args,
+        env={"OMLX_API_KEY": KEY, **(env or {})},
+    )
+
+
+def _probe_rows(watch: Watch) -> list[dict[str, Any]]:
+    return [row for row in watch.rows() if row.get("kind") == "probe"]
+
+
+def test_done_when_a_dead_engine_at_info_is_proven_by_a_probe_and_alerted_once(
+    tmp_path: Path,
+    omlx: FakeOmlx,
+    watches: list[Watch],  # noqa: F811
+) -> None:
+    """The log alone could only call it possible; the first hung probe proves it, and the probes that
+    hang after it raise no second alert and run no second --on-dead."""
+    omlx.mode = "hang"
+    log = tmp_path / "server.log"
+    now = datetime.now()
+    log.write_text(startup(now - timedelta(minutes=5)) + _completion(now - timedelta(minutes=1)))
+    runs = tmp_path / "runs.txt"
+    watch = _probe_watch(log, omlx.url, "--on-dead", f"echo run >> {runs}")
+    watches.append(watch)
+    _following(watch)
+    for count in (1, 2, 3):
+        watch.row(lambda row, n=count: row.get("kind") == "probe" and len(_probe_rows(watch)) >= n, within=10.0)
+    watch.process.terminate()
+    assert watch.finish() == 0
+    probes = _probe_rows(watch)
+    assert len(probes) >= 3 and {row["outcome"] for row in probes} == {"hung"}
+    assert probes[0]["trigger"] == "possible_wedge"
+    alerts = [row for row in watch.rows() if row.get("watch") == "probe_dead"]
+    assert len(alerts) == 1 and alerts[0]["since"] == probes[0]["time"]
+    assert runs.read_text().splitlines() == ["run"]
+    assert not any(row.get("watch") in ("dead", "wedge") for row in watch.rows())  # the log alone proved nothing
+
+
+def test_done_when_a_busy_server_is_never_probed_and_an_idle_one_once_per_wedge_after(
+    tmp_path: Path,
+    omlx: FakeOmlx,
+    watches: list[Watch],  # noqa: F811
+) -> None:
+    log = tmp_path / "server.log"
+    log.write_text(startup(datetime.now() - timedelta(minutes=5)))
+    watch = _probe_watch(log, omlx.url)
+    watches.append(watch)
+    _following(watch)
+    busy_until = time.monotonic() + 4.0  # four --wedge-after of requests finishing every 0.2 s
+    while time.monotonic() < busy_until:
+        append(log, _completion(datetime.now()))
+        idle_from = time.monotonic()
+        time.sleep(0.2)
+    assert omlx.completions == [], "a busy server was probed"
+    time.sleep(4.5)  # idle: nothing finishes, nothing is written
+    watch.process.terminate()
+    assert watch.finish() == 0
+    sent = omlx.completions
+    assert 2 <= len(sent) <= 4, sent  # one per --wedge-after (1 s) plus the probe's own time, at most
+    assert sent[0] - idle_from >= 0.9
+    assert all(later - earlier >= 0.9 for earlier, later in itertools.pairwise(sent))
+    assert {row["outcome"] for row in _probe_rows(watch)} == {"alive"}
+    assert not any(row.get("watch") == "probe_dead" for row in watch.rows())
+
+
+def test_done_when_the_key_is_in_no_row_message_or_hook_even_when_the_server_echoes_it(
+    tmp_path: Path,
+    omlx: FakeOmlx,
+    watches: list[Watch],  # noqa: F811
+) -> None:
+    """Two 500s whose message repeats the request's Authorization header prove the engine dead: the
+    rows, the alert, the summary, the hook's environment and the timeline that reads the rows back
+    never show the key."""
+    omlx.mode = "echo"
+    log = tmp_path / "server.log"
+    now = datetime.now()
+    log.write_text(startup(now - timedelta(minutes=5)) + _completion(now - timedelta(minutes=1)))
+    env_file, out = tmp_path / "hook-env.txt", tmp_path / "watch.ndjson"
+    watch = _probe_watch(log, omlx.url, "--on-dead", f"env > {env_file}", "-o", str(out))
+    watches.append(watch)
+    _following(watch)
+    deadline = time.monotonic() + 10.0
+    while "probe_dead" not in (out.read_text() if out.exists() else "") and time.monotonic() < deadline:
+        time.sleep(0.1)
+    watch.process.terminate()
+    assert watch.finish() == 0
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    errors = [row for row in rows if row.get("kind") == "probe"]
+    assert len(errors) >= 2 and all(row["status"] == 500 and "Bearer …" in row["detail"] for row in errors)
+    assert any(row.get("watch") == "probe_dead" for row in rows)
+    assert [auth for _, auth, body in omlx.requests if body] == [f"Bearer {KEY}"] * len(errors)  # it was sent
+    timeline = runner.invoke(app, ["timeline", str(log), "--probes", str(out), "-f", "json"])
+    assert timeline.exit_code == 0, timeline.output
+    for text in (out.read_text(), "\n".join(watch.err), env_file.read_text(), timeline.output):
+        assert KEY not in text

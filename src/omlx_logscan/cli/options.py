@@ -293,7 +293,13 @@ Probe = Annotated[
         "$OMLX_API_KEY, else the settings' (never printed).",
     ),
 ]
-ProbeModel = Annotated[str | None, _valued("MODEL", "The model a probe asks (default: the first /v1/models lists).")]
+ProbeModel = Annotated[
+    str | None,
+    _valued(
+        "MODEL",
+        "The model a probe asks (default: the one the log's last start named, else the first /v1/models lists).",
+    ),
+]
 ProbeTimeout = Annotated[
     str | None,
     _valued("DURATION", "How long a probe waits for its token before the engine counts as hung (default 120s)."),
