@@ -413,7 +413,7 @@ def _default_model(at: datetime, model: str) -> str:
 
 def _chatter(log: Path, at: datetime, level: str) -> None:
     """A line that is no finished request: the log is not silent, and nothing proves the engine alive."""
-    append(log, _line(at, "omlx.scheduler", level, "Memory guard tier: balanced (guard on)"))
+    append(log, _line(at, "omlx.scheduler", level, "Cache phase timings: cleanup_finished_sync=1.1ms/10"))
 
 
 @pytest.mark.parametrize(("ending", "probed"), [("", True), ("fatal_exit", False), ("shutdown", False)])
@@ -582,3 +582,41 @@ def test_done_when_the_key_is_in_no_row_message_or_hook_even_when_the_server_ech
     assert timeline.exit_code == 0, timeline.output
     for text in (out.read_text(), "\n".join(watch.err), env_file.read_text(), timeline.output):
         assert KEY not in text
+
+
+def test_a_finished_request_held_for_its_continuation_still_stops_the_probe(tmp_path: Path) -> None:
+    """The last record waits up to RECORD_HOLD_S for its continuation before it is read; a probe that
+    falls due meanwhile waits for it, at most that long (found against the real server: a probe went
+    out 1.9 s after a completion whose line was still held)."""
+    t0 = datetime(2026, 9, 15, 20, 0)
+    log = tmp_path / "server.log"
+    log.write_text(startup(t0))
+    sink = EventKeeper()
+    watcher = _watcher(log, sink, ["alive"])
+    watcher.step(0.0)
+    for tenth in range(1, 640):  # due at 60 s; a request finishes at 59.5 s, read at 61.5 s
+        now = tenth / 10
+        if tenth == 595:
+            append(log, _completion(t0 + timedelta(seconds=now)))
+        watcher.step(now)
+    watcher.follower.close()
+    assert not [event for event in sink.events if event.kind == "probe"]
+    assert watcher.prober is not None and watcher.prober.sent == 0
+
+
+def test_a_log_that_never_stops_writing_delays_a_due_probe_at_most_the_hold(tmp_path: Path) -> None:
+    t0 = datetime(2026, 9, 15, 20, 0)
+    log = tmp_path / "server.log"
+    log.write_text(startup(t0))
+    sink = EventKeeper()
+    watcher = _watcher(log, sink, ["alive"])
+    watcher.step(0.0)
+    for tenth in range(1, 640):  # a line every half second, none a finished request: the hold never ends
+        now = tenth / 10
+        if tenth % 5 == 0:
+            _chatter(log, t0 + timedelta(seconds=now), "INFO")
+        watcher.step(now)
+        if watcher.prober is not None and watcher.prober.sent:
+            break
+    watcher.follower.close()
+    assert 60.0 <= now <= 60.0 + 2.0  # due at 60 s (--wedge-after), sent once the hold at its due time is over

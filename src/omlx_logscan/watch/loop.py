@@ -97,6 +97,7 @@ class Watcher:
         self._head_levels: frozenset[str] = frozenset()  # the levels of what a watch from the end skipped
         self._default_model: str | None = None  # ... and the default model its last start named
         self._started: Event | None = None  # the last process start read
+        self._due_at: float | None = None  # when the probe now due fell due
 
     def run(self, should_stop: Callable[[], bool]) -> int:
         """Watch until ``should_stop`` says so (exit 0) or, with exit_on_dead, the engine is dead (3).
@@ -292,11 +293,17 @@ class Watcher:
         if prober.busy or self._exit is not None:
             return
         due = self.schedule.due(now, arrivals_hidden=not (self.stream.levels | self._head_levels) & {"DEBUG", "TRACE"})
-        if due is not None:
-            self.schedule.restart(now)  # probed, or the log proves the outage: the wait starts again
-            if not self.state.proven_outage():
-                prober.target = self._target(prober.target)
-                prober.start(due)
+        if due is None:
+            self._due_at = None
+            return
+        self._due_at = now if self._due_at is None else self._due_at
+        if self.stream.holding and now - self._due_at < RECORD_HOLD_S:
+            return  # the last record read, held for its continuation, may be a request that finished
+        self._due_at = None
+        self.schedule.restart(now)  # probed, or the log proves the outage: the wait starts again
+        if not self.state.proven_outage():
+            prober.target = self._target(prober.target)
+            prober.start(due)
 
     def _probe_alert(self, change: ProbeProved, now: float) -> None:
         """Probes proved the engine generation-dead: alert and run --on-dead once for this outage."""
