@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import subprocess
 import sys
+import threading
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -147,6 +149,27 @@ def test_report_shows_probes_without_the_key(tmp_path: Path) -> None:
     result = runner.invoke(app, ["report", str(log), "--probes", str(rows)])
     assert result.exit_code == 0, result.output
     assert "### Generation probes" in result.stdout and "confirms the possible wedge" in " ".join(result.stdout.split())
+    section = result.stdout.split("### Generation probes")[1]
+    assert str(rows.parent) not in section and rows.name in section  # a folder may name the user: the base name
+
+
+def test_a_log_from_a_named_pipe_is_read_once_by_the_log_reader(tmp_path: Path) -> None:
+    """Telling watch's NDJSON from a log looks at regular files only: a pipe's lines are read once."""
+    text = _wedged_log(tmp_path).read_text()
+    pipe = tmp_path / "pipe.log"
+    os.mkfifo(pipe)
+    writer = threading.Thread(target=pipe.write_text, args=(text,), daemon=True)
+    writer.start()
+    process = subprocess.run(  # bounded: a pipe read twice would wait for a second writer forever
+        [sys.executable, "-m", "omlx_logscan", "timeline", str(pipe), "-f", "json"],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
+    writer.join(5.0)
+    assert process.returncode == 0, process.stderr
+    assert json.loads(process.stdout)["header"]["lines"] == len(text.splitlines())
 
 
 @pytest.mark.parametrize(

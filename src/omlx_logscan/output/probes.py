@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING, Any
 
 from omlx_logscan.analysis.model import Analysis
@@ -109,7 +110,8 @@ def probe_lines(evidence: ProbeEvidence, analysis: Analysis) -> list[tuple[str, 
 
 
 def probe_files_phrase(evidence: ProbeEvidence) -> str:
-    return ", ".join(found.name for found in evidence.files)
+    """The probes files by their base names, as the timeline names its logs (a folder may name a user)."""
+    return ", ".join(os.path.basename(found.name) for found in evidence.files)
 
 
 def probe_files_note(files: list[ProbeFile]) -> str:

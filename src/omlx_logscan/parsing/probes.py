@@ -40,8 +40,9 @@ def is_watch_row(row: object) -> bool:
 
 
 def is_watch_output(source: Source) -> bool:
-    """Whether an input file is watch's NDJSON rather than a log: its first line is a watch row."""
-    if source.path is None or source.skipped is not None:
+    """Whether an input file is watch's NDJSON rather than a log: its first line is a watch row. Only
+    a regular file is looked at: what a pipe gives is read once, by the log reader."""
+    if source.path is None or source.skipped is not None or not source.path.is_file():
         return False
     try:
         head = _read(source, SNIFF_BYTES)
