@@ -22,7 +22,7 @@ from test_parity import EventKeeper
 from test_watch import Watch, _following, _line, append, escalation, fatal_exit, startup, watches  # noqa: F401
 from typer.testing import CliRunner
 
-from conftest import pasted
+from conftest import REAL, pasted
 from omlx_logscan.analysis.lifetimes import analyze
 from omlx_logscan.analysis.probes import generation_dead
 from omlx_logscan.cli.app import app
@@ -30,10 +30,12 @@ from omlx_logscan.errors import EXIT_DEAD
 from omlx_logscan.inputs.sources import resolve
 from omlx_logscan.parsing.event import Event
 from omlx_logscan.stream.read import read_events
+from omlx_logscan.watch.head import read_head
 from omlx_logscan.watch.loop import Watcher, WatchOptions
 from omlx_logscan.watch.probe import ProbeResult, ProbeRunner, ProbeTarget, probe_once, settings_url
 from omlx_logscan.watch.probing import FAULT_WAIT_S, ProbeSchedule
 
+REAL_OMLX = REAL.parent / "real-omlx"  # logs the real oMLX server wrote (tools/real-omlx)
 KEY = "sk-omlx-test-7f3a9c"  # the API key: never in an output, a row, a hook's environment or a message
 HANG_LIMIT_S = 15.0  # a hanging answer is released by then at the latest (bounded waits)
 KEEPALIVE_S = 0.1  # oMLX sends a space every 10 s while a completion that is not streamed runs; here, faster
@@ -620,3 +622,20 @@ def test_a_log_that_never_stops_writing_delays_a_due_probe_at_most_the_hold(tmp_
             break
     watcher.follower.close()
     assert 60.0 <= now <= 60.0 + 2.0  # due at 60 s (--wedge-after), sent once the hold at its due time is over
+
+
+@pytest.mark.parametrize("version", ["0.4.4", "0.5.3", "0.5.7", "0.6.3rc2"])
+def test_the_first_read_of_real_omlx_logs_names_the_default_model_and_the_stop(version: str) -> None:
+    """Every oMLX version's init_server logs ``Default model: …`` at INFO; the clean run ends with an
+    orderly stop, so a watch from its end would not probe."""
+    log = REAL_OMLX / f"a-info-clean@{version}.server.log"
+    head = read_head(log, log.stat().st_size)
+    assert head.default_model == "tiny-llama"
+    assert head.ended is not None and head.ended.kind == "shutdown"
+    assert "INFO" in head.levels and head.sessions == 3
+
+
+def test_the_first_read_of_a_pasted_log_names_its_default_model() -> None:
+    log = REAL / "omlx-issue-899.log"
+    head = read_head(log, log.stat().st_size)
+    assert (head.default_model, head.ended) == ("Qwen3.5-27B-Claude-4.6-Opus-Distilled-MLX-4bit", None)
