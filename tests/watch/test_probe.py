@@ -11,7 +11,7 @@ import json
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -586,42 +586,45 @@ def test_done_when_the_key_is_in_no_row_message_or_hook_even_when_the_server_ech
         assert KEY not in text
 
 
+def _sent_at(tmp_path: Path, write: Callable[[Path, datetime, int], None]) -> list[float]:
+    """When a watch of a started INFO log (--wedge-after 60 s) sent probes over 64 s stepped by tenths
+    of a second, ``write`` adding to the log before each step (given its time and the tenth)."""
+    t0 = datetime(2026, 9, 15, 20, 0)
+    log = tmp_path / "server.log"
+    log.write_text(startup(t0))
+    watcher = _watcher(log, EventKeeper(), ["alive"] * 2)
+    assert watcher.prober is not None
+    watcher.step(0.0)
+    sent = []
+    for tenth in range(1, 640):
+        now, before = tenth / 10, watcher.prober.sent
+        write(log, t0 + timedelta(seconds=now), tenth)
+        watcher.step(now)
+        if watcher.prober.sent > before:
+            sent.append(now)
+    watcher.follower.close()
+    return sent
+
+
 def test_a_finished_request_held_for_its_continuation_still_stops_the_probe(tmp_path: Path) -> None:
     """The last record waits up to RECORD_HOLD_S for its continuation before it is read; a probe that
     falls due meanwhile waits for it, at most that long (found against the real server: a probe went
     out 1.9 s after a completion whose line was still held)."""
-    t0 = datetime(2026, 9, 15, 20, 0)
-    log = tmp_path / "server.log"
-    log.write_text(startup(t0))
-    sink = EventKeeper()
-    watcher = _watcher(log, sink, ["alive"])
-    watcher.step(0.0)
-    for tenth in range(1, 640):  # due at 60 s; a request finishes at 59.5 s, read at 61.5 s
-        now = tenth / 10
+
+    def finish_one(log: Path, at: datetime, tenth: int) -> None:  # due at 60 s; finished at 59.5 s, read at 61.5 s
         if tenth == 595:
-            append(log, _completion(t0 + timedelta(seconds=now)))
-        watcher.step(now)
-    watcher.follower.close()
-    assert not [event for event in sink.events if event.kind == "probe"]
-    assert watcher.prober is not None and watcher.prober.sent == 0
+            append(log, _completion(at))
+
+    assert _sent_at(tmp_path, finish_one) == []
 
 
 def test_a_log_that_never_stops_writing_delays_a_due_probe_at_most_the_hold(tmp_path: Path) -> None:
-    t0 = datetime(2026, 9, 15, 20, 0)
-    log = tmp_path / "server.log"
-    log.write_text(startup(t0))
-    sink = EventKeeper()
-    watcher = _watcher(log, sink, ["alive"])
-    watcher.step(0.0)
-    for tenth in range(1, 640):  # a line every half second, none a finished request: the hold never ends
-        now = tenth / 10
+    def chatter(log: Path, at: datetime, tenth: int) -> None:  # a line every half second: the hold never ends
         if tenth % 5 == 0:
-            _chatter(log, t0 + timedelta(seconds=now), "INFO")
-        watcher.step(now)
-        if watcher.prober is not None and watcher.prober.sent:
-            break
-    watcher.follower.close()
-    assert 60.0 <= now <= 60.0 + 2.0  # due at 60 s (--wedge-after), sent once the hold at its due time is over
+            _chatter(log, at, "INFO")
+
+    (sent,) = _sent_at(tmp_path, chatter)
+    assert 60.0 <= sent <= 60.0 + 2.0  # due at 60 s (--wedge-after), sent once the hold at its due time is over
 
 
 @pytest.mark.parametrize("version", ["0.4.4", "0.5.3", "0.5.7", "0.6.3rc2"])
