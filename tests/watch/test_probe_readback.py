@@ -25,7 +25,8 @@ from omlx_logscan.analysis.lifetimes import analyze
 from omlx_logscan.analysis.probes import probe_findings
 from omlx_logscan.cli.app import app
 from omlx_logscan.inputs.sources import resolve
-from omlx_logscan.output.probes import probe_message
+from omlx_logscan.output.probes import REPORT_PROBE_LINES, probe_message
+from omlx_logscan.output.report import COMMENT_LIMIT
 from omlx_logscan.parsing.event import Event
 from omlx_logscan.stream.read import read_events
 from omlx_logscan.timeutil import stamp_of
@@ -246,3 +247,14 @@ def test_an_alive_probe_in_a_dead_window_contradicts_it(tmp_path: Path) -> None:
     log = tmp_path / "server.log"
     log.write_text(startup(T0) + escalation(T0 + timedelta(minutes=5)))
     assert _verdicts(log, [_probe(T0 + timedelta(minutes=9), "alive")]) == [(1, "contradicts")]
+
+
+def test_a_report_with_many_probes_stays_under_githubs_limit(tmp_path: Path) -> None:
+    log = _wedged_log(tmp_path)
+    many = [(T0 + timedelta(minutes=11, seconds=5 * n), "hung") for n in range(500)]  # all in the possible wedge
+    rows = _watch_rows(tmp_path, many)
+    result = runner.invoke(app, ["report", str(log), "--probes", str(rows)])
+    assert result.exit_code == 0, result.output
+    assert len(result.stdout) <= COMMENT_LIMIT
+    assert "more lines: timeline --probes shows them all" in result.stdout
+    assert result.stdout.count("confirms the possible") == REPORT_PROBE_LINES - 1

@@ -47,19 +47,17 @@ def report(
 
     host = one_host(options)
     found = load_investigation(options, wedge_after_seconds(wedge_after), host, probes)
-    shown = report_probes(found.probes, found.analysis) if found.probes is not None else ""
-    text = (
-        build_report(
-            found.analysis,
-            redact_personal=redact,
-            bounds_markdown=bounds_markdown(found.bounds) if found.bounds is not None else None,
-            os_versions=found.os_versions,
-            why=found.why,
-            names=_names(host) if redact else None,
-            limit=COMMENT_LIMIT - len(shown),
-        )
-        + shown
+    probes_section = report_probes(found.probes, found.analysis) if found.probes is not None else ""
+    text = build_report(
+        found.analysis,
+        redact_personal=redact,
+        bounds_markdown=bounds_markdown(found.bounds) if found.bounds is not None else None,
+        os_versions=found.os_versions,
+        why=found.why,
+        names=_names(host) if redact else None,
+        limit=COMMENT_LIMIT - len(probes_section),
     )
+    text += probes_section  # after the body, within the limit
     if redact:  # the host's own label is personal too; the log's text alone would not show it is one
         from omlx_logscan.output.masking import mask_host_name
 
