@@ -60,6 +60,7 @@ SAMPLES: dict[str, Any] = {
     "probe-every": "1m",
     "probe-model": "some-model",
     "probe-timeout": "5s",
+    "probes": "watch.ndjson",
     "quiet": True,
     "redact": True,
     "redact-key": "fleet.key",

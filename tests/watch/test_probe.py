@@ -6,11 +6,12 @@ CI has no oMLX: a local server on 127.0.0.1 answers as the real one does (``omlx
 
 from __future__ import annotations
 
+import itertools
 import json
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -21,7 +22,7 @@ from test_parity import EventKeeper
 from test_watch import Watch, _following, _line, append, escalation, fatal_exit, startup, watches  # noqa: F401
 from typer.testing import CliRunner
 
-from conftest import pasted
+from conftest import REAL, pasted
 from omlx_logscan.analysis.lifetimes import analyze
 from omlx_logscan.analysis.probes import generation_dead
 from omlx_logscan.cli.app import app
@@ -29,10 +30,12 @@ from omlx_logscan.errors import EXIT_DEAD
 from omlx_logscan.inputs.sources import resolve
 from omlx_logscan.parsing.event import Event
 from omlx_logscan.stream.read import read_events
+from omlx_logscan.watch.head import read_head
 from omlx_logscan.watch.loop import Watcher, WatchOptions
 from omlx_logscan.watch.probe import ProbeResult, ProbeRunner, ProbeTarget, probe_once, settings_url
 from omlx_logscan.watch.probing import FAULT_WAIT_S, ProbeSchedule
 
+REAL_OMLX = REAL.parent / "real-omlx"  # logs the real oMLX server wrote (tools/real-omlx)
 KEY = "sk-omlx-test-7f3a9c"  # the API key: never in an output, a row, a hook's environment or a message
 HANG_LIMIT_S = 15.0  # a hanging answer is released by then at the latest (bounded waits)
 KEEPALIVE_S = 0.1  # oMLX sends a space every 10 s while a completion that is not streamed runs; here, faster
@@ -60,6 +63,7 @@ class FakeOmlx:
     def __init__(self) -> None:
         self.mode = "alive"
         self.requests: list[tuple[str, str, dict[str, Any] | None]] = []  # path, Authorization, body
+        self.completions: list[float] = []  # when (monotonic) each completion was asked
         self.release = threading.Event()
         fake = self
 
@@ -86,6 +90,7 @@ class FakeOmlx:
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", "0"))))
                 auth = self.headers.get("Authorization", "")
                 fake.requests.append((self.path, auth, body))
+                fake.completions.append(time.monotonic())
                 if fake.mode in ("hang", "late_error"):  # as oMLX: 200 and a space at once, then keepalive spaces
                     self.send_response(200)
                     self.send_header("Content-Type", "application/json")
@@ -388,3 +393,252 @@ def test_a_configuration_file_cannot_point_the_probe_elsewhere(
     assert result.exit_code == 0, result.output
     assert ".logscan.toml: ignored 'probe'" in result.stderr
     assert not omlx.requests
+
+
+# -- a watch from the end of a file: what its first read says --------------------------------------
+
+
+def _recording(watcher: Watcher, models: list[str | None]) -> None:
+    """Let the watcher's probes answer alive and record the model each asked."""
+
+    def answer(target: ProbeTarget) -> ProbeResult:
+        models.append(target.model)
+        return ProbeResult("alive", 0.1, 200, "", target.model)
+
+    assert watcher.prober is not None
+    watcher.prober = ProbeRunner(watcher.prober.target, answer)
+
+
+def _default_model(at: datetime, model: str) -> str:
+    return startup(at) + _line(at + timedelta(milliseconds=300), "omlx.server", "INFO", f"Default model: {model}")
+
+
+def _chatter(log: Path, at: datetime, level: str) -> None:
+    """A line that is no finished request: the log is not silent, and nothing proves the engine alive."""
+    append(log, _line(at, "omlx.scheduler", level, "Cache phase timings: cleanup_finished_sync=1.1ms/10"))
+
+
+@pytest.mark.parametrize(("ending", "probed"), [("", True), ("fatal_exit", False), ("shutdown", False)])
+def test_a_watch_from_the_end_takes_the_process_state_from_its_first_read(
+    tmp_path: Path, ending: str, probed: bool
+) -> None:
+    """The skipped part's last word on the process decides: running (probed after --wedge-after of
+    nothing finishing), or a fatal exit or an orderly stop (never probed: the supervisor restarts it)."""
+    t0 = datetime(2026, 9, 15, 20, 0)
+    log = tmp_path / "server.log"
+    text = _default_model(t0, "m") + _completion(t0 + timedelta(minutes=1))
+    if ending == "fatal_exit":
+        text += fatal_exit(t0 + timedelta(minutes=2))
+    elif ending == "shutdown":
+        text += _line(t0 + timedelta(minutes=2), "omlx.engine_pool", "INFO", "Engine pool shutdown complete")
+    log.write_text(text)
+    sink = EventKeeper()
+    watcher = _watcher(log, sink, ["alive"] * 5)
+    _steps(watcher, range(0, 100))
+    watcher.follower.close()
+    sent = [event for event in sink.events if event.kind == "probe"]
+    assert bool(sent) is probed, [e.fields for e in sent]
+
+
+def test_a_debug_log_skipped_at_the_start_shows_arrivals_so_no_possible_wedge_is_probed(tmp_path: Path) -> None:
+    t0 = datetime(2026, 9, 15, 20, 0)
+    for level, probed in (("DEBUG", False), ("INFO", True)):
+        log = tmp_path / f"{level}.log"
+        log.write_text(_default_model(t0, "m") + _line(t0 + timedelta(seconds=1), "omlx.engine", level, "step"))
+        sink = EventKeeper()
+        watcher = _watcher(log, sink, ["alive"] * 5)
+        for now in range(0, 100):  # the log keeps writing INFO lines, none a finished request
+            if now % 10 == 5:
+                _chatter(log, t0 + timedelta(seconds=now), "INFO")
+            _steps(watcher, range(now, now + 1))
+        watcher.follower.close()
+        triggers = [event.fields["trigger"] for event in sink.events if event.kind == "probe"]
+        assert triggers == (["possible_wedge"] if probed else []), (level, triggers)
+
+
+def test_the_probe_asks_the_default_model_the_log_named(tmp_path: Path) -> None:
+    """--probe-model, else the default model of the last start (the skipped part's, then the live
+    log's), else the first /v1/models lists (the target's model None)."""
+    t0 = datetime(2026, 9, 15, 20, 0)
+    log = tmp_path / "server.log"
+    log.write_text(_default_model(t0, "qwen-from-the-head"))
+    models: list[str | None] = []
+    watcher = _watcher(log, EventKeeper(), [])
+    _recording(watcher, models)
+    _steps(watcher, range(0, 70))
+    append(log, _default_model(t0 + timedelta(hours=1), "llama-after-a-restart"))
+    _steps(watcher, range(70, 140))
+    append(log, startup(t0 + timedelta(hours=2)))  # a start that names no default model
+    _steps(watcher, range(140, 210))
+    watcher.follower.close()
+    assert models == ["qwen-from-the-head", "llama-after-a-restart", None]
+    log.write_text(_default_model(t0, "qwen-from-the-head"))
+    chosen = Watcher(
+        WatchOptions(log, wedge_after=60.0, probe=ProbeTarget("http://127.0.0.1:9", None, "given")), EventKeeper()
+    )
+    models.clear()
+    _recording(chosen, models)
+    _steps(chosen, range(0, 70))
+    chosen.follower.close()
+    assert models == ["given"]
+
+
+# -- the issue's "Done when", against the local server ---------------------------------------------
+
+
+def _probe_watch(log: Path, url: str, *args: str, env: dict[str, str] | None = None) -> Watch:
+    return Watch(
+        str(log),
+        *("--interval", "0.05", "-f", "ndjson", "--probe", url, "--wedge-after", "1s", "--probe-timeout", "1s"),
+        *args,
+        env={"OMLX_API_KEY": KEY, **(env or {})},
+    )
+
+
+def _probe_rows(watch: Watch) -> list[dict[str, Any]]:
+    return [row for row in watch.rows() if row.get("kind") == "probe"]
+
+
+def test_done_when_a_dead_engine_at_info_is_proven_by_a_probe_and_alerted_once(
+    tmp_path: Path,
+    omlx: FakeOmlx,
+    watches: list[Watch],  # noqa: F811
+) -> None:
+    """The log alone could only call it possible; the first hung probe proves it, and the probes that
+    hang after it raise no second alert and run no second --on-dead."""
+    omlx.mode = "hang"
+    log = tmp_path / "server.log"
+    now = datetime.now()
+    log.write_text(startup(now - timedelta(minutes=5)) + _completion(now - timedelta(minutes=1)))
+    runs = tmp_path / "runs.txt"
+    watch = _probe_watch(log, omlx.url, "--on-dead", f"echo run >> {runs}")
+    watches.append(watch)
+    _following(watch)
+    for count in (1, 2, 3):
+        watch.row(lambda row, n=count: row.get("kind") == "probe" and len(_probe_rows(watch)) >= n, within=10.0)
+    watch.process.terminate()
+    assert watch.finish() == 0
+    probes = _probe_rows(watch)
+    assert len(probes) >= 3 and {row["outcome"] for row in probes} == {"hung"}
+    assert probes[0]["trigger"] == "possible_wedge"
+    alerts = [row for row in watch.rows() if row.get("watch") == "probe_dead"]
+    assert len(alerts) == 1 and alerts[0]["since"] == probes[0]["time"]
+    assert runs.read_text().splitlines() == ["run"]
+    assert not any(row.get("watch") in ("dead", "wedge") for row in watch.rows())  # the log alone proved nothing
+
+
+def test_done_when_a_busy_server_is_never_probed_and_an_idle_one_once_per_wedge_after(
+    tmp_path: Path,
+    omlx: FakeOmlx,
+    watches: list[Watch],  # noqa: F811
+) -> None:
+    log = tmp_path / "server.log"
+    log.write_text(startup(datetime.now() - timedelta(minutes=5)))
+    watch = _probe_watch(log, omlx.url)
+    watches.append(watch)
+    _following(watch)
+    busy_until = time.monotonic() + 4.0  # four --wedge-after of requests finishing every 0.2 s
+    while time.monotonic() < busy_until:
+        append(log, _completion(datetime.now()))
+        idle_from = time.monotonic()
+        time.sleep(0.2)
+    assert omlx.completions == [], "a busy server was probed"
+    time.sleep(4.5)  # idle: nothing finishes, nothing is written
+    watch.process.terminate()
+    assert watch.finish() == 0
+    sent = omlx.completions
+    assert 2 <= len(sent) <= 4, sent  # one per --wedge-after (1 s) plus the probe's own time, at most
+    assert sent[0] - idle_from >= 0.9
+    assert all(later - earlier >= 0.9 for earlier, later in itertools.pairwise(sent))
+    assert {row["outcome"] for row in _probe_rows(watch)} == {"alive"}
+    assert not any(row.get("watch") == "probe_dead" for row in watch.rows())
+
+
+def test_done_when_the_key_is_in_no_row_message_or_hook_even_when_the_server_echoes_it(
+    tmp_path: Path,
+    omlx: FakeOmlx,
+    watches: list[Watch],  # noqa: F811
+) -> None:
+    """Two 500s whose message repeats the request's Authorization header prove the engine dead: the
+    rows, the alert, the summary, the hook's environment and the timeline that reads the rows back
+    never show the key."""
+    omlx.mode = "echo"
+    log = tmp_path / "server.log"
+    now = datetime.now()
+    log.write_text(startup(now - timedelta(minutes=5)) + _completion(now - timedelta(minutes=1)))
+    env_file, out = tmp_path / "hook-env.txt", tmp_path / "watch.ndjson"
+    watch = _probe_watch(log, omlx.url, "--on-dead", f"env > {env_file}", "-o", str(out))
+    watches.append(watch)
+    _following(watch)
+    deadline = time.monotonic() + 10.0
+    while "probe_dead" not in (out.read_text() if out.exists() else "") and time.monotonic() < deadline:
+        time.sleep(0.1)
+    watch.process.terminate()
+    assert watch.finish() == 0
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    errors = [row for row in rows if row.get("kind") == "probe"]
+    assert len(errors) >= 2 and all(row["status"] == 500 and "Bearer …" in row["detail"] for row in errors)
+    assert any(row.get("watch") == "probe_dead" for row in rows)
+    assert [auth for _, auth, body in omlx.requests if body] == [f"Bearer {KEY}"] * len(errors)  # it was sent
+    timeline = runner.invoke(app, ["timeline", str(log), "--probes", str(out), "-f", "json"])
+    assert timeline.exit_code == 0, timeline.output
+    for text in (out.read_text(), "\n".join(watch.err), env_file.read_text(), timeline.output):
+        assert KEY not in text
+
+
+def _sent_at(tmp_path: Path, write: Callable[[Path, datetime, int], None]) -> list[float]:
+    """When a watch of a started INFO log (--wedge-after 60 s) sent probes over 64 s stepped by tenths
+    of a second, ``write`` adding to the log before each step (given its time and the tenth)."""
+    t0 = datetime(2026, 9, 15, 20, 0)
+    log = tmp_path / "server.log"
+    log.write_text(startup(t0))
+    watcher = _watcher(log, EventKeeper(), ["alive"] * 2)
+    assert watcher.prober is not None
+    watcher.step(0.0)
+    sent = []
+    for tenth in range(1, 640):
+        now, before = tenth / 10, watcher.prober.sent
+        write(log, t0 + timedelta(seconds=now), tenth)
+        watcher.step(now)
+        if watcher.prober.sent > before:
+            sent.append(now)
+    watcher.follower.close()
+    return sent
+
+
+def test_a_finished_request_held_for_its_continuation_still_stops_the_probe(tmp_path: Path) -> None:
+    """The last record waits up to RECORD_HOLD_S for its continuation before it is read; a probe that
+    falls due meanwhile waits for it, at most that long (found against the real server: a probe went
+    out 1.9 s after a completion whose line was still held)."""
+
+    def finish_one(log: Path, at: datetime, tenth: int) -> None:  # due at 60 s; finished at 59.5 s, read at 61.5 s
+        if tenth == 595:
+            append(log, _completion(at))
+
+    assert _sent_at(tmp_path, finish_one) == []
+
+
+def test_a_log_that_never_stops_writing_delays_a_due_probe_at_most_the_hold(tmp_path: Path) -> None:
+    def chatter(log: Path, at: datetime, tenth: int) -> None:  # a line every half second: the hold never ends
+        if tenth % 5 == 0:
+            _chatter(log, at, "INFO")
+
+    (sent,) = _sent_at(tmp_path, chatter)
+    assert 60.0 <= sent <= 60.0 + 2.0  # due at 60 s (--wedge-after), sent once the hold at its due time is over
+
+
+@pytest.mark.parametrize("version", ["0.4.4", "0.5.3", "0.5.7", "0.6.3rc2"])
+def test_the_first_read_of_real_omlx_logs_names_the_default_model_and_the_stop(version: str) -> None:
+    """Every oMLX version's init_server logs ``Default model: …`` at INFO; the clean run ends with an
+    orderly stop, so a watch from its end would not probe."""
+    log = REAL_OMLX / f"a-info-clean@{version}.server.log"
+    head = read_head(log, log.stat().st_size)
+    assert head.default_model == "tiny-llama"
+    assert head.ended is not None and head.ended.kind == "shutdown"
+    assert "INFO" in head.levels and head.sessions == 3
+
+
+def test_the_first_read_of_a_pasted_log_names_its_default_model() -> None:
+    log = REAL / "omlx-issue-899.log"
+    head = read_head(log, log.stat().st_size)
+    assert (head.default_model, head.ended) == ("Qwen3.5-27B-Claude-4.6-Opus-Distilled-MLX-4bit", None)

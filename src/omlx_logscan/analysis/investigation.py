@@ -14,6 +14,7 @@ from omlx_logscan.stream.model import EventStream
 
 if TYPE_CHECKING:
     from omlx_logscan.analysis.bounds import Bounds
+    from omlx_logscan.analysis.probes import ProbeEvidence
     from omlx_logscan.inputs.oshistory import OsHistory
 
 
@@ -23,6 +24,7 @@ class Investigation:
     why: WhyFaulted
     os_versions: dict[int, str] | None  # session → macOS version, when an OS history was given
     bounds: Bounds | None
+    probes: ProbeEvidence | None = None  # the probes read back with the log (--probes), if any
 
 
 def investigate(

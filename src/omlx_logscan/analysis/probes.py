@@ -12,9 +12,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 
 from omlx_logscan.analysis.model import Analysis
 from omlx_logscan.parsing.event import Event
+from omlx_logscan.parsing.probes import ProbeFile
+from omlx_logscan.timeutil import parse
 
 ALIVE = "alive"
 ERROR = "error"
@@ -62,3 +65,97 @@ def generation_dead(analysis: Analysis | None, probes: Sequence[Event], running:
     if len(failing) >= ERRORS_FOR_DEAD:
         return ProbeProof(session, failing[0].time, ERROR, failing)
     return None
+
+
+# What a probe read back by ``timeline`` and ``report`` says of the outage it fell in (if any).
+CONFIRMS = "confirms"  # a possible wedge: no token, so the engine was dead, not idle
+CLEARS = "clears"  # a possible wedge: a token, so the server was idle
+PROVES = "proves"  # an outage the log shows (a penalty box, a wedge): no token either
+CONTRADICTS = "contradicts"  # an outage the log shows, yet a token came
+UNSEEN = "unseen"  # no outage in the log, yet the probes prove the engine generation-dead
+VERDICTS = (CONFIRMS, CLEARS, PROVES, CONTRADICTS, UNSEEN, ALIVE, ERROR, DOWN)
+
+
+@dataclass
+class ProbeFinding:
+    """One probe on the timeline: the lifetime it reached (None: before the log's first), the outage
+    of that lifetime it fell in (an index into the analysis's outages) and what it says of it."""
+
+    probe: Event
+    session: int | None
+    outage: int | None
+    verdict: str
+
+
+def probe_findings(analysis: Analysis, probes: Sequence[Event]) -> list[ProbeFinding]:
+    """Each probe, in time order, set against the log's lifetimes and outages. A probe proves the
+    engine dead as the watch's alert does: hung, or the ERRORS_FOR_DEAD-th error in a row of one
+    lifetime with no request finished between them."""
+    findings: list[ProbeFinding] = []
+    failing: list[Event] = []
+    session: int | None = None
+    for probe in sorted(probes, key=lambda event: event.sort_time):
+        reached = _session_at(analysis, probe.time)
+        outcome = probe.fields.get("outcome")
+        finished = failing and analysis.requests.last_between(failing[0].time, probe.time) is not None
+        if reached != session or outcome == ALIVE or finished:
+            failing = []
+        session = reached
+        if outcome in (HUNG, ERROR):
+            failing.append(probe)
+        dead = outcome == HUNG or (outcome == ERROR and len(failing) >= ERRORS_FOR_DEAD)
+        outage = _outage_at(analysis, session, probe.time)
+        findings.append(ProbeFinding(probe, session, outage, _verdict(analysis, outage, outcome, dead)))
+    return findings
+
+
+def _session_at(analysis: Analysis, time: str | None) -> int | None:
+    """The lifetime running at ``time``: the last one begun by then."""
+    begun = [s for s in analysis.sessions if time is not None and (s.start_after or s.start or "") <= time]
+    return begun[-1].index if begun else None
+
+
+def _outage_at(analysis: Analysis, session: int | None, time: str | None) -> int | None:
+    """The outage of ``session`` under way at ``time``, if any (one with no end lasts to the log's end
+    and on: the log does not show it ended)."""
+    for index, outage in enumerate(analysis.outages.items):
+        if outage.session != session or time is None or outage.start is None or outage.start > time:
+            continue
+        if outage.end is None or time <= outage.end:
+            return index
+    return None
+
+
+def _verdict(analysis: Analysis, outage: int | None, outcome: object, dead: bool) -> str:
+    if outage is None:
+        return UNSEEN if dead else str(outcome)
+    certain = analysis.outages.items[outage].certain
+    if dead:
+        return PROVES if certain else CONFIRMS
+    if outcome == ALIVE:
+        return CONTRADICTS if certain else CLEARS
+    return str(outcome)
+
+
+@dataclass
+class ProbeEvidence:
+    """The probes ``timeline`` and ``report`` read back (``--probes``, or watch's NDJSON as an input)."""
+
+    files: list[ProbeFile]
+    findings: list[ProbeFinding]
+
+
+def probe_evidence(
+    analysis: Analysis, files: list[ProbeFile], since: datetime | None = None, until: datetime | None = None
+) -> ProbeEvidence:
+    """The probes of ``files`` sent within the --since/--until window (naive local times), set against
+    the analysis of that window."""
+    probes = [
+        probe
+        for found in files
+        for probe in found.probes
+        if probe.time is not None
+        and (since is None or parse(probe.time) >= since)
+        and (until is None or parse(probe.time) <= until)
+    ]
+    return ProbeEvidence(files, probe_findings(analysis, probes))

@@ -111,7 +111,7 @@ KEY_CLASSES: dict[KeyClass, frozenset[str]] = {
     KeyClass.runs: frozenset({"on-fault", "on-dead", "command-timeout", "exit-on-dead"}),
     KeyClass.writes: frozenset({"output"}),
     KeyClass.sends: frozenset({"probe", "probe-model", "probe-timeout", "probe-every"}),  # watch's probe: a URL it asks
-    KeyClass.reads: frozenset({"base-path", "hosts", "os-history", "overlay", "from-start", "redact-key"}),
+    KeyClass.reads: frozenset({"base-path", "hosts", "os-history", "overlay", "from-start", "redact-key", "probes"}),
     KeyClass.loosens: frozenset({"since", "until", "force", "exit-at-end"}),
 }
 

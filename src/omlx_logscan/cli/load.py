@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from omlx_logscan.cli.options import CommonOptions
-from omlx_logscan.errors import LogscanError, NotOmlxLog
+from omlx_logscan.errors import InputError, LogscanError, NotOmlxLog
 from omlx_logscan.inputs.sources import Source, Stream
 
 if TYPE_CHECKING:
@@ -22,19 +22,55 @@ if TYPE_CHECKING:
     from omlx_logscan.inputs.oshistory import OsHistory
     from omlx_logscan.output.formats import RowWriter
     from omlx_logscan.output.masking import RedactionKey
+    from omlx_logscan.parsing.probes import ProbeFile
     from omlx_logscan.stream.model import EventStream
 
 
-def load_investigation(options: CommonOptions, wedge_after_s: float, host: Host | None = None) -> Investigation:
+def load_investigation(
+    options: CommonOptions, wedge_after_s: float, host: Host | None = None, probes: Path | None = None
+) -> Investigation:
     """What timeline and report show: the analysis (wedges after ``wedge_after_s``) with its OS
-    history and overlays; ``host``: the inputs' host when the caller planned it already."""
+    history and overlays, and the generation probes of ``probes`` and of the inputs that are watch's
+    NDJSON; ``host``: the inputs' host when the caller planned it already."""
     from omlx_logscan.analysis.investigation import investigate
     from omlx_logscan.inputs.overlays import parse_overlays
 
     host = host or one_host(options)
     history = host_history(options, host, use_system=False)
     overlays = parse_overlays(options.overlay, options.overlay_gap, host.zone)
-    return investigate(load_host(options, host), history, overlays, wedge_after_s=wedge_after_s)
+    files = _read_probes(options, host, probes)  # before the logs: a bad file costs no read of them
+    found = investigate(load_host(options, host), history, overlays, wedge_after_s=wedge_after_s)
+    if files is not None:
+        from omlx_logscan.analysis.probes import probe_evidence
+        from omlx_logscan.output.probes import probe_files_note
+
+        found.probes = probe_evidence(found.analysis, files, options.since, options.until)
+        if not options.quiet:
+            sys.stderr.write(probe_files_note(files))
+    return found
+
+
+def _read_probes(options: CommonOptions, host: Host, probes: Path | None) -> list[ProbeFile] | None:
+    """The generation probes of ``--probes FILE`` and of the inputs that are watch's NDJSON, which are
+    taken out of the host's logs (their rows are no log lines); None when there are none to read."""
+    from omlx_logscan.inputs.sources import path_name
+    from omlx_logscan.parsing.probes import read_probes, watch_outputs
+
+    taken = watch_outputs(host.sources)
+    host.sources = [source for source in host.sources if source not in taken]
+    if taken and not host.sources:
+        raise InputError(
+            f"{taken[0].name}: watch's NDJSON holds the watch's probes and events, not the log: "
+            "give the log it followed too (or read it with --probes)"
+        )
+    found = [(f"{source.name} (watch's NDJSON)", source) for source in taken]
+    if probes is not None:
+        from omlx_logscan.cli.values import check_output
+
+        if options.output is not None:
+            check_output(options.output, [("the --probes file", probes)])
+        found.append((f"--probes {path_name(probes)}", Source(path_name(probes), probes.expanduser())))
+    return [read_probes(source, host.zone, what) for what, source in found] if found else None
 
 
 def host_history(options: CommonOptions, host: Host, *, use_system: bool) -> OsHistory | None:

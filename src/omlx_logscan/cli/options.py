@@ -293,10 +293,24 @@ Probe = Annotated[
         "$OMLX_API_KEY, else the settings' (never printed).",
     ),
 ]
-ProbeModel = Annotated[str | None, _valued("MODEL", "The model a probe asks (default: the first /v1/models lists).")]
+ProbeModel = Annotated[
+    str | None,
+    _valued(
+        "MODEL",
+        "The model a probe asks (default: the one the log's last start named, else the first /v1/models lists).",
+    ),
+]
 ProbeTimeout = Annotated[
     str | None,
     _valued("DURATION", "How long a probe waits for its token before the engine counts as hung (default 120s)."),
+]
+Probes = Annotated[
+    Path | None,
+    _valued(
+        "FILE",
+        "Show the generation probes of watch's NDJSON (watch --probe -o FILE) on the timeline: a possible wedge "
+        "confirmed or cleared, a dead window proven. Watch's NDJSON given as an input is read so too.",
+    ),
 ]
 ProbeEvery = Annotated[
     str | None, _valued("DURATION", "Also probe this often while no request finishes (a heartbeat; default: off).")

@@ -9,6 +9,7 @@ import typer
 from omlx_logscan.cli.load import load_investigation, one_host
 from omlx_logscan.cli.options import (
     CommonOptions,
+    Probes,
     WedgeAfter,
     logs_command,
 )
@@ -30,6 +31,7 @@ def report(
         ),
     ] = True,
     wedge_after: WedgeAfter = None,
+    probes: Probes = None,
 ) -> None:
     """A Markdown summary to paste into a GitHub issue (under GitHub's 65,536-character limit).
 
@@ -40,10 +42,12 @@ def report(
     from omlx_logscan.cli.values import wedge_after_seconds
     from omlx_logscan.output.formats import write_markdown
     from omlx_logscan.output.markdown import bounds_markdown
-    from omlx_logscan.output.report import build_report
+    from omlx_logscan.output.probes import report_probes
+    from omlx_logscan.output.report import COMMENT_LIMIT, build_report
 
     host = one_host(options)
-    found = load_investigation(options, wedge_after_seconds(wedge_after), host)
+    found = load_investigation(options, wedge_after_seconds(wedge_after), host, probes)
+    probes_section = report_probes(found.probes, found.analysis) if found.probes is not None else ""
     text = build_report(
         found.analysis,
         redact_personal=redact,
@@ -51,7 +55,9 @@ def report(
         os_versions=found.os_versions,
         why=found.why,
         names=_names(host) if redact else None,
+        limit=COMMENT_LIMIT - len(probes_section),
     )
+    text += probes_section  # after the body, within the limit
     if redact:  # the host's own label is personal too; the log's text alone would not show it is one
         from omlx_logscan.output.masking import mask_host_name
 

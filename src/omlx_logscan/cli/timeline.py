@@ -5,6 +5,7 @@ from __future__ import annotations
 from omlx_logscan.cli.load import load_investigation
 from omlx_logscan.cli.options import (
     CommonOptions,
+    Probes,
     ReportFormatOption,
     WedgeAfter,
     logs_command,
@@ -17,6 +18,7 @@ def timeline(
     options: CommonOptions,
     fmt: ReportFormatOption = None,
     wedge_after: WedgeAfter = None,
+    probes: Probes = None,
 ) -> None:
     """The incident timeline: escalation, dead-engine windows, stack signatures, why each fault happened, summary.
 
@@ -28,4 +30,4 @@ def timeline(
     from omlx_logscan.output.formats import write_timeline
 
     chosen = output_format(fmt, options.output, ReportFormat.text)
-    write_timeline(chosen, load_investigation(options, wedge_after_seconds(wedge_after)), options.output)
+    write_timeline(chosen, load_investigation(options, wedge_after_seconds(wedge_after), probes=probes), options.output)

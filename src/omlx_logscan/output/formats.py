@@ -233,16 +233,28 @@ def write_timeline(fmt: ReportFormat, found: Investigation, output: Path | None)
                 document = timeline_document(analysis, versions, why)
                 if bounds is not None:
                     document["bounds"] = bounds_document(bounds, analysis)
+                if found.probes is not None:
+                    from omlx_logscan.output.probes import probes_document
+
+                    document["probes"] = probes_document(found.probes, analysis)
                 write_json(document, out)
             case ReportFormat.markdown:
                 from omlx_logscan.output.markdown import timeline_markdown
 
                 out.write(timeline_markdown(analysis, versions, why, bounds))
+                if found.probes is not None:
+                    from omlx_logscan.output.probes import probes_markdown
+
+                    out.write("\n" + "\n".join(probes_markdown(found.probes, analysis)) + "\n")
             case ReportFormat.text:
                 from omlx_logscan.output.text import bounds_table, console, timeline_text
 
                 con = console(out)
                 timeline_text(analysis, con, versions, why)
+                if found.probes is not None:
+                    from omlx_logscan.output.probes import probes_text
+
+                    probes_text(found.probes, analysis, con)
                 if bounds is not None:
                     con.print()
                     bounds_table(bounds, con)

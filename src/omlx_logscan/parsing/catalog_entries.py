@@ -42,7 +42,7 @@ ENTRIES: dict[str, tuple[str, ...]] = {
     "^Server initialized with \\d+ models": ("ea6732c8e7",),
     "^Memory guard tier: ": ("55cf5a253d", "fd28cad0fe"),
     "^Pinned model: ": ("19a2ba9a6e",),
-    "^Default model: ": ("20e7baf6c4",),
+    "^Default model: (?P<default_model>.*\\S)": ("20e7baf6c4",),
     "^Default model '.*' not found, using first model": ("e0df6ff70e",),
     "^No default model \\(no models available\\)": ("32f300dc9b",),
     "^Default max tokens: ": ("f0a372fdb8",),

@@ -79,7 +79,7 @@ START_ROWS: tuple[Template, ...] = (
         r"^Server initialized with \d+ models",
         r"^Memory guard tier: ",
         r"^Pinned model: ",
-        r"^Default model: ",
+        r"^Default model: (?P<default_model>.*\S)",  # the model a probe asks (watch --probe)
         r"^Default model '.*' not found, using first model",
         r"^No default model \(no models available\)",
         r"^Default max tokens: ",

@@ -123,7 +123,7 @@ def _join_start(start: Event, marker: Event) -> None:
     if shown not in start.fields["markers"]:
         start.fields["markers"].append(shown)
     start.lines += marker.lines
-    for key in ("pid", "omlx_version"):
+    for key in ("pid", "omlx_version", "default_model"):
         if marker.fields.get(key) is not None and start.fields.get(key) is None:
             start.fields[key] = marker.fields[key]
     if start.time is None and marker.time is not None:

@@ -1,8 +1,11 @@
-"""What a watch that starts at the end of a log skips: its lifetimes, counted by the batch reader.
+"""What a watch that starts at the end of a log skips: its lifetimes, counted by the batch reader,
+and what the probe needs of the running process.
 
 A watch numbers lifetimes as ``logscan sessions`` numbers them in the whole file, so the session
 of an alert or of ``LOGSCAN_SESSION`` is the one the timeline of the same file names. Counting the
 skipped part costs one batch read of it when the watch begins, the cost of ``logscan sessions``.
+The same read tells ``--probe`` whether the process logged its end last (no probe then), the log
+levels (a DEBUG log shows arrivals) and the default model oMLX named at its last start.
 """
 
 from __future__ import annotations
@@ -14,7 +17,9 @@ from pathlib import Path
 from omlx_logscan.analysis.lifetimes import lifetimes_of
 from omlx_logscan.errors import InputError
 from omlx_logscan.inputs.sources import Source, Stream
+from omlx_logscan.parsing.event import Event
 from omlx_logscan.stream.read import read_events
+from omlx_logscan.watch.probing import STOP_KINDS
 
 
 class _Head:
@@ -54,9 +59,28 @@ class _HeadOf(Source):
         return _Head(open(self.file, "rb"), self.size)
 
 
-def sessions_in_head(path: Path, size: int) -> int:
-    """How many lifetimes the batch analysis finds in the first ``size`` bytes (whole lines) of ``path``."""
+@dataclass
+class Head:
+    """What the skipped part of a log says: how many lifetimes, the last stop, fatal exit or crash of
+    the running one (None: it runs, as far as the log tells), the levels, the last default model."""
+
+    sessions: int = 0
+    ended: Event | None = None
+    levels: frozenset[str] = frozenset()
+    default_model: str | None = None
+
+
+def read_head(path: Path, size: int) -> Head:
+    """The batch reading of the first ``size`` bytes (whole lines) of ``path``."""
     try:
-        return len(lifetimes_of(read_events([_HeadOf(str(path), None, path, size)])))
+        stream = read_events([_HeadOf(str(path), None, path, size)])
     except (InputError, OSError):  # the follower reports a file it cannot read
-        return 0
+        return Head()
+    last = next((ev for ev in reversed(stream.events) if ev.kind in STOP_KINDS or ev.kind == "process_start"), None)
+    start = next((ev for ev in reversed(stream.events) if ev.kind == "process_start"), None)
+    return Head(
+        len(lifetimes_of(stream)),
+        last if last is not None and last.kind in STOP_KINDS else None,
+        frozenset(stream.levels),
+        start.fields.get("default_model") if start is not None else None,
+    )

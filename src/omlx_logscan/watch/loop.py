@@ -15,7 +15,7 @@ import subprocess
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
 
@@ -30,7 +30,7 @@ from omlx_logscan.output.probes import probe_dead_message, probe_message, probes
 from omlx_logscan.parsing.event import Event
 from omlx_logscan.parsing.kinds import PROBE_KIND
 from omlx_logscan.stream.live import LiveStream
-from omlx_logscan.watch.head import sessions_in_head
+from omlx_logscan.watch.head import Head, read_head
 from omlx_logscan.watch.hooks import HookRun, hook_environment
 from omlx_logscan.watch.notices import Notice, dead_end_notice, dead_notice, fault_notice
 from omlx_logscan.watch.probe import API_KEY_VARIABLE, ProbeRunner, ProbeTarget
@@ -94,6 +94,10 @@ class Watcher:
         self._exit: int | None = None
         self.prober = ProbeRunner(options.probe) if options.probe is not None else None
         self.schedule = ProbeSchedule(options.wedge_after, options.probe_every)
+        self._head_levels: frozenset[str] = frozenset()  # the levels of what a watch from the end skipped
+        self._default_model: str | None = None  # ... and the default model its last start named
+        self._started: Event | None = None  # the last process start read
+        self._due_at: float | None = None  # when the probe now due fell due
 
     def run(self, should_stop: Callable[[], bool]) -> int:
         """Watch until ``should_stop`` says so (exit 0) or, with exit_on_dead, the engine is dead (3).
@@ -141,8 +145,8 @@ class Watcher:
         """One poll of the file and everything that follows from it; True when lines arrived."""
         opened = self.follower.skipped
         items = self.follower.poll()
-        if self.follower.skipped != opened:  # the file was opened at its end: number on from its lifetimes
-            self.state.sessions_before = sessions_in_head(self.options.path, self.follower.skipped)
+        if self.follower.skipped != opened:  # the file was opened at its end: take what its head says
+            self._take_head(read_head(self.options.path, self.follower.skipped), now)
         arrived = sum(1 for item in items if isinstance(item, KeptLine))
         batch: list[KeptLine] = []
         for item in items:
@@ -170,6 +174,23 @@ class Watcher:
         self._reap(now)
         return arrived > 0
 
+    def _take_head(self, head: Head, now: float) -> None:
+        """Number on from the skipped part's lifetimes; for the probe, its process's end if it logged
+        one last, its log levels, and its default model."""
+        self.state.sessions_before = head.sessions
+        self._head_levels = head.levels
+        if head.ended is not None:
+            self.schedule.note(head.ended, now)
+        self._default_model = head.default_model
+
+    def _target(self, target: ProbeTarget) -> ProbeTarget:
+        """What to probe: --probe-model, else the default model oMLX's last start named (read when the
+        probe goes, as a start's lines may come after its first), else None: the first /v1/models lists."""
+        if self.options.probe is None or self.options.probe.model is not None:
+            return target
+        started = self._started.fields.get("default_model") if self._started is not None else self._default_model
+        return replace(target, model=started)
+
     def _feed(self, events: list[Event], now: float, *, seen: float | None = None) -> None:
         """Print ``events`` and add them to the state; ``seen``: when their lines arrived, if earlier
         (a record held for its continuation), as the wall-clock incident gap runs from there."""
@@ -188,6 +209,8 @@ class Watcher:
             self.state.add(event, now if seen is None else seen)
             if event.kind in NOTED_KINDS:  # when its line came, as the silence is counted from the lines
                 self.schedule.note(event, now if seen is None else seen)
+                if event.kind == "process_start":
+                    self._started = event
             started = started or event.kind == "process_start"
         for line in unparsed:
             self.sink.unparsed(line)
@@ -269,11 +292,18 @@ class Watcher:
             self._apply(self.state.add_probe(event), now)
         if prober.busy or self._exit is not None:
             return
-        due = self.schedule.due(now, arrivals_hidden=not self.stream.levels & {"DEBUG", "TRACE"})
-        if due is not None:
-            self.schedule.restart(now)  # probed, or the log proves the outage: the wait starts again
-            if not self.state.proven_outage():
-                prober.start(due)
+        due = self.schedule.due(now, arrivals_hidden=not (self.stream.levels | self._head_levels) & {"DEBUG", "TRACE"})
+        if due is None:
+            self._due_at = None
+            return
+        self._due_at = now if self._due_at is None else self._due_at
+        if self.stream.holding and now - self._due_at < RECORD_HOLD_S:
+            return  # the last record read, held for its continuation, may be a request that finished
+        self._due_at = None
+        self.schedule.restart(now)  # probed, or the log proves the outage: the wait starts again
+        if not self.state.proven_outage():
+            prober.target = self._target(prober.target)
+            prober.start(due)
 
     def _probe_alert(self, change: ProbeProved, now: float) -> None:
         """Probes proved the engine generation-dead: alert and run --on-dead once for this outage."""
