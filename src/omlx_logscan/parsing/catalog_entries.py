@@ -146,6 +146,7 @@ ENTRIES: dict[str, tuple[str, ...]] = {
     ),
     "^Incoming (?:(?P<method>[A-Z]+) (?P<path>\\S+))?": ("ba60d154d6", "d1818ff934"),
     "^Chat completion request received: (?:model=(?P<model>[^,]+))?": ("14d3311c2a",),
+    "^Anthropic Messages request: (?:model=(?P<model>[^,]+))?": ("7562024863",),
     "^Added request (?:(?P<request_id>\\S+) with (?P<prompt_tokens>\\d+) prompt tokens)?": ("13ddaec481",),
     "^Completion:\\ (?:model=(?P<model>[^,]+), )?(?P<tokens>\\d+) tokens in (?P<seconds>[\\d.]+)s(?: \\((?P<tok_per_s>[\\d.]+) tok/s[^)]*\\))?(?:, prompt: (?P<prompt_tokens>\\d+))?": (
         "315c334d55",
