@@ -49,8 +49,6 @@ ASPECTS: dict[str, Callable[[Case], list[str]]] = {
 #   handover       item 2: at WARNING, the next process's first warning (`Using default memory size`, written by
 #                  a function its start calls) ends the previous session after it exited
 #   stopped        item 3: a dead window that an orderly stop ended reads restart (at the next start) or eof
-#   unfinished stop not in issue 28: at INFO, a silence closed by a stop that began (`Engine stopped`) but never
-#                  finished (no `Finished server process`; killed 60 s after SIGTERM) is not a possible wedge
 KNOWN_DEFECTS: list[tuple[str, str, int]] = [
     ("d-warning-seed@0.4.4/server", "dead_windows", 2),  # handover
     ("d-warning-seed@0.4.4/server", "sessions", 2),  # handover
@@ -62,10 +60,6 @@ KNOWN_DEFECTS: list[tuple[str, str, int]] = [
     ("d-warning-seed@0.6.3rc2/server", "sessions", 2),  # handover
     ("g-debug-wedge@0.5.7/server", "sessions", 2),  # phantom
     ("g-debug-wedge@0.5.7/server", "check", 2),  # phantom
-    ("i-info-wedge@0.5.7/server", "wedges", 0),  # unfinished stop
-    ("i-info-wedge@0.5.7/console", "wedges", 0),  # unfinished stop
-    ("i-info-wedge@0.6.3rc2/server", "wedges", 0),  # unfinished stop
-    ("i-info-wedge@0.6.3rc2/console", "wedges", 0),  # unfinished stop
 ]
 
 DEFECTS = {(log, aspect): item for log, aspect, item in KNOWN_DEFECTS}

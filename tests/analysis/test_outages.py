@@ -222,3 +222,28 @@ def test_a_wedge_counts_the_arrivals_the_endpoints_log_when_the_scheduler_adds_n
     (wedge,) = analysis_of(write_log(tmp_path / "wedge.log", lines)).outages.of_kind("wedge")
     assert wedge.certain and wedge.unfinished_requests == 4 and wedge.session == 1
     assert [line for _, line, _ in wedge.evidence] == [8, 11]  # the first and the last arrival in the wedge
+
+
+def _held_stop_log(path: Path, *, teardown: bool) -> Path:
+    """Steady INFO traffic, a silence, a SIGTERM whose stop writes the engine loop's `Engine stopped`
+    (and, ``teardown``, the scheduler's shutdown that follows on the MLX executor), then a new process."""
+    done = [
+        record(1 + i / 2, "INFO", "omlx.server", "Chat completion: model=q, 24 tokens in 0.08s (300 tok/s), prompt: 34")
+        for i in range(6)
+    ]
+    stop = [
+        record(20, "INFO", "omlx.process_memory_enforcer", "Process memory enforcer stopped"),
+        record(20, "INFO", "omlx.engine_pool", "Unloading model: q (immediate abort)"),
+        record(20, "INFO", "omlx.engine_core", "Engine stopped"),
+    ]
+    if teardown:
+        stop.append(record(20, "INFO", "omlx.scheduler", "Scheduler shutdown initiated..."))
+    return write_log(path, [start(0), *done, *stop, start(21)])
+
+
+def test_a_silence_closed_by_a_stop_the_engine_teardown_never_joined_is_a_possible_wedge(tmp_path: Path) -> None:
+    """The teardown runs on the executor a wedge holds: a stop that ends at `Engine stopped` shows it held."""
+    held = analysis_of(_held_stop_log(tmp_path / "held.log", teardown=False))
+    (wedge,) = held.outages.of_kind("wedge")
+    assert not wedge.certain and wedge.session == 1 and held.sessions[0].end_reason == "shutdown"
+    assert analysis_of(_held_stop_log(tmp_path / "torn.log", teardown=True)).outages.of_kind("wedge") == []

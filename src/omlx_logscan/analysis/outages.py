@@ -22,7 +22,7 @@ from omlx_logscan.analysis.outage_model import (
     Outage,
     Outages,
 )
-from omlx_logscan.parsing.catalog_outages import ENGINE_LOOP_ERROR, fatal_reason
+from omlx_logscan.parsing.catalog_outages import ENGINE_LOOP_ERROR, ENGINE_LOOP_STOPPED, fatal_reason
 from omlx_logscan.parsing.dense import Dense, form_code, moment_of, ms_of, timed_in_order
 from omlx_logscan.parsing.kinds import CRASH_KINDS
 from omlx_logscan.timeutil import seconds, stamp_of
@@ -41,6 +41,8 @@ SILENCE_FACTOR = 2.0  # ... and the silence longer than this many times their lo
 # Events in which a request aborts or fails, or the engine fails: a wedge has none (nor finished
 # requests, which are dense rows here and events in a watch).
 SETTLING_KINDS = frozenset({"request_abort", "request_error", "gpu_error"})
+
+_STOP_KINDS = frozenset({"engine_stop", "shutdown"})  # the lines of a stop after the engine loop's
 
 # The arrival lines that count requests, each set one line per request at most: the scheduler's
 # (every generation request, once the engine's MLX executor adds it) and the endpoints' (the chat and
@@ -325,9 +327,14 @@ def _possible_wedge(
     analysis: Analysis, session: Session, following: Session | None, wedge_after_s: float
 ) -> Outage | None:
     """At INFO: a lifetime whose steady traffic stops, then nothing finishes until it is replaced
-    with no orderly stop. The log level cannot tell this from an idle server, so it is only possible;
-    a silence that traffic, an orderly stop or the log's end closes is a quiet night, not a wedge."""
-    if following is None or session.end_reason not in ("crash", "restart") or _crash_evidence(session):
+    with no orderly stop, or with a stop its engine's teardown never joined (``_stop_held``). The log
+    level cannot tell this from an idle server, so it is only possible; a silence that traffic, an
+    orderly stop or the log's end closes is a quiet night, not a wedge."""
+    if following is None or _crash_evidence(session):
+        return None
+    if session.end_reason not in ("crash", "restart") and not (
+        session.end_reason == "shutdown" and _stop_held(session)
+    ):
         return None
     if any(w.session == session.index for w in analysis.dead_windows):
         return None
@@ -354,3 +361,14 @@ def _possible_wedge(
         if final:
             outage.evidence.append((analysis.requests.names[final[-1][0]], final[-1][1], last))
     return outage
+
+
+def _stop_held(session: Session) -> bool:
+    """Whether the lifetime's stop began and then waited on a held MLX executor: after its last
+    ENGINE_LOOP_STOPPED line it wrote no more of the stop (no engine teardown, no stop's end)."""
+    stopped = [
+        i
+        for i, ev in enumerate(session.events)
+        if ev.kind == "engine_stop" and ev.message.startswith(ENGINE_LOOP_STOPPED)
+    ]
+    return bool(stopped) and not any(ev.kind in _STOP_KINDS for ev in session.events[stopped[-1] + 1 :])
