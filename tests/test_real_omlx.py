@@ -44,8 +44,6 @@ ASPECTS: dict[str, Callable[[Case], list[str]]] = {
 
 # What the tool gets wrong today on these logs: (log, aspect, the issue 28 item that fixes it, 0 for a
 # defect issue 28 does not name). The comment on each entry says why it fails:
-#   phantom        item 2: DEBUG lines of functions oMLX calls at import time (`Registered handler for …`), more
-#                  than a second before the first start line, become a session of their own (a crash for check)
 #   handover       item 2: at WARNING, the next process's first warning (`Using default memory size`, written by
 #                  a function its start calls) ends the previous session after it exited
 #   stopped        item 3: a dead window that an orderly stop ended reads restart (at the next start) or eof
@@ -58,8 +56,6 @@ KNOWN_DEFECTS: list[tuple[str, str, int]] = [
     ("d-warning-seed@0.5.7/server", "sessions", 2),  # handover
     ("d-warning-seed@0.6.3rc2/server", "dead_windows", 2),  # handover
     ("d-warning-seed@0.6.3rc2/server", "sessions", 2),  # handover
-    ("g-debug-wedge@0.5.7/server", "sessions", 2),  # phantom
-    ("g-debug-wedge@0.5.7/server", "check", 2),  # phantom
 ]
 
 DEFECTS = {(log, aspect): item for log, aspect, item in KNOWN_DEFECTS}
