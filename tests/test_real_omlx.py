@@ -43,23 +43,8 @@ ASPECTS: dict[str, Callable[[Case], list[str]]] = {
 }
 
 # What the tool gets wrong today on these logs: (log, aspect, the issue 28 item that fixes it, 0 for a
-# defect issue 28 does not name). The comment on each entry says why it fails:
-#   handover       item 2: at WARNING, the next process's first warning (`Using default memory size`) ends the
-#                  previous session after it exited. oMLX writes it when it builds an engine (Scheduler.__init__ ->
-#                  MemoryMonitor -> get_total_memory_bytes, 0.4.4 to 0.6.3rc2: here the first model load, on the
-#                  first request), on a host whose memory size it cannot read; not at start (the lexicon's
-#                  called_at_import and start rows do not hold it), and a running process writes it on every load
-#   stopped        item 3: a dead window that an orderly stop ended reads restart (at the next start) or eof
-KNOWN_DEFECTS: list[tuple[str, str, int]] = [
-    ("d-warning-seed@0.4.4/server", "dead_windows", 2),  # handover
-    ("d-warning-seed@0.4.4/server", "sessions", 2),  # handover
-    ("d-warning-seed@0.5.3/server", "dead_windows", 2),  # handover
-    ("d-warning-seed@0.5.3/server", "sessions", 2),  # handover
-    ("d-warning-seed@0.5.7/server", "dead_windows", 2),  # handover
-    ("d-warning-seed@0.5.7/server", "sessions", 2),  # handover
-    ("d-warning-seed@0.6.3rc2/server", "dead_windows", 2),  # handover
-    ("d-warning-seed@0.6.3rc2/server", "sessions", 2),  # handover
-]
+# defect issue 28 does not name), each with a comment that says why it fails. None today.
+KNOWN_DEFECTS: list[tuple[str, str, int]] = []
 
 DEFECTS = {(log, aspect): item for log, aspect, item in KNOWN_DEFECTS}
 

@@ -87,6 +87,7 @@ ENTRIES: dict[str, tuple[str, ...]] = {
     "^Model load failed for '(?P<model>[^']+)'": ("564b1332a9",),
     "^Failed to preload pinned model (?P<model>\\S+?):": ("529b0470e6",),
     "^Engine pool shutdown complete": ("3ac9d8a7aa",),
+    "^Error unloading \\S+ during shutdown": ("1403f5ed64",),
     "^Process memory enforcer stopped": ("05e3f6af55", "3aa356355e"),
     "^Server restart requested": ("3c0ec34826",),
     "^Memory pressure level: (?P<from_level>\\w+) -> (?P<to_level>\\w+)(?:.*?current=(?P<current_gb>[\\d.]+)\\s*GB)?(?:.*?soft=(?P<soft_gb>[\\d.]+)\\s*GB)?(?:.*?hard=(?P<hard_gb>[\\d.]+)\\s*GB)?(?:.*?ceiling=(?P<ceiling_gb>[\\d.]+)\\s*GB)?": (
