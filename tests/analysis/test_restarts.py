@@ -56,7 +56,7 @@ def test_the_pool_stop_is_a_stop_whatever_error_it_met(tmp_path: Path) -> None:
 
 def test_the_stop_own_lines_do_not_open_a_process(tmp_path: Path) -> None:
     """The pool stops its models one after another: a second model's failed unload, the engines'
-    teardown and the stop's last line are the same process's."""
+    teardown, the stop's last line and the lifespan's clean-up after it are the same process's."""
     lines = [
         timeout(0),
         ignored(0),
@@ -65,9 +65,10 @@ def test_the_stop_own_lines_do_not_open_a_process(tmp_path: Path) -> None:
         record(3.02, "INFO", "omlx.engine_pool", "Unloaded model: second"),
         unload_failed(3.03, "third"),
         record(3.04, "INFO", "omlx.engine_pool", "Engine pool shutdown complete"),
+        record(3.05, "WARNING", "omlx.server", "Failed to reset boundary snapshot directory: busy"),
     ]
     sessions = analysis_of(tmp_path, lines).sessions
-    assert [(s.end, s.end_reason) for s in sessions] == [(at(3.04), "shutdown")]
+    assert [(s.end, s.end_reason) for s in sessions] == [(at(3.05), "shutdown")]
 
 
 def test_a_stop_line_before_the_last_step_opens_no_process(tmp_path: Path) -> None:

@@ -7,7 +7,7 @@ before it could not have written, or could not have written any more (``restart_
 from __future__ import annotations
 
 from omlx_logscan.analysis.model import INCIDENT_GAP_S, Session, shows_penalty_box
-from omlx_logscan.parsing.catalog import FINAL_STOP_FUNCTION, LOGGER_PREFIX
+from omlx_logscan.parsing.catalog import FINAL_STOP_FUNCTION, LAST_STOP_FUNCTIONS, LOGGER_PREFIX
 from omlx_logscan.parsing.event import Event
 from omlx_logscan.parsing.kinds import AT_WORK_KINDS, leaves_no_process
 from omlx_logscan.parsing.lexicon import lexicon
@@ -44,21 +44,20 @@ def restart_evidence(session: Session) -> tuple[int, str | None] | None:
     """The first event of a process that began unseen (at WARNING level its start is not in view), and
     the time after which it began: an event that a penalty-boxed process could not have produced (after
     the box's last failure: the lines between may be either process's), an oMLX record of a process at
-    work after the last stop step's lines (``_at_work_after_stop``), or an event timed after a fatal exit
+    work after a line of the last stop step (``_at_work_after_stop``), or an event timed after a fatal exit
     or kernel panic, or a panic after one."""
     dead = False
     last_gpu: str | None = None
     last_failure: str | None = None  # the penalty box's last failure: only the boxed process writes one
     exited: str | None = None
     ended = False  # a fatal exit or kernel panic was seen: a later panic report is another boot's
-    stop_lines = {(ev.source, ev.line) for ev in session.events if _final_stop(ev)}
-    stopped = False
+    stopped = False  # a line of the last stop step was seen
     for index, event in enumerate(session.events):
         if (exited and event.time and event.time > exited) or (ended and event.kind == "kernel_panic"):
             return index, _last_time(session.events[:index])
-        if stopped and _at_work_after_stop(event, stop_lines):
+        if stopped and _at_work_after_stop(event):
             return index, _last_time(session.events[:index])
-        stopped = stopped or (event.source, event.line) in stop_lines
+        stopped = stopped or (event.kind == "shutdown" and _writer(event) == FINAL_STOP_FUNCTION)
         if leaves_no_process(event):
             ended, exited = True, event.time or event.prev_time
         if event.kind != "gpu_error":
@@ -72,22 +71,18 @@ def restart_evidence(session: Session) -> tuple[int, str | None] | None:
     return None
 
 
-def _final_stop(event: Event) -> bool:
-    """Whether ``event`` is a line of a process's last stop step (FINAL_STOP_FUNCTION writes it)."""
-    return (
-        event.kind == "shutdown"
-        and event.entry is not None
-        and lexicon().entry(event.entry).function == FINAL_STOP_FUNCTION
-    )
+def _writer(event: Event) -> str | None:
+    """The oMLX function that writes ``event``'s message (from the lexicon), if it is known."""
+    return lexicon().entry(event.entry).function if event.entry is not None else None
 
 
-def _at_work_after_stop(event: Event, stop_lines: set[tuple[str, int]]) -> bool:
-    """Whether ``event``, after a process's last stop step, shows the next process: an oMLX record,
-    timed, of a process at work (AT_WORK_KINDS), and no line of the stop itself (a stop line that
-    quotes the GPU fault it met is a gpu_error too)."""
+def _at_work_after_stop(event: Event) -> bool:
+    """Whether ``event``, after a line of a process's last stop step, shows the next process: an oMLX
+    record, timed, of a process at work (AT_WORK_KINDS), not written by the stop's last steps
+    (LAST_STOP_FUNCTIONS: a stop line that quotes the GPU fault it met is a gpu_error too)."""
     return (
         event.kind in AT_WORK_KINDS
         and event.time is not None
         and (event.logger or "").startswith(LOGGER_PREFIX)
-        and (event.source, event.line) not in stop_lines
+        and _writer(event) not in LAST_STOP_FUNCTIONS
     )

@@ -339,6 +339,12 @@ PREFILTER_LITERALS: tuple[str, ...] = tuple(sorted({t.literal for t in CATALOG})
 FINAL_STOP_FUNCTION = "EnginePool.shutdown"
 
 
+# The functions that write from that step on: the pool's stop (its models' unload failures among its
+# lines), and the lifespan's clean-up after it (0.4.0rc1 on; oMLX runs it at start too, so its line may
+# be either process's): their lines show no next process.
+LAST_STOP_FUNCTIONS = frozenset({FINAL_STOP_FUNCTION, "_reset_boundary_snapshots_for_server"})
+
+
 # The logger of oMLX's deliberate exits (code 70, >= 0.4.2: after a GPU fault or a stuck teardown), so a
 # supervisor restarts it.
 FATAL_LOGGER = "omlx.utils.fatal"
