@@ -70,6 +70,11 @@ class Case:
         """INFO lines (starts, stops, finished requests) are in the log."""
         return bool(self.truth["log_level"] in ("info", "debug"))
 
+    @property
+    def shows_starts(self) -> bool:
+        """A process's start lines are in the log: INFO lines, or the banner a console prints at any level."""
+        return self.shows_info or self.variant == "console"
+
     def local(self, utc: str) -> datetime:
         """A truth time as the log writes it: wall time in the run's zone."""
         return datetime.fromisoformat(utc).astimezone(self.zone).replace(tzinfo=None)
@@ -352,10 +357,21 @@ def _window_end_problems(case: Case, window: dict[str, Any], dead: DeadWindow, w
         return [f"{what}: ends {dead.end_reason}, truth {window['end_how']}: the tool must say {allowed}"]
     if allowed == "eof":
         return []
+    if not case.shows_starts:  # the kill and the next start unseen: the tool must bound the end
+        return _bounded_end_problems(dead, exited, what)
     # Ended by the next process: at its start, after this one was killed.
     following = processes(case)[process["index"]]
     ready = case.local(following.get("ready_utc") or following["start_utc"])
     return within(at(dead.end), exited - EARLY, ready + LATE, what + " end (the next start)")
+
+
+def _bounded_end_problems(dead: DeadWindow, exited: datetime, what: str) -> list[str]:
+    """A window whose end the log level hides: the tool must say so (an inexact end) and bound it,
+    after its last line the dead process alone can have written and by the next process's first."""
+    low, high = at(dead.end_after), at(dead.end)
+    if dead.end_exact or low is None or high is None:
+        return [f"{what} end: {dead.end} stated as seen (after {dead.end_after}), though the level hides it"]
+    return within(exited, low - EARLY, high + LATE, f"{what} end (the truth, within the bounds the tool states)")
 
 
 def wedge_problems(case: Case) -> list[str]:

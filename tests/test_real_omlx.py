@@ -43,39 +43,8 @@ ASPECTS: dict[str, Callable[[Case], list[str]]] = {
 }
 
 # What the tool gets wrong today on these logs: (log, aspect, the issue 28 item that fixes it, 0 for a
-# defect issue 28 does not name). The comment on each entry says why it fails:
-#   phantom        item 2: DEBUG lines of functions oMLX calls at import time (`Registered handler for …`), more
-#                  than a second before the first start line, become a session of their own (a crash for check)
-#   handover       item 2: at WARNING, the next process's first warning (`Using default memory size`, written by
-#                  a function its start calls) ends the previous session after it exited
-#   stopped        item 3: a dead window that an orderly stop ended reads restart (at the next start) or eof
-#   wedge arrivals not in issue 28: in a wedge only the endpoints log arrivals (the scheduler never adds the
-#                  requests), and the wedge rule counts the scheduler's arrival line when the session has it
-#   unfinished stop not in issue 28: at INFO, a silence closed by a stop that began (`Engine stopped`) but never
-#                  finished (no `Finished server process`; killed 60 s after SIGTERM) is not a possible wedge
-KNOWN_DEFECTS: list[tuple[str, str, int]] = [
-    ("d-warning-seed@0.4.4/server", "dead_windows", 2),  # handover
-    ("d-warning-seed@0.4.4/server", "sessions", 2),  # handover
-    ("d-warning-seed@0.5.3/server", "dead_windows", 2),  # handover
-    ("d-warning-seed@0.5.3/server", "sessions", 2),  # handover
-    ("d-warning-seed@0.5.7/server", "dead_windows", 2),  # handover
-    ("d-warning-seed@0.5.7/server", "sessions", 2),  # handover
-    ("d-warning-seed@0.6.3rc2/server", "dead_windows", 2),  # handover
-    ("d-warning-seed@0.6.3rc2/server", "sessions", 2),  # handover
-    ("g-debug-wedge@0.5.7/server", "sessions", 2),  # phantom
-    ("g-debug-wedge@0.5.7/server", "wedges", 0),  # wedge arrivals
-    ("g-debug-wedge@0.5.7/server", "check", 0),  # wedge arrivals, phantom
-    ("g-debug-wedge@0.5.7/console", "wedges", 0),  # wedge arrivals
-    ("g-debug-wedge@0.5.7/console", "check", 0),  # wedge arrivals
-    ("g-debug-wedge@0.6.3rc2/server", "wedges", 0),  # wedge arrivals
-    ("g-debug-wedge@0.6.3rc2/server", "check", 0),  # wedge arrivals
-    ("g-debug-wedge@0.6.3rc2/console", "wedges", 0),  # wedge arrivals
-    ("g-debug-wedge@0.6.3rc2/console", "check", 0),  # wedge arrivals
-    ("i-info-wedge@0.5.7/server", "wedges", 0),  # unfinished stop
-    ("i-info-wedge@0.5.7/console", "wedges", 0),  # unfinished stop
-    ("i-info-wedge@0.6.3rc2/server", "wedges", 0),  # unfinished stop
-    ("i-info-wedge@0.6.3rc2/console", "wedges", 0),  # unfinished stop
-]
+# defect issue 28 does not name), each with a comment that says why it fails. None today.
+KNOWN_DEFECTS: list[tuple[str, str, int]] = []
 
 DEFECTS = {(log, aspect): item for log, aspect, item in KNOWN_DEFECTS}
 

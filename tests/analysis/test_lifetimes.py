@@ -115,3 +115,30 @@ def test_untimed_completions_count_in_the_lifetime(tmp_path: Path) -> None:
     analysis = analysis_of(write_log(tmp_path / "server.log", lines))
     untimed = [ev for ev in analysis.stream.events if ev.kind == "request_complete" and ev.time is None]
     assert analysis.sessions[0].requests_completed == 1 + len(untimed)
+
+
+def _imported(minute: float, *handlers: str) -> list[str]:
+    """What oMLX writes as its modules are imported: the cache type registry's handlers (written by the
+    function its module's top level calls), then, 3 s later, the scheduler's top-level patch line."""
+    registered = [record(minute, "DEBUG", "omlx.cache.type_registry", f"Registered handler for {h}") for h in handlers]
+    patch = record(minute + 0.05, "INFO", "omlx.scheduler", "ChunkedKVCache patch: methods present, skipped: size")
+    return [*registered, patch, start(minute + 0.06)]
+
+
+def test_the_lines_written_as_oMLX_is_imported_open_the_start_they_precede(tmp_path: Path) -> None:
+    """No process before the first one (a phantom that crashed), and a process that registers a handler
+    while it runs (the DeepSeek V4 patch, on its model's load) goes on: no start there."""
+    lines = [
+        *_imported(0, "KVCache", "ArraysCache"),
+        record(0.5, "INFO", "omlx.engine_core", "Engine started"),
+        busy(1),
+        record(2, "DEBUG", "omlx.cache.type_registry", "Registered handler for PoolingCache"),
+        busy(2.5),
+        record(3, "INFO", "omlx.process_memory_enforcer", "Process memory enforcer stopped"),
+        *_imported(4, "KVCache"),
+    ]
+    sessions = analyze(read_events(resolve([str(write_log(tmp_path / "omlx.log", lines))]))).sessions
+    assert [(s.start, s.start_exact, s.end_reason) for s in sessions] == [
+        (at(0), True, "shutdown"),
+        (at(4), True, "eof"),
+    ]

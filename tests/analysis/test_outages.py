@@ -199,3 +199,51 @@ def test_a_penalty_box_ends_when_its_process_stops_in_order(tmp_path: Path, rest
     assert analysis.sessions[0].end_reason == "shutdown"
     assert (window.end_reason, window.end, window.end_exact) == ("shutdown", analysis.sessions[0].end, True)
     assert window.as_dict()["still_dead_at_end_of_log"] is False
+
+
+def _served(minute: float) -> list[str]:
+    """One chat request as oMLX's DEBUG log shows it: the endpoint's arrival, the scheduler's, the finish."""
+    return [
+        record(minute, "DEBUG", "omlx.server", "Chat completion request received: model=q, messages=1, stream=False"),
+        record(minute, "DEBUG", "omlx.scheduler", "Added request 5f3a with 34 prompt tokens"),
+        record(minute, "INFO", "omlx.server", "Chat completion: model=q, 24 tokens in 0.08s (300.8 tok/s), prompt: 34"),
+    ]
+
+
+def test_a_wedge_counts_the_arrivals_the_endpoints_log_when_the_scheduler_adds_none(tmp_path: Path) -> None:
+    """A wedge holds the MLX executor that adds requests to the scheduler: in it only the chat and
+    Anthropic endpoints log the requests that arrive, though the scheduler logged the earlier ones."""
+    arrived = [
+        record(20 + i, "DEBUG", "omlx.server", "Chat completion request received: model=q, messages=1, stream=True")
+        for i in range(3)
+    ]
+    arrived.append(record(24, "DEBUG", "omlx.server", "Anthropic Messages request: model=q, messages=1, stream=False"))
+    lines = [start(0), *_served(1), *_served(2), *arrived, start(40), *_served(41)]
+    (wedge,) = analysis_of(write_log(tmp_path / "wedge.log", lines)).outages.of_kind("wedge")
+    assert wedge.certain and wedge.unfinished_requests == 4 and wedge.session == 1
+    assert [line for _, line, _ in wedge.evidence] == [8, 11]  # the first and the last arrival in the wedge
+
+
+def _held_stop_log(path: Path, *, teardown: bool) -> Path:
+    """Steady INFO traffic, a silence, a SIGTERM whose stop writes the engine loop's `Engine stopped`
+    (and, ``teardown``, the scheduler's shutdown that follows on the MLX executor), then a new process."""
+    done = [
+        record(1 + i / 2, "INFO", "omlx.server", "Chat completion: model=q, 24 tokens in 0.08s (300 tok/s), prompt: 34")
+        for i in range(6)
+    ]
+    stop = [
+        record(20, "INFO", "omlx.process_memory_enforcer", "Process memory enforcer stopped"),
+        record(20, "INFO", "omlx.engine_pool", "Unloading model: q (immediate abort)"),
+        record(20, "INFO", "omlx.engine_core", "Engine stopped"),
+    ]
+    if teardown:
+        stop.append(record(20, "INFO", "omlx.scheduler", "Scheduler shutdown initiated..."))
+    return write_log(path, [start(0), *done, *stop, start(21)])
+
+
+def test_a_silence_closed_by_a_stop_the_engine_teardown_never_joined_is_a_possible_wedge(tmp_path: Path) -> None:
+    """The teardown runs on the executor a wedge holds: a stop that ends at `Engine stopped` shows it held."""
+    held = analysis_of(_held_stop_log(tmp_path / "held.log", teardown=False))
+    (wedge,) = held.outages.of_kind("wedge")
+    assert not wedge.certain and wedge.session == 1 and held.sessions[0].end_reason == "shutdown"
+    assert analysis_of(_held_stop_log(tmp_path / "torn.log", teardown=True)).outages.of_kind("wedge") == []

@@ -80,6 +80,27 @@ MODULE_V3 = (
 
 def later():
     logger.exception("Background snapshot write failed")
+
+
+class Registry:
+    @classmethod
+    def register(cls, name):
+        logger.debug(f"Registered handler {name}")
+        cls._note(name)
+
+    @classmethod
+    def _note(cls, name):
+        logger.debug("Noted handler %s", name)
+
+
+def _defaults():
+    Registry.register("a")
+
+
+_defaults()
+
+if __name__ == "__main__":
+    later()
 """
 )
 
@@ -172,6 +193,13 @@ def test_notes_entries_are_marked(made: Lexicon) -> None:
     assert {e.source for e in made.entries} == {"code", "notes"}
 
 
+def test_the_functions_a_module_s_top_level_calls_are_marked_as_written_at_import(made: Lexicon) -> None:
+    """``_defaults()`` at the top level calls ``Registry.register``, which calls ``cls._note``: both write
+    at import. ``later`` is called under ``if __name__ == "__main__"`` only, ``serve`` never."""
+    at_import = {made.entry(i).template for i in made.called_at_import}
+    assert at_import == {"Registered handler {any}", "Noted handler {any}"}
+
+
 def test_a_bare_letter_after_a_release_is_a_hotfix() -> None:
     order = sorted(["0.1.8.post4", "0.1.8d", "0.1.8", "0.1.8b", "0.1.9", "0.1.8c"], key=generate.version_key)
     assert order == ["0.1.8", "0.1.8b", "0.1.8c", "0.1.8d", "0.1.8.post4", "0.1.9"]
@@ -189,6 +217,8 @@ def test_the_committed_lexicon_loads_and_names_its_source() -> None:
     assert len(words.entries) > 3000
     assert len({e.id for e in words.entries}) == len(words.entries)
     assert "0.5.7" in words.versions and "0.6.4" in words.versions
+    registered = next(e for e in words.entries if e.template == "Registered handler for {any}")
+    assert registered.id in words.called_at_import  # type_registry's _initialize_default_handlers(), at import
 
 
 @pytest.mark.parametrize("damage", ["missing", "truncated", "not json", "wrong layout"])

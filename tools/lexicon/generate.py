@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import dataclasses
 import gzip
 import hashlib
 import json
@@ -32,7 +33,7 @@ from pathlib import Path
 
 from packaging.version import Version
 
-GENERATOR_VERSION = 2
+GENERATOR_VERSION = 3
 PACKAGE = "omlx"
 VERSION_FILE = "omlx/_version.py"
 DEFAULT_OUT = Path(__file__).resolve().parents[2] / "src/omlx_logscan/parsing/lexicon.json.gz"
@@ -111,6 +112,7 @@ class Site:
     module: str
     function: str
     in_handler: bool
+    called_at_import: bool = False  # its function is one its module's top level calls (see run_at_import)
 
     def key(self) -> str:
         """The entry's identity: the same text written the same way is one entry wherever it is."""
@@ -538,12 +540,62 @@ def _status(node: ast.expr | None) -> int | None:
 
 
 def scan_source(path: str, source: bytes) -> list[Site]:
-    """Every message site of one file (none when it does not parse)."""
+    """Every message site of one file (none when it does not parse), each marked when its function
+    runs as the module is imported."""
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError):
         return []
-    return ModuleScan(module_name(path), path.endswith("__init__.py")).scan(tree)
+    sites = ModuleScan(module_name(path), path.endswith("__init__.py")).scan(tree)
+    at_import = run_at_import(tree)
+    return [dataclasses.replace(site, called_at_import=True) if site.function in at_import else site for site in sites]
+
+
+# ---------------------------------------------------------------- what runs at import
+
+
+def run_at_import(tree: ast.Module) -> set[str]:
+    """The functions of a module (``name``, ``Class.name``) that run when it is imported: those its
+    top-level statements call (not under ``if __name__ == "__main__"``), then those these call in
+    turn, by a plain name, ``Class.name``, or ``self.``/``cls.`` inside a class, within the module.
+    Calls into other modules are not followed."""
+    functions: dict[str, ast.AST] = {}
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            functions[node.name] = node
+        elif isinstance(node, ast.ClassDef):
+            for member in node.body:
+                if isinstance(member, ast.FunctionDef | ast.AsyncFunctionDef):
+                    functions[f"{node.name}.{member.name}"] = member
+    top = [node for node in tree.body if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)]
+    pending = [name for node in top if not _is_main_guard(node) for name in _called(node, None)]
+    reached: set[str] = set()
+    while pending:
+        name = pending.pop()
+        if name in functions and name not in reached:
+            reached.add(name)
+            owner = name.split(".")[0] if "." in name else None
+            pending += _called(functions[name], owner)
+    return reached
+
+
+def _called(node: ast.AST, owner: str | None) -> list[str]:
+    """The names the calls inside ``node`` call: ``f``, ``A.f``; ``self.f`` and ``cls.f`` as ``owner.f``."""
+    names = []
+    for call in ast.walk(node):
+        if not isinstance(call, ast.Call):
+            continue
+        function = call.func
+        if isinstance(function, ast.Name):
+            names.append(function.id)
+        elif isinstance(function, ast.Attribute) and isinstance(function.value, ast.Name):
+            receiver = function.value.id
+            names.append(f"{owner if owner and receiver in ('self', 'cls') else receiver}.{function.attr}")
+    return names
+
+
+def _is_main_guard(node: ast.stmt) -> bool:
+    return isinstance(node, ast.If) and "__name__" in ast.unparse(node.test)
 
 
 # ---------------------------------------------------------------- reading git
@@ -731,6 +783,10 @@ def lexicon(history: History, repository: str) -> dict[str, object]:
         "generator": f"tools/lexicon/generate.py {GENERATOR_VERSION}",
         "versions": [*history.labels, *LATER_BUILDS],
         "fields": ROW_FIELDS,
+        # The entries whose writer (its newest site) is a function its module's top level calls: they
+        # are written as the module is imported, as a process starts (or, for a module imported late, at
+        # its first use), and may be written later too (the function is called from elsewhere as well).
+        "called_at_import": sorted(key for key, site in history.sites.items() if site.called_at_import),
     }
     return {"header": header, "entries": rows}
 

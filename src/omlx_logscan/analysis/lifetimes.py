@@ -12,7 +12,6 @@ from dataclasses import dataclass
 
 from omlx_logscan.analysis.errors import errors_of
 from omlx_logscan.analysis.model import (
-    INCIDENT_GAP_S,
     Analysis,
     DeadWindow,
     Incident,
@@ -24,11 +23,16 @@ from omlx_logscan.analysis.numbering import number_as_in
 from omlx_logscan.analysis.outages import find_outages
 from omlx_logscan.analysis.records import RecordAt, RecordIndex, before_startup_output
 from omlx_logscan.analysis.requests import RequestIndex
+from omlx_logscan.analysis.restarts import joins_incident, restart_evidence
 from omlx_logscan.analysis.signatures import signatures_of
 from omlx_logscan.parsing.catalog import INCIDENT_KINDS, PENALTY_BOX_CODE
 from omlx_logscan.parsing.classify import cellar_version
 from omlx_logscan.parsing.event import Event
-from omlx_logscan.parsing.kinds import ACTIVE_ENGINE_KINDS, CRASH_KINDS, SERVING_KINDS, leaves_no_process
+from omlx_logscan.parsing.kinds import (
+    ACTIVE_ENGINE_KINDS,
+    CRASH_KINDS,
+    SERVING_KINDS,
+)
 from omlx_logscan.stream.model import EventStream
 from omlx_logscan.stream.reports import date_panic_reports
 from omlx_logscan.timeutil import clock_seconds, seconds
@@ -92,7 +96,7 @@ class _Builder:
         for event in session.events:
             if event.kind != "gpu_error":
                 continue
-            if out and _joins_incident(out[-1].last_time, event, out[-1].last_time_of_day):
+            if out and joins_incident(out[-1].last_time, event, out[-1].last_time_of_day):
                 out[-1].records.append(event)
                 continue
             first_name = event.fields.get("code_name")
@@ -125,75 +129,26 @@ def _process_before_first_start(first: Session, log_start: str | None) -> Sessio
     return Session(1, log_start, False, None, start_in_log=False, source=first.source)
 
 
-def _joins_incident(last_time: str | None, event: Event, last_time_of_day: str | None = None) -> bool:
-    """Whether a gpu_error record belongs to the fault whose last record was at ``last_time``.
-
-    Records less than INCIDENT_GAP_S apart are one fault; an untimed record (an abort on stderr)
-    joins the fault before it when the record before it is that close or unknown. Time-only lines
-    whose date is unknown are compared by their time of day (``last_time_of_day``: the fault's).
-    """
-    if event.time is None and last_time_of_day is not None and event.time_of_day is not None:
-        return clock_seconds(last_time_of_day, event.time_of_day) < INCIDENT_GAP_S
-    gap = seconds(last_time, event.time or event.prev_time)
-    if gap is None:
-        return event.time is None
-    return 0 <= gap < INCIDENT_GAP_S
-
-
 def _split_after_dead(sessions: list[Session]) -> list[Session]:
     """A new (non-penalty) GPU fault after a penalty box means the process was restarted unseen."""
     out: list[Session] = []
     for session in sessions:
         pending = session
         while True:
-            split_at = _restart_evidence(pending)
-            if split_at is None:
+            evidence = restart_evidence(pending)
+            if evidence is None:
                 out.append(pending)
                 break
+            split_at, after = evidence
             head_events, tail_events = pending.events[:split_at], pending.events[split_at:]
             pending.events = head_events
             out.append(pending)
-            inferred = _session_started_by(
-                0, tail_events[0], inferred=True, after=_last_time(head_events), version=pending.omlx_version
-            )
+            inferred = _session_started_by(0, tail_events[0], inferred=True, after=after, version=pending.omlx_version)
             inferred.events = tail_events
             pending = inferred
     for number, session in enumerate(out, start=1):
         session.index = number
     return out
-
-
-def _last_time(events: list[Event]) -> str | None:
-    return next((event.time for event in reversed(events) if event.time), None)
-
-
-def _shows_unseen_restart(record: Event) -> bool:
-    """Whether a gpu_error record that begins a new incident, in a process the penalty box already
-    holds, shows a new process: a penalty-boxed process fails only with SubmissionsIgnored, so
-    anything else comes from one restarted unseen (its start line hidden by the log level)."""
-    return not shows_penalty_box(record)
-
-
-def _restart_evidence(session: Session) -> int | None:
-    """Index of the first event that a penalty-boxed process could not have produced, or that is timed
-    after a fatal exit or kernel panic (at WARNING level the next start is not in view) or is a panic after one."""
-    dead = False
-    last_gpu: str | None = None
-    exited: str | None = None
-    ended = False  # a fatal exit or kernel panic was seen: a later panic report is another boot's
-    for index, event in enumerate(session.events):
-        if (exited and event.time and event.time > exited) or (ended and event.kind == "kernel_panic"):
-            return index
-        if leaves_no_process(event):
-            ended, exited = True, event.time or event.prev_time
-        if event.kind != "gpu_error":
-            continue
-        new_incident = last_gpu is None or not _joins_incident(last_gpu, event)
-        if dead and new_incident and _shows_unseen_restart(event):
-            return index
-        dead = dead or shows_penalty_box(event)
-        last_gpu = event.time or last_gpu
-    return None
 
 
 def analyze(stream: EventStream, *, wedge_after_s: float | None = None) -> Analysis:
@@ -271,6 +226,10 @@ def _finish_session(
     found = builder.records.last_between(begins, cutoff, after_start=session.start_after is not None) if timed else None
     last = _last_record(session, found)
     session.end = max((t for t in (last.time if last else None, last_request) if t), default=session.start)
+    if following is not None and following.start_inferred and following.start_after and session.end:
+        # Its lines after the moment the next process may have begun could be either's: its end is
+        # the last line only it can have written.
+        session.end = min(session.end, following.start_after)
     if stream.shows("INFO"):  # both are INFO lines: at WARNING level they are unknown, not zero
         untimed = sum(1 for ev in session.events if ev.kind == "request_complete" and ev.time is None)
         session.requests_completed = requests + untimed

@@ -22,7 +22,7 @@ from omlx_logscan.analysis.outage_model import (
     Outage,
     Outages,
 )
-from omlx_logscan.parsing.catalog_outages import ENGINE_LOOP_ERROR, fatal_reason
+from omlx_logscan.parsing.catalog_outages import ENGINE_LOOP_ERROR, ENGINE_LOOP_STOPPED, fatal_reason
 from omlx_logscan.parsing.dense import Dense, form_code, moment_of, ms_of, timed_in_order
 from omlx_logscan.parsing.kinds import CRASH_KINDS
 from omlx_logscan.timeutil import seconds, stamp_of
@@ -42,9 +42,17 @@ SILENCE_FACTOR = 2.0  # ... and the silence longer than this many times their lo
 # requests, which are dense rows here and events in a watch).
 SETTLING_KINDS = frozenset({"request_abort", "request_error", "gpu_error"})
 
-# The arrival line that counts requests (one per request), best first: the scheduler's (every
-# generation request, once), else the chat endpoint's, else the TRACE body line.
-ARRIVAL_FORMS = ("scheduler_added", "chat_received", "incoming")
+_STOP_KINDS = frozenset({"engine_stop", "shutdown"})  # the lines of a stop after the engine loop's
+
+# The arrival lines that count requests, each set one line per request at most: the scheduler's
+# (every generation request, once the engine's MLX executor adds it) and the endpoints' (the chat and
+# Anthropic endpoints log each request they take; the completions endpoint none). A wedge holds the
+# executor, so the scheduler adds none of the requests that arrive in it (``EngineCore.add_request``
+# runs ``Scheduler.add_request`` on that executor, 0.4.4 to 0.6.3rc2): the set that counts more is the
+# nearer count. The TRACE body line (every HTTP request, probes too) counts only where neither shows.
+SCHEDULER_ARRIVALS = ("scheduler_added",)
+ENDPOINT_ARRIVALS = ("chat_received", "messages_received")
+FALLBACK_ARRIVALS = ("incoming",)
 
 
 def find_outages(analysis: Analysis, arrivals: Dense, wedge_after_s: float | None = None) -> Outages:
@@ -275,37 +283,58 @@ def _wedge(
         return None
     lo = arrivals.at_or_after(begins)  # the arrivals at or after ``begins`` and before the next start
     hi = max(lo, arrivals.at_or_after(until) if following is not None else len(arrivals.times))
-    code = _request_form(arrivals.forms, lo, hi)
-    if code is None:
-        return None
     start = arrivals.after(last, lo, hi)
-    accepted = arrivals.forms.count(code, lo, hi) - (session.requests_completed or 0)
-    later = arrivals.forms.count(code, start, hi)  # those after the last settled request
-    unfinished = max(later, accepted)
+    counted = _arrivals_counted(arrivals, lo, start, hi, session.requests_completed or 0)
+    if counted is None:
+        return None
+    codes, unfinished, later = counted
     if later < WEDGE_MIN_UNFINISHED - 1 or unfinished < WEDGE_MIN_UNFINISHED:
         return None
     outage = _ending_at_next_start("wedge", session, following, last, True, analysis.log_end)
     outage.unfinished_requests = unfinished
     names = [s.name for s in analysis.stream.sources]
-    ends = (arrivals.where(arrivals.forms.find(code, start, hi)), arrivals.where(arrivals.forms.rfind(code, start, hi)))
+    first = min(found for code in codes if (found := arrivals.forms.find(code, start, hi)) >= 0)
+    final = max(arrivals.forms.rfind(code, start, hi) for code in codes)
+    ends = (arrivals.where(first), arrivals.where(final))
     outage.evidence = [(names[source], line, stamp) for source, line, stamp in ends]
     outage.hidden.append("why_stalled")
     return outage
 
 
-def _request_form(forms: bytes, lo: int, hi: int) -> bytes | None:
-    """The code of the best of ``ARRIVAL_FORMS`` that the rows ``[lo, hi)`` have."""
-    codes = (bytes((form_code(form),)) for form in ARRIVAL_FORMS)
-    return next((code for code in codes if forms.find(code, lo, hi) >= 0), None)
+def _arrivals_counted(
+    arrivals: _Arrivals, lo: int, start: int, hi: int, completed: int
+) -> tuple[list[bytes], int, int] | None:
+    """The requests the arrivals of the rows ``[lo, hi)`` show unfinished: the codes of the set that
+    counts the most, how many did not finish (at least those of the rows ``[start, hi)``, after the
+    last settled request; for the scheduler's set also all it added, less the ``completed``) and how
+    many arrived after ``start``. None when the rows hold no arrival."""
+    forms = arrivals.forms
+    for tier in ((SCHEDULER_ARRIVALS, ENDPOINT_ARRIVALS), (FALLBACK_ARRIVALS,)):
+        counts = []
+        for names in tier:
+            codes = [bytes((form_code(name),)) for name in names]
+            if any(forms.find(code, lo, hi) >= 0 for code in codes):
+                later = sum(forms.count(code, start, hi) for code in codes)
+                added = sum(forms.count(code, lo, hi) for code in codes) if names is SCHEDULER_ARRIVALS else 0
+                counts.append((max(later, added - completed), later, codes))
+        if counts:
+            unfinished, later, codes = max(counts, key=lambda count: count[:2])
+            return codes, unfinished, later
+    return None
 
 
 def _possible_wedge(
     analysis: Analysis, session: Session, following: Session | None, wedge_after_s: float
 ) -> Outage | None:
     """At INFO: a lifetime whose steady traffic stops, then nothing finishes until it is replaced
-    with no orderly stop. The log level cannot tell this from an idle server, so it is only possible;
-    a silence that traffic, an orderly stop or the log's end closes is a quiet night, not a wedge."""
-    if following is None or session.end_reason not in ("crash", "restart") or _crash_evidence(session):
+    with no orderly stop, or with a stop its engine's teardown never joined (``_stop_held``). The log
+    level cannot tell this from an idle server, so it is only possible; a silence that traffic, an
+    orderly stop or the log's end closes is a quiet night, not a wedge."""
+    if following is None or _crash_evidence(session):
+        return None
+    if session.end_reason not in ("crash", "restart") and not (
+        session.end_reason == "shutdown" and _stop_held(session)
+    ):
         return None
     if any(w.session == session.index for w in analysis.dead_windows):
         return None
@@ -332,3 +361,14 @@ def _possible_wedge(
         if final:
             outage.evidence.append((analysis.requests.names[final[-1][0]], final[-1][1], last))
     return outage
+
+
+def _stop_held(session: Session) -> bool:
+    """Whether the lifetime's stop began and then waited on a held MLX executor: after its last
+    ENGINE_LOOP_STOPPED line it wrote no more of the stop (no engine teardown, no stop's end)."""
+    stopped = [
+        i
+        for i, ev in enumerate(session.events)
+        if ev.kind == "engine_stop" and ev.message.startswith(ENGINE_LOOP_STOPPED)
+    ]
+    return bool(stopped) and not any(ev.kind in _STOP_KINDS for ev in session.events[stopped[-1] + 1 :])

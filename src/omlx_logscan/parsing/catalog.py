@@ -128,6 +128,7 @@ CATALOG: tuple[Template, ...] = (
     *_rows(
         "shutdown",
         ("pool", r"^Engine pool shutdown complete"),
+        ("pool", r"^Error unloading \S+ during shutdown"),
         ("enforcer", r"^Process memory enforcer stopped"),
         (UVICORN_TAG, r"^Shutting down$"),
         (UVICORN_TAG, r"^Waiting for application shutdown"),
@@ -330,6 +331,18 @@ GENERATION_TYPES = frozenset({"chat", "completion", "anthropic", "responses"})
 # Substrings that make the bulk scanner keep an INFO line for the Python grammar (WARNING and
 # above are always kept; DEBUG records are dropped as routine unless they carry a GPU error).
 PREFILTER_LITERALS: tuple[str, ...] = tuple(sorted({t.literal for t in CATALOG}))
+
+
+# The function that writes the lines of a process's last stop step: oMLX's lifespan calls it last, once
+# it stopped serving, and nothing else calls it (its first commit to its last). After one of its lines
+# the process writes only its stop's own lines: a line that shows a process at work is the next one's.
+FINAL_STOP_FUNCTION = "EnginePool.shutdown"
+
+
+# The functions that write from that step on: the pool's stop (its models' unload failures among its
+# lines), and the lifespan's clean-up after it (0.4.0rc1 on; oMLX runs it at start too, so its line may
+# be either process's): their lines show no next process.
+LAST_STOP_FUNCTIONS = frozenset({FINAL_STOP_FUNCTION, "_reset_boundary_snapshots_for_server"})
 
 
 # The logger of oMLX's deliberate exits (code 70, >= 0.4.2: after a GPU fault or a stuck teardown), so a

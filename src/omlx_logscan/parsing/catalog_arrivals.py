@@ -22,7 +22,10 @@ class Arrival(NamedTuple):
     pattern: str  # the catalog template: it matches every message that begins with ``opening``
 
 
-# Every form, in the order a request's lines come (the TRACE body first when the log shows TRACE).
+# Every form, in the order a request's lines come (the TRACE body first when the log shows TRACE): an
+# endpoint's (``create_chat_completion`` and ``create_anthropic_message`` of ``omlx.server`` log the
+# request they take, from 0.1.2 on; the completions endpoint logs none), then the scheduler's
+# (``Scheduler.add_request``, once the engine's MLX executor runs it for the request).
 ARRIVALS: tuple[Arrival, ...] = (
     Arrival("incoming", "omlx.server", "TRACE", "Incoming ", r"^Incoming (?:(?P<method>[A-Z]+) (?P<path>\S+))?"),
     Arrival(
@@ -31,6 +34,13 @@ ARRIVALS: tuple[Arrival, ...] = (
         "DEBUG",
         "Chat completion request received: ",
         r"^Chat completion request received: (?:model=(?P<model>[^,]+))?",
+    ),
+    Arrival(
+        "messages_received",
+        "omlx.server",
+        "DEBUG",
+        "Anthropic Messages request: ",
+        r"^Anthropic Messages request: (?:model=(?P<model>[^,]+))?",
     ),
     Arrival(
         "scheduler_added",

@@ -23,6 +23,11 @@ ENTRIES: dict[str, tuple[str, ...]] = {
     "^ChunkedKVCache patch: ": ("f20c819669",),
     "^libproc unavailable, phys_footprint will return 0": ("77d8277f8c",),
     "^\\S+: native extension is present but failed to load": ("4d24706af8", "5643134cd9", "8539354d01"),
+    "^Registered handler for ": ("1e0bf8a7fd",),
+    "^Patched qwen3_5_mtp for MoE text_config support": ("149dd6d0f3",),
+    "^\\S+: native kernels disabled — ": ("3824d066a6", "56ce5f738b", "5c74ca8823", "faa7a0a6f5"),
+    "^mlx-audio not available — using static audio detection sets": ("8ef2f5cbcc",),
+    "^Audio detection sets loaded from mlx-audio: ": ("d6cc3ba4ce",),
     "^Log directory: ": ("2fa71c7827",),
     "^Binding server at ": ("e4d2a520a7",),
     "^Starting server at ": ("bef3a996b0",),
@@ -82,6 +87,7 @@ ENTRIES: dict[str, tuple[str, ...]] = {
     "^Model load failed for '(?P<model>[^']+)'": ("564b1332a9",),
     "^Failed to preload pinned model (?P<model>\\S+?):": ("529b0470e6",),
     "^Engine pool shutdown complete": ("3ac9d8a7aa",),
+    "^Error unloading \\S+ during shutdown": ("1403f5ed64",),
     "^Process memory enforcer stopped": ("05e3f6af55", "3aa356355e"),
     "^Server restart requested": ("3c0ec34826",),
     "^Memory pressure level: (?P<from_level>\\w+) -> (?P<to_level>\\w+)(?:.*?current=(?P<current_gb>[\\d.]+)\\s*GB)?(?:.*?soft=(?P<soft_gb>[\\d.]+)\\s*GB)?(?:.*?hard=(?P<hard_gb>[\\d.]+)\\s*GB)?(?:.*?ceiling=(?P<ceiling_gb>[\\d.]+)\\s*GB)?": (
@@ -146,6 +152,7 @@ ENTRIES: dict[str, tuple[str, ...]] = {
     ),
     "^Incoming (?:(?P<method>[A-Z]+) (?P<path>\\S+))?": ("ba60d154d6", "d1818ff934"),
     "^Chat completion request received: (?:model=(?P<model>[^,]+))?": ("14d3311c2a",),
+    "^Anthropic Messages request: (?:model=(?P<model>[^,]+))?": ("7562024863",),
     "^Added request (?:(?P<request_id>\\S+) with (?P<prompt_tokens>\\d+) prompt tokens)?": ("13ddaec481",),
     "^Completion:\\ (?:model=(?P<model>[^,]+), )?(?P<tokens>\\d+) tokens in (?P<seconds>[\\d.]+)s(?: \\((?P<tok_per_s>[\\d.]+) tok/s[^)]*\\))?(?:, prompt: (?P<prompt_tokens>\\d+))?": (
         "315c334d55",

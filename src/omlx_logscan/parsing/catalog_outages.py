@@ -31,3 +31,11 @@ def fatal_reason(reason_text: str | None) -> str:
 # The engine loop's own error record: the same text again and again without SubmissionsIgnored is a
 # retry loop (oMLX issue 888).
 ENGINE_LOOP_ERROR = "Engine loop error:"
+
+
+# The engine loop's stop: ``EngineCore.stop`` writes it once the loop's task is cancelled. The engine's
+# close comes next (``BatchedEngine.stop``), and ``EngineCore.close`` runs ``Scheduler.shutdown``
+# (``Scheduler shutdown initiated...``) on the MLX executor, the one thread that runs the scheduler's
+# step, waiting 60 s before a fatal exit (0.4.4 to 0.6.3rc2). A stop that writes nothing after this
+# line found that thread held: a step that never returned.
+ENGINE_LOOP_STOPPED = "Engine stopped"

@@ -2,14 +2,19 @@
 
 Which lines these are comes from oMLX's code, by one rule over the lexicon
 (:func:`writes_at_start`): the messages written at import time (a module's top level, such as the
-scheduler's ``ChunkedKVCache patch``), by the CLI's ``serve`` command (the banner and the
-settings it prints) and by the server's ``init_server``. ``tests/parsing/test_starts.py`` checks
+scheduler's ``ChunkedKVCache patch``, or a function it calls, such as the cache type registry's
+``Registered handler for``), by the CLI's ``serve`` command (the banner and the settings it prints)
+and by the server's ``init_server``. ``tests/parsing/test_starts.py`` checks
 that a row here covers each of them. Each row's tag is the marker ``stream/starts.py`` folds into
 one ``process_start`` per process:
 
 - ``banner``: the CLI's first line; it always opens a start.
 - ``import``: written while oMLX's modules are imported, the first line of a file log; it opens a
   start unless the open one has an import line already (the console prints the banner first).
+- ``prelude``: written by a function a module's top level calls (the lexicon's ``called_at_import``),
+  so as oMLX's modules are imported, some several times, and some later too (the DeepSeek V4 patch
+  registers its cache handlers when it is applied): it joins the open start, and opens one only
+  where no process is known to run (before any line that shows one, or after a stop or exit).
 - ``capture``: the CLI's other bare lines (a console capture), and ``startup_block``: the server's
   timed lines; they join the open start or open one.
 - ``discovery``, ``settings``: written at start and again later (a pool refresh, settings saved
@@ -20,8 +25,11 @@ one ``process_start`` per process:
 
 from __future__ import annotations
 
-from omlx_logscan.parsing.lexicon import LOG, STDOUT, Entry
+from omlx_logscan.parsing.lexicon import LOG, STDOUT, Entry, lexicon
 from omlx_logscan.parsing.template import Template
+
+# The tag of the lines a function oMLX's modules call as they are imported writes (see the module's doc).
+PRELUDE_TAG = "prelude"
 
 # The tag of the lines uvicorn writes (oMLX serves through it, as do other servers): no oMLX text.
 UVICORN_TAG = "uvicorn"
@@ -33,13 +41,21 @@ STARTUP_FUNCTIONS = frozenset({"<module>", "serve_command", "init_server"})
 
 
 def writes_at_start(entry: Entry) -> bool:
-    """Whether oMLX writes ``entry`` only while a process starts: a log record or a printed line of
-    one of STARTUP_FUNCTIONS, in the ``omlx`` package (not its build scripts or cluster workers)."""
-    return (
-        entry.kind in (LOG, STDOUT)
-        and entry.function in STARTUP_FUNCTIONS
-        and (entry.module in ("omlx.cli", "omlx.server") or entry.function == "<module>")
+    """Whether oMLX writes ``entry`` while a process starts: a log record or a printed line of one of
+    STARTUP_FUNCTIONS, in the ``omlx`` package (not its build scripts or cluster workers), or of a
+    function a module's top level calls (:func:`called_at_import`)."""
+    return entry.kind in (LOG, STDOUT) and (
+        called_at_import(entry)
+        or (
+            entry.function in STARTUP_FUNCTIONS
+            and (entry.module in ("omlx.cli", "omlx.server") or entry.function == "<module>")
+        )
     )
+
+
+def called_at_import(entry: Entry) -> bool:
+    """Whether ``entry``'s writer is a function its module's top level calls: the ``prelude`` rows."""
+    return entry.id in lexicon().called_at_import
 
 
 def _rows(tag: str, *patterns: str | tuple[str, str]) -> tuple[Template, ...]:
@@ -54,6 +70,14 @@ START_ROWS: tuple[Template, ...] = (
         r"^ChunkedKVCache patch: ",
         r"^libproc unavailable, phys_footprint will return 0",
         (r"^\S+: native extension is present but failed to load", ": native extension is present but failed to load"),
+    ),
+    *_rows(
+        PRELUDE_TAG,
+        r"^Registered handler for ",
+        r"^Patched qwen3_5_mtp for MoE text_config support",
+        (r"^\S+: native kernels disabled — ", ": native kernels disabled — "),
+        r"^mlx-audio not available — using static audio detection sets",
+        r"^Audio detection sets loaded from mlx-audio: ",
     ),
     *_rows(
         "capture",
@@ -97,3 +121,8 @@ START_ROWS: tuple[Template, ...] = (
     *_rows("enforcer", r"^Process memory enforcer started\b"),
     *_rows(UVICORN_TAG, r"^Started server process \[(?P<pid>\d+)\]", r"^Uvicorn running on "),
 )
+
+
+# What every prelude line opens with: most are DEBUG records, which the block scanners count as
+# routine unless they hold one of these.
+PRELUDE_LITERALS: tuple[str, ...] = tuple(row.literal for row in START_ROWS if row.tag == PRELUDE_TAG)

@@ -152,7 +152,8 @@ def _logger_of(head: Line, identity: Known | None) -> str | None:
 
 
 def classify(record: Record, source: str, index: int) -> list[Event]:
-    """The events one record yields: usually one, two for an abort or fatal exit, none for routine lines."""
+    """The events one record yields: usually one, two for an abort or fatal exit or a stop line that
+    quotes a GPU fault, none for routine lines."""
     head = record.head
     matched = _catalog_match(head.message) if head.form not in NOT_MESSAGES else None
     identity = identify(record, matched[0] if matched is not None else None)
@@ -207,6 +208,8 @@ def classify(record: Record, source: str, index: int) -> list[Event]:
         reason = {"reason": "fatal_exit", "reason_text": fatal["reason_text"] or fatal["submissions"]}
         events.append(make("process_exit", {**reason, **_traceback_fields(record.extra)}, "CRITICAL"))
     if events:
+        if matched is not None and matched[0].kind == "shutdown":  # a stop step that quotes the fault it met
+            events.append(make("shutdown", _values(matched[1])))
         return events
     if matched is not None:
         row, found = matched

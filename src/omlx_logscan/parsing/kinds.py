@@ -26,6 +26,9 @@ class Kind(NamedTuple):
     shows_active_engine: bool = False
     # The engine was serving: after an orderly-stop line, the stop was not the process's end.
     shows_serving: bool = False
+    # A process writes it as it stops (its stop lines, its engines' teardown): after its last stop step
+    # it is no sign of the next process.
+    written_while_stopping: bool = False
     # Only an oMLX process (or the Mac running it) writes it: an input with one is an oMLX log,
     # whatever logger its lines name.
     omlx_only: bool = False
@@ -38,11 +41,17 @@ REGISTRY: tuple[Kind, ...] = (
     Kind("process_start", omlx_only=True, tag_field="marker"),
     Kind("process_exit", crash_evidence=True, shows_running_process=True, omlx_only=True),
     Kind("engine_start", shows_running_process=True, shows_active_engine=True, shows_serving=True, omlx_only=True),
-    Kind("engine_stop", shows_running_process=True, shows_active_engine=True),
+    Kind("engine_stop", shows_running_process=True, shows_active_engine=True, written_while_stopping=True),
     Kind("model_load", shows_active_engine=True, tag_field="stage"),
-    Kind("model_unload", shows_running_process=True, shows_active_engine=True, tag_field="stage"),
+    Kind(
+        "model_unload",
+        shows_running_process=True,
+        shows_active_engine=True,
+        written_while_stopping=True,
+        tag_field="stage",
+    ),
     Kind("model_load_failed"),
-    Kind("shutdown", shows_running_process=True),
+    Kind("shutdown", shows_running_process=True, written_while_stopping=True),
     Kind("restart_requested", shows_running_process=True),
     Kind("gpu_error", shows_running_process=True, shows_active_engine=True, shows_serving=True, omlx_only=True),
     Kind("memory_pressure", shows_active_engine=True, omlx_only=True, tag_field="action"),
@@ -64,7 +73,7 @@ REGISTRY: tuple[Kind, ...] = (
     # An aborted, cancelled or disconnected request: the process was running one, but shutdowns abort
     # requests too, and a client gives up on a request a fault broke, so it shows neither that the
     # engine went on working nor that it went on serving: after a fault it is a symptom.
-    Kind("request_abort", shows_running_process=True, tag_field="cause"),
+    Kind("request_abort", shows_running_process=True, written_while_stopping=True, tag_field="cause"),
     Kind("kernel_panic", crash_evidence=True, shows_running_process=True, omlx_only=True),
     Kind("crash_report", crash_evidence=True, shows_running_process=True, omlx_only=True),
     Kind("faulthandler_dump", crash_evidence=True, shows_running_process=True, omlx_only=True),
@@ -93,6 +102,17 @@ RUNNING_PROCESS_KINDS = frozenset(kind.name for kind in REGISTRY if kind.shows_r
 
 
 ACTIVE_ENGINE_KINDS = frozenset(kind.name for kind in REGISTRY if kind.shows_active_engine)
+
+
+# What shows a process at work after its last stop step: the next process (a running process, or its
+# engine working, and not a line a stopping process writes, nor its death).
+AT_WORK_KINDS = frozenset(
+    kind.name
+    for kind in REGISTRY
+    if (kind.shows_running_process or kind.shows_active_engine)
+    and not kind.written_while_stopping
+    and not kind.crash_evidence
+)
 
 
 SERVING_KINDS = frozenset(kind.name for kind in REGISTRY if kind.shows_serving)

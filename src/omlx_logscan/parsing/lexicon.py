@@ -247,6 +247,11 @@ class Lexicon:
         if not isinstance(versions, list) or not all(isinstance(v, str) for v in versions):
             raise ValueError("the header's versions are not a list of names")
         self.versions: tuple[str, ...] = tuple(versions)
+        at_import = header.get("called_at_import", [])
+        if not isinstance(at_import, list) or not all(isinstance(i, str) for i in at_import):
+            raise ValueError("the header's called_at_import is not a list of ids")
+        # The entries a function its module's top level calls writes (at import, maybe later too).
+        self.called_at_import = frozenset(at_import)
         self._order = {version: index for index, version in enumerate(self.versions)}
         self._source = source
         # Each row as a tuple of tuples and atoms: the garbage collector stops tracking those, where it

@@ -14,6 +14,7 @@ from omlx_logscan.parsing.catalog import (
     REQUEST_LOGGER,
 )
 from omlx_logscan.parsing.catalog_arrivals import ARRIVALS
+from omlx_logscan.parsing.catalog_starts import PRELUDE_LITERALS
 from omlx_logscan.parsing.dense import ARRIVAL_SCHEMA, REQUEST_SCHEMA, Dense
 from omlx_logscan.parsing.unkept import Unkept
 
@@ -53,13 +54,15 @@ INTERESTING_LITERALS: tuple[str, ...] = ("WARN", "ERROR", "CRITICAL", "FATAL", *
 
 
 # A DEBUG line that holds one of these is no routine record: a level above DEBUG (a warning quoting
-# a DEBUG line), a GPU error, or an arrival the grammar reads when it is not a dense row.
+# a DEBUG line), a GPU error, an arrival the grammar reads when it is not a dense row, or a line
+# written as oMLX's modules are imported (it opens a start).
 NOT_ROUTINE: tuple[str, ...] = (
     " - WARNING - ",
     " - ERROR - ",
     " - CRITICAL - ",
     *GPU_LITERALS,
     *(arrival.opening for arrival in ARRIVALS),
+    *PRELUDE_LITERALS,
 )
 
 

@@ -21,6 +21,12 @@ JOIN_ONLY_MARKERS = frozenset({"discovery", "settings"})
 IMPORT_MARKERS = frozenset({"import"})
 
 
+# Markers written by functions oMLX's modules call as they are imported, some several times, some later
+# too: they join an open start, and open one only where no process is known to run (nothing seen yet
+# showed one, or a stop or exit was seen since); in a running process they are routine records.
+PRELUDE_MARKERS = frozenset({"prelude"})
+
+
 # Markers written once per process, but after its first engine started (which closes the open
 # start): they belong to the process's start whenever one was seen since the last stop or exit.
 # Without one they open a start only after a stop or exit was seen; before any (a paste that
@@ -40,8 +46,9 @@ class StartCollapser:
     Each banner opens a start, and so does an import-time marker when the open start has one;
     other markers join the open start unless more than STARTUP_JOIN_SECONDS passed or an event
     showed a running process (or its end) in between. A join-only
-    marker that finds no open start, and a once-per-process marker that finds no start and no
-    stop or exit before it, is a routine record (kept when ``keep_routine``).
+    marker that finds no open start, a once-per-process marker that finds no start and no
+    stop or exit before it, and a prelude marker that finds no open start in a process seen
+    running, is a routine record (kept when ``keep_routine``).
     """
 
     def __init__(self, *, keep_routine: bool = True) -> None:
@@ -51,6 +58,7 @@ class StartCollapser:
         self._ended = False  # a stop or exit was seen, and no start since: the next process has not begun
         self._last_marker_time: str | None = None
         self._imported = False  # the open start has an import-time marker
+        self._seen_running = False  # an event showed a running process
 
     def feed(self, event: Event) -> bool:
         """True when the event stands on its own; False when it was folded into a start (or dropped)."""
@@ -61,7 +69,11 @@ class StartCollapser:
                 return self._join(self._open, event)
             if marker in ONCE_PER_PROCESS_MARKERS and self._current is not None:
                 return self._join(self._current, event)
-            if marker in JOIN_ONLY_MARKERS or (marker in ONCE_PER_PROCESS_MARKERS and not self._ended):
+            if (
+                marker in JOIN_ONLY_MARKERS
+                or (marker in ONCE_PER_PROCESS_MARKERS and not self._ended)
+                or (marker in PRELUDE_MARKERS and self._seen_running and not self._ended)
+            ):
                 event.kind, event.fields = "record", {}
                 return self.keep_routine
             event.fields["markers"] = [_shown(marker)]
@@ -73,6 +85,7 @@ class StartCollapser:
             return True
         if event.kind in RUNNING_PROCESS_KINDS:  # its end too
             self._open = None
+            self._seen_running = True
         if event.kind in _PROCESS_ENDS:
             self._current = None
             self._ended = True
@@ -112,9 +125,10 @@ def collapse_starts(events: Iterator[Event], *, keep_routine: bool = True) -> li
 
 
 def _shown(marker: str | None) -> str | None:
-    """The name a start's ``markers`` give a marker: the join-only, once-per-process and import-time
-    lines are timed lines of the startup block like the others."""
-    return STARTUP_BLOCK if marker in JOIN_ONLY_MARKERS | ONCE_PER_PROCESS_MARKERS | IMPORT_MARKERS else marker
+    """The name a start's ``markers`` give a marker: the join-only, once-per-process, import-time and
+    prelude lines are timed lines of the startup block like the others."""
+    timed = JOIN_ONLY_MARKERS | ONCE_PER_PROCESS_MARKERS | IMPORT_MARKERS | PRELUDE_MARKERS
+    return STARTUP_BLOCK if marker in timed else marker
 
 
 def _join_start(start: Event, marker: Event) -> None:
