@@ -72,6 +72,23 @@ def test_streamed_rows_are_the_batch_rows_in_the_batch_order(path: Path, fmt: st
     assert streamed.stderr == batch.stderr.replace(str(path), "<stdin>")  # the accounting, or the refusal
 
 
+@pytest.mark.parametrize(
+    "window",
+    [
+        ["--since", "2026-09-15 20:30"],
+        ["--since", "2026-07-01", "--until", "2026-08-01 12:00"],
+        ["--since", "2030-01-01"],
+    ],
+)
+def test_a_window_streams_the_rows_a_batch_read_keeps(window: list[str], streamed_runs: list[str]) -> None:
+    batch, streamed = _batch_and_streamed(EXAMPLE, "-f", "ndjson", *window)
+    assert streamed_runs == ["<stdin>"]
+    assert streamed.exit_code == batch.exit_code == 0
+    assert streamed.stdout == batch.stdout.replace(str(EXAMPLE), "<stdin>")
+    assert streamed.stderr == batch.stderr.replace(str(EXAMPLE), "<stdin>")  # the window's accounting, or its note
+    assert ("no records between" in batch.stderr) == (window[1] == "2030-01-01")
+
+
 @pytest.mark.parametrize("fmt", ["table", "csv"])
 def test_streamed_table_and_csv_are_the_batch_ones(fmt: str, streamed_runs: list[str], tmp_path: Path) -> None:
     """Through a named pipe of the same name, so the table's ``where`` column reads the same."""
@@ -117,10 +134,9 @@ def test_kinds_limit_and_a_fall_back_hour_stream_as_in_a_batch(tmp_path: Path, s
     assert outputs[2].count("\n") == 3
 
 
-def test_a_file_a_window_and_a_json_document_are_read_whole(streamed_runs: list[str]) -> None:
+def test_a_file_and_a_json_document_are_read_whole(streamed_runs: list[str]) -> None:
     for arguments in (
         [str(EXAMPLE), "-f", "ndjson"],
-        ["-", "-f", "ndjson", "--since", "2026-06-20"],
         ["-", "-f", "json"],
         ["-", "-f", "ndjson", "--all"],
     ):
@@ -153,17 +169,32 @@ def test_rows_wait_for_a_later_time_and_a_step_back_is_noted() -> None:
     sink = _Rows()
     order = StreamedOrder(sink, None)
     first, second = _event("warning", "2026-01-01T10:00:00", 1), _event("warning", "2026-01-01T10:00:05", 2)
-    order.take([first, second], [], [], [], recognised=False, floor="2026-01-01T10:00:05")
+    order.take([first, second], [], [], [], recognised=False, floor=None)
     assert sink.written == [first]  # the second has the latest time read: a row still to come may tie it
     between = _event("request_complete", "2026-01-01T10:00:01", 3)
-    order.take([], [(NO_TIME, 3, [between])], [], [], recognised=True, floor="2026-01-01T10:00:09")
-    assert sink.written == [first, between] and order.went_back is None
+    order.take([], [(NO_TIME, 3, [between])], [], [], recognised=True, floor="2026-01-01T10:00:05")
+    assert sink.written == [first, between] and order.went_back is None  # a record of 10:00:05 is still open
+    # A record opened at 10:00:09 was read: nothing to come sorts before it, though no event has its time yet.
+    order.take([], [], [], [], recognised=True, floor="2026-01-01T10:00:09")
+    assert sink.written == [first, between, second]
     back = _event("request_complete", "2026-01-01T09:59:00", 4)
     order.take([], [(NO_TIME, 4, [back])], [], [], recognised=True, floor="2026-01-01T10:00:09")
     assert order.went_back is back  # it sorts before rows already written
     order.finish()
-    assert sink.written == [first, between, back, second]
+    assert sink.written == [first, between, second, back]
     assert (GRAMMAR, REQUESTS) == (0, 1)  # the grammar's events go first on equal times, as in all_events
+
+
+def test_a_start_of_a_kind_not_asked_for_holds_no_row_back() -> None:
+    """``-k gpu_error``: the running process's start may still gain a marker, but it is not written."""
+    for kinds, expected in ((set(), []), ({"warning"}, [2])):
+        sink = _Rows()
+        order = StreamedOrder(sink, None, shown=lambda event, kinds=kinds: not kinds or event.kind in kinds)  # type: ignore[misc]
+        start = _event("process_start", "2026-01-01T10:00:00", 1)
+        start.fields = {"marker": "banner"}
+        warning = _event("warning", "2026-01-01T10:30:00", 2)
+        order.take([start, warning], [], [], [], recognised=True, floor="2026-01-01T11:00:00")
+        assert [event.line for event in sink.written] == expected
 
 
 def test_a_start_waits_while_a_marker_could_still_join_it() -> None:
@@ -246,3 +277,38 @@ def test_a_limit_on_a_silent_pipe_ends_the_run_while_the_writer_holds_it_open() 
         child.kill()
         child.stdin.close()
     assert len(rows) == 3 and all(json.loads(row)["source"] == "<stdin>" for row in rows)
+
+
+@pytest.mark.parametrize(
+    "options", [["-k", "gpu_error"], ["-k", "gpu_error", "-f", "table"], ["--since", "2026-09-15 20:00"]]
+)
+def test_a_fault_comes_through_an_open_pipe_once_the_next_line_is_read(options: list[str]) -> None:
+    """``printf …; sleep | logscan events -k gpu_error -``: a banner starts the session (its start may
+    still gain a marker), then the fault, its traceback and one more line; the writer then holds the
+    pipe open. The fault's row comes before the input ends, and the whole output is the batch read's."""
+    lines = EXAMPLE.read_bytes().splitlines(keepends=True)
+    head = b"".join(lines[:6] + lines[1812:1832])  # the banner; warnings, the first fault, a warning after it
+    assert b"GPU Timeout" in head and b"20:42:57" in head.splitlines()[-1]
+    command = [sys.executable, "-m", "omlx_logscan", "events", "-q", *options]
+    environment = {**os.environ, "COLUMNS": "200"}
+    child = subprocess.Popen(
+        [*command, "-"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=environment
+    )
+    assert child.stdin is not None and child.stdout is not None
+    try:
+        child.stdin.write(head)
+        child.stdin.flush()
+        first = _first_line(child.stdout, time.monotonic() + 60)
+        while b"gpu_error" not in first and b"\n" in first and child.poll() is None:
+            more = _first_line(child.stdout, time.monotonic() + 60)
+            if not more:
+                break
+            first += more
+        assert b"gpu_error" in first, f"no fault's row while the pipe was open: {first!r}"
+        assert child.poll() is None  # still reading
+        rest, errors = child.communicate(b"", timeout=60)
+    finally:
+        child.kill()
+    batch = subprocess.run([*command, "-"], input=head, capture_output=True, timeout=60, check=True, env=environment)
+    assert child.returncode == 0, errors
+    assert first + rest == batch.stdout

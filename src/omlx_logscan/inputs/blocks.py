@@ -276,5 +276,8 @@ def read_blocks(source: Source, native: bool) -> Iterator[ByteBlock]:
         return
     pool = BufferPool()
     for view in read_views(source, BLOCK_BYTES, pool.take):
+        if not view:  # a pipe fell silent: an empty block, so that ``linked`` hands on the one it holds
+            yield ByteBlock()
+            continue
         first, last = _edge_lines(view)
         yield ByteBlock(view, size=len(view), first=first, last=last, pool=pool)

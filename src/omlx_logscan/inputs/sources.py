@@ -250,9 +250,9 @@ def _line_views(
     that fails hands on the whole lines read before it, then raises.
 
     With ``quiet`` (a pipe: see ``_pipe_quiet``) each read takes what is there, and when a short read
-    finds the pipe silent the whole lines held go on at once, as two chunks: all but the last line,
-    then the last line alone. The block reader hands a block on once the next one is read (it must
-    know whether the line after it is timed), so only that one line waits for more input."""
+    finds the pipe silent the whole lines held go on at once, followed by an empty chunk: the block
+    reader hands a block on once the next one is read (it must know whether the line after it is
+    timed), and a pause tells it that none is coming yet."""
     buf = take(max(min(chunk_bytes, READ_STEP), len(head), 1))
     view = memoryview(buf)
     view[: len(head)] = head
@@ -260,14 +260,11 @@ def _line_views(
     read = stream.readinto if quiet is None else cast(_Partial, stream).readinto1
     silent = quiet is not None and 0 < filled < SNIFF_BYTES  # the head stopped short: the pipe fell silent
     while True:
-        if silent:
-            cut = buf.rfind(b"\n", 0, filled) + 1
-            last = buf.rfind(b"\n", 0, max(cut - 1, 0)) + 1
-            for end in (last, cut - last):  # all but the last whole line, then that line alone
-                if end:
-                    yield view[:end]
-                    buf, view = _moved(take, view, end, filled)
-                    filled -= end
+        if silent and (cut := buf.rfind(b"\n", 0, filled) + 1):
+            yield view[:cut]
+            buf, view = _moved(take, view, cut, filled)
+            filled -= cut
+            yield view[:0]  # a pause
         if filled == len(view):
             cut = buf.rfind(b"\n", 0, filled) + 1
             if len(view) < chunk_bytes or not cut:  # grow: a small input never needs a large buffer
@@ -338,12 +335,14 @@ def _read_head(stream: Stream, quiet: Callable[[], bool] | None) -> bytes:
 def read_chunks(source: Source, chunk_bytes: int = CHUNK_BYTES) -> Iterator[bytes]:
     """UTF-8 chunks of whole lines (the last line of the input may lack its newline)."""
     for view in read_views(source, chunk_bytes, _reusing()):
-        yield normalise(bytes(view))
+        if view:  # not a pipe's pause
+            yield normalise(bytes(view))
 
 
 def read_views(source: Source, chunk_bytes: int, take: Take) -> Iterator[memoryview]:
     """Chunks of whole lines, as read: views of buffers from ``take``, each good until the next
-    chunk is asked for, or for as long as ``take`` does not hand its buffer out again. Text in
+    chunk is asked for, or for as long as ``take`` does not hand its buffer out again; an empty one
+    where a pipe fell silent. Text in
     another encoding comes as UTF-8; bytes that are not UTF-8 are left for the consumer to mend."""
     try:
         stream = source.open()

@@ -371,11 +371,12 @@ def row_events(text: str, line: int, name: str, index: int) -> list[Event]:
     return classify(assemble_one(text, line), name, index)
 
 
-def pending_floor(reader: _SourceEvents) -> str:
+def pending_floor(reader: _SourceEvents) -> str | None:
     """The earliest time an event still to come from this reading can sort at: the records it holds
-    open (a dated one until the next dated line; an untimed one sorts at the time before it). What
-    is not read yet sorts at least at the latest time read, as long as the log's clock goes forward."""
-    return min((record.stamp or record.prev_stamp or "" for record in reader.assembler.out.records), default="")
+    open (a dated one until the next dated line; an untimed one sorts at the time before it); None
+    when it holds none. What is not read yet sorts at least at the time of the last record read,
+    as long as the log's clock goes forward."""
+    return min((record.stamp or record.prev_stamp or "" for record in reader.assembler.out.records), default=None)
 
 
 def stream_events(source: Source, order: StreamedOrder, *, keep_request_text: bool) -> EventStream | None:
