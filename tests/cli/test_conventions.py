@@ -623,7 +623,7 @@ def _common_options_rows() -> list[tuple[list[str], list[str]]]:
         cells = [cell.strip() for cell in line.strip("|").split("|")]
         flags = [flag for flag in re.findall(r"`(-[-\w]+)", cells[0])]
         names = [name.strip() for name in cells[1].split(",")]
-        rows.append((flags, LOG_READERS if names == ["all"] else names))
+        rows.append((flags, [command for name in names for command in (LOG_READERS if name == "all" else [name])]))
     return rows
 
 
@@ -644,3 +644,22 @@ def test_every_command_accepts_what_the_common_options_table_says(flags: list[st
         accepted = {opt for param in command.params for opt in param.opts}
         missing = [flag for flag in flags if flag not in accepted]
         assert not missing, f"logscan {name} lacks {missing}"
+
+
+def test_quiet_is_taken_by_every_command(tmp_path: Path) -> None:
+    """``-q`` anywhere: fleet and schema write nothing on stderr but errors, and take it all the same."""
+    document = tmp_path / "mac.json"
+    assert runner.invoke(app, ["timeline", str(EXAMPLE), "-f", "json", "-o", str(document), "-q"]).exit_code == 0
+    for args in (["fleet", str(document), "-q"], ["schema", "check", "-q"]):
+        result = runner.invoke(app, args)
+        assert result.exit_code == 0 and result.stdout and not result.stderr, args
+    process = run(["fleet", "-q", str(document), "-f", "json"])
+    assert process.returncode == 0 and json.loads(process.stdout)["schema"].startswith("omlx-logscan/fleet/")
+    assert process.stderr == ""
+
+
+def test_help_names_every_compression_that_is_read() -> None:
+    from omlx_logscan.inputs.decoding import MAGIC
+
+    help_text = " ".join(runner.invoke(app, ["--help"]).stdout.split())
+    assert all(name in help_text for name in MAGIC), help_text
