@@ -148,7 +148,7 @@ def find_config(start: Path) -> tuple[Path, dict[str, Any]] | None:
     for folder in (start, *start.parents):
         own = folder / OWN_FILE
         if own.is_file():
-            return own, _read(own)
+            return own, _logscan_table(own) or {}
         project = folder / PYPROJECT
         if project.is_file():
             table = _logscan_table(project)
@@ -158,11 +158,13 @@ def find_config(start: Path) -> tuple[Path, dict[str, Any]] | None:
 
 
 def _logscan_table(path: Path) -> dict[str, Any] | None:
-    """A file's logscan settings: a ``pyproject.toml``'s ``[tool.logscan]`` (None without one), else its top."""
+    """A file's logscan settings: a ``pyproject.toml``'s ``[tool.logscan]`` (None without one), else its
+    top, or its ``[tool.logscan]`` when that is all it holds (the pyproject form copied into a file of its own)."""
     content = _read(path)
-    if path.name != PYPROJECT:
-        return content
     tool = content.get("tool", {})
+    copied = set(content) == {"tool"} and isinstance(tool, dict) and set(tool) == {"logscan"}
+    if path.name != PYPROJECT and not copied:
+        return content
     table = tool.get("logscan") if isinstance(tool, dict) else None
     if table is not None and not isinstance(table, dict):
         raise LogscanError(f"{path}: [tool.logscan] must be a table")
@@ -185,7 +187,7 @@ def config_files(named: Path | None, start: Path) -> list[ConfigFile]:
     files = []
     own = user_config_dir() / USER_FILE
     if own.is_file():
-        files.append(ConfigFile(own, _read(own), trusted=True))
+        files.append(ConfigFile(own, _logscan_table(own) or {}, trusted=True))
     if named is not None:
         table = _logscan_table(named)
         if table is None:
