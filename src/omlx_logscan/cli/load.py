@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-import io
 import os
 import sys
 from collections.abc import Iterator, Set
 from contextlib import suppress
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from omlx_logscan.cli.options import CommonOptions
 from omlx_logscan.errors import LogscanError, NotOmlxLog
-from omlx_logscan.inputs.sources import Source, Stream
+from omlx_logscan.inputs.sources import HEAD_BYTES, HeadSource
 
 if TYPE_CHECKING:
     from omlx_logscan.analysis.investigation import Investigation
@@ -82,21 +80,6 @@ def empty_window_note(whole: EventStream, options: CommonOptions) -> str:
     return f"{empty_window(options)}; {log_spans(whole) or 'the log has no dated records'}"
 
 
-@dataclass(frozen=True)
-class _HeadSource(Source):
-    """The first bytes of a file, read as a stream of their own (no path: the bulk reader would read it all)."""
-
-    file: Path = Path()
-
-    def open(self) -> Stream:
-        with open(self.file, "rb") as handle:
-            head = handle.read(HEAD_BYTES)
-        return io.BytesIO(head[: head.rfind(b"\n") + 1] if len(head) == HEAD_BYTES else head)
-
-
-HEAD_BYTES = 1024 * 1024  # what watch reads of a file's head to tell whether it is an oMLX log
-
-
 def refuse_unrecognised_file(path: Path) -> None:
     """For watch: a file that already holds lines, none of them in its first megabyte oMLX's, is refused
     as the batch commands refuse such input (an empty or missing file is waited for)."""
@@ -104,7 +87,7 @@ def refuse_unrecognised_file(path: Path) -> None:
 
     if path.is_file() and path.stat().st_size:
         scope = " of its first MiB" if path.stat().st_size > HEAD_BYTES else ""
-        _refuse_unrecognised(read_events([_HeadSource(str(path), None, path)]), scope)
+        _refuse_unrecognised(read_events([HeadSource(str(path), None, file=path)]), scope)
 
 
 def _refuse_unrecognised(whole: EventStream, scope: str = "") -> None:

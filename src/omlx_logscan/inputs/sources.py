@@ -40,7 +40,14 @@ _LOG_NAME = re.compile(
     r"^(?P<base>server\.log|crash\.log|omlx(?:_app)?(?:\.err)?\.log)"
     r"(?:[.-](?P<day>\d{4}-?\d\d-?\d\d))?(?:\.(?P<number>\d+))?(?:\.(?:gz|bz2|xz|zst))?$"
 )
-LOG_NAMES = "server.log and its rotations (.1, .YYYY-MM-DD, .gz, .zst), crash.log, omlx.log, omlx.err.log"
+# Any other .log (and its rotations): a log saved under a name of the user's (``omlx-3706.log``), read
+# when its head is oMLX text (``Source.unsure``).
+_OTHER_LOG_NAME = re.compile(r"\.log(?:[.-]\d{4}-?\d\d-?\d\d)?(?:\.\d+)?(?:\.(?:gz|bz2|xz|zst))?$")
+LOG_NAMES = (
+    "server.log and its rotations (.1, .YYYY-MM-DD, .gz, .zst), crash.log, omlx.log, omlx.err.log, "
+    "or any other .log that holds oMLX text"
+)
+HEAD_BYTES = 1024 * 1024  # what is read of a file's head to tell whether it is an oMLX log
 
 
 class Stream(Protocol):
@@ -60,12 +67,30 @@ class Source:
     name: str
     path: Path | None  # None for stdin
     skipped: str | None = field(default=None, kw_only=True)  # why a file is not read (named in the accounting)
+    # A folder's file named as oMLX names none of its files: read only when its head is oMLX text.
+    unsure: bool = field(default=False, kw_only=True)
 
     def open(self) -> Stream:
         """The source's bytes, decompressed when they begin as compressed data (whatever the name)."""
         if self.path is None and sys.stdin is None:  # started with stdin closed (``<&-``)
             raise InputError("stdin is closed: give a log file, or pipe the log in")
         return cast(Stream, open_input(self.path, sys.stdin.buffer, self.name))
+
+
+@dataclass(frozen=True)
+class HeadSource(Source):
+    """The first ``HEAD_BYTES`` of a file (decompressed, up to its last whole line), read as a stream of
+    their own: enough to tell whether it is an oMLX log without reading it all."""
+
+    file: Path = Path()
+
+    def open(self) -> Stream:
+        stream = open_input(self.file, sys.stdin.buffer, self.name)
+        try:
+            head = stream.read(HEAD_BYTES)
+        finally:
+            stream.close()
+        return io.BytesIO(head[: head.rfind(b"\n") + 1] if len(head) == HEAD_BYTES else head)
 
 
 def path_name(path: Path | str) -> str:
@@ -116,6 +141,7 @@ def _folder(folder: Path, arg: str) -> list[Source]:
     except OSError as exc:
         raise InputError(f"{arg}: cannot read the folder ({exc.strerror or exc})") from None
     logs: list[Path] = []
+    unsure: list[Path] = []
     skipped: list[Source] = []
     for entry in entries:
         info = file_status(entry, str(entry))
@@ -123,14 +149,18 @@ def _folder(folder: Path, arg: str) -> list[Source]:
         if reason is None:
             assert info is not None
             refuse_unreadable(entry, str(entry), info, pipes=False)
-            logs.append(entry)
+            (logs if _LOG_NAME.match(entry.name) else unsure).append(entry)
         else:
             skipped.append(Source(path_name(entry), entry, skipped=reason))
-    if not logs:
+    if not logs and not unsure:
         empty = [source.path.name for source in skipped if source.path and source.skipped == "empty"]
         held = f"its logs are empty ({', '.join(empty)})" if empty else f"holds no oMLX logs ({LOG_NAMES})"
         raise InputError(f"{arg}: {held}")
-    return [*(Source(path_name(p), p) for p in sorted(logs, key=_rotation_key)), *skipped]
+    return [
+        *(Source(path_name(p), p) for p in sorted(logs, key=_rotation_key)),
+        *(Source(path_name(p), p, unsure=True) for p in unsure),
+        *skipped,
+    ]
 
 
 def _skip_reason(entry: Path, info: os.stat_result | None) -> str | None:
@@ -141,7 +171,7 @@ def _skip_reason(entry: Path, info: os.stat_result | None) -> str | None:
         return "a folder (folders are not read inside a folder)"
     if not stat.S_ISREG(info.st_mode):
         return "not a regular file"
-    if not _LOG_NAME.match(entry.name):
+    if not (_LOG_NAME.match(entry.name) or _OTHER_LOG_NAME.search(entry.name)):
         return "not an oMLX log name"
     if info.st_size == 0:
         return "empty"

@@ -13,13 +13,13 @@ import heapq
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any
 
 from omlx_logscan.errors import InputError
 from omlx_logscan.inputs.lines import KeptLine
-from omlx_logscan.inputs.sources import Source
+from omlx_logscan.inputs.sources import HeadSource, Source
 from omlx_logscan.parsing.catalog import LOGGER_PREFIX
 from omlx_logscan.parsing.classify import classify
 from omlx_logscan.parsing.dense import (
@@ -146,8 +146,11 @@ def read_events(
     ``on_block`` sees each source's reading after each block, with the block's request and
     arrival rows (``stream_events``). Sources ``skipped`` (files of a folder that are no log) are not
     read: they are named in the stream's sources, with the reason."""
+    sources = [_told(src) if src.unsure else src for src in sources]
     skipped = [SourceInfo(src.name, 0, None, None, [], None, skipped=src.skipped) for src in sources if src.skipped]
     sources = [src for src in sources if not src.skipped]
+    if not sources:
+        raise InputError("no oMLX log to read: " + "; ".join(f"{info.name}: {info.skipped}" for info in skipped))
     accounting = Accounting()
     recognition = Recognition()
     seen: dict[tuple[Any, ...], int] = {}
@@ -369,6 +372,19 @@ def _row_events(table: Dense, sources: list[str]) -> Iterator[Event]:
 def row_events(text: str, line: int, name: str, index: int) -> list[Event]:
     """The events of one dense row's line (a single-line record by construction)."""
     return classify(assemble_one(text, line), name, index)
+
+
+def _told(source: Source) -> Source:
+    """A folder's file named as no oMLX file is (a paste saved as ``omlx-3706.log``): read when its head
+    is oMLX text, else skipped, saying why."""
+    assert source.path is not None
+    try:
+        head = read_events([HeadSource(source.name, None, file=source.path)])
+    except InputError as exc:
+        return replace(source, unsure=False, skipped=f"not read: {exc}")
+    if head.has_omlx_records:
+        return replace(source, unsure=False)
+    return replace(source, unsure=False, skipped="no oMLX text in its first MiB")
 
 
 def pending_floor(reader: _SourceEvents) -> str | None:
