@@ -663,3 +663,26 @@ def test_help_names_every_compression_that_is_read() -> None:
 
     help_text = " ".join(runner.invoke(app, ["--help"]).stdout.split())
     assert all(name in help_text for name in MAGIC), help_text
+
+
+DECIMAL_HOURS = re.compile(r"\d\.\d+ h\b|\d,\d{3} h\b|\d\.\d{2}\s")  # "1.4 h", "2,086 h", a bare "1.36"
+
+
+def test_one_duration_style_in_bounds_fleet_and_overlays(tmp_path: Path) -> None:
+    """``42 s``, ``12 min``, ``2 h 05 min``, ``3 d 4 h`` everywhere: no decimal hours, no bare hour figures."""
+    document = tmp_path / "mac.json"
+    assert runner.invoke(app, ["timeline", str(EXAMPLE), "-f", "json", "-o", str(document), "-q"]).exit_code == 0
+    history = str(ROOT / "examples" / "os-history.txt")
+    overlay = "gpu=" + str(ROOT / "examples" / "gpu-overlay.csv")
+    outputs = {
+        "bounds": runner.invoke(app, ["bounds", str(EXAMPLE), "--os-history", history, "-q"]).stdout,
+        "timeline": runner.invoke(app, ["timeline", str(EXAMPLE), "--overlay", overlay, "-q"]).stdout,
+        "fleet": runner.invoke(app, ["fleet", str(document)]).stdout,
+        "fleet markdown": run(["fleet", str(document), "-f", "markdown"]).stdout,
+    }
+    assert "86 d 22 h" in outputs["bounds"] and "1 h 21 min" in outputs["bounds"]
+    assert "7 h 58 min when gpu was active" in outputs["timeline"]  # no Markdown backticks in plain text
+    assert "process time" in outputs["fleet"] and "1 h 21 min" in outputs["fleet"]
+    for name, text in outputs.items():
+        assert not DECIMAL_HOURS.findall(text), (name, DECIMAL_HOURS.findall(text))
+    assert "`" not in outputs["timeline"]
