@@ -312,3 +312,25 @@ def test_a_fault_comes_through_an_open_pipe_once_the_next_line_is_read(options: 
     batch = subprocess.run([*command, "-"], input=head, capture_output=True, timeout=60, check=True, env=environment)
     assert child.returncode == 0, errors
     assert first + rest == batch.stdout
+
+
+def test_a_writer_that_pauses_between_bursts_gets_the_batch_rows(tmp_path: Path) -> None:
+    """Each pause hands on the lines sent so far, mid-traceback too; rows and accounting stay the batch's."""
+    lines = (GENERATED / "s1-console-info" / "omlx.log.gz").read_bytes()
+    lines = gzip.decompress(lines).splitlines(keepends=True)[:2500]
+    command = [sys.executable, "-m", "omlx_logscan", "events", "-f", "ndjson", "-"]
+    with (tmp_path / "out").open("wb") as out, (tmp_path / "err").open("wb") as err:
+        child = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=out, stderr=err)
+        assert child.stdin is not None
+        try:
+            for start in range(0, len(lines), 97):  # 26 bursts, each ending at a line of its own kind
+                child.stdin.write(b"".join(lines[start : start + 97]))
+                child.stdin.flush()
+                time.sleep(0.06)
+            child.stdin.close()
+            assert child.wait(timeout=120) == 0
+        finally:
+            child.kill()
+    batch = subprocess.run(command, input=b"".join(lines), capture_output=True, timeout=120, check=True)
+    assert (tmp_path / "out").read_bytes() == batch.stdout and batch.stdout.count(b"\n") > 900
+    assert (tmp_path / "err").read_bytes() == batch.stderr
