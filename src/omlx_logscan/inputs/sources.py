@@ -372,8 +372,8 @@ def read_chunks(source: Source, chunk_bytes: int = CHUNK_BYTES) -> Iterator[byte
 def read_views(source: Source, chunk_bytes: int, take: Take) -> Iterator[memoryview]:
     """Chunks of whole lines, as read: views of buffers from ``take``, each good until the next
     chunk is asked for, or for as long as ``take`` does not hand its buffer out again; an empty one
-    where a pipe fell silent. Text in
-    another encoding comes as UTF-8; bytes that are not UTF-8 are left for the consumer to mend."""
+    where a pipe fell silent. Text in another encoding comes as UTF-8; bytes that are not UTF-8 are
+    left for the consumer to mend."""
     try:
         stream = source.open()
     except OSError as exc:

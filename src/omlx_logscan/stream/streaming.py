@@ -4,12 +4,14 @@ written as soon as nothing still to come can go before it.
 The batch order (``read.all_events``) merges four sequences: the grammar's events in file order
 (after startup markers fold into their start), and the finished-request rows, the arrival rows
 and the arrivals the grammar read, each sorted by time. ``StreamedOrder`` runs that same merge on
-what has been read so far and lets a row out only while it sorts before the *bound*: the latest
-time read, and no later than any record the assembler still holds open. As long as the log's
-clock goes forward, nothing read later can sort before the bound, so the rows come out as the
-batch read gives them. A start waits while a later marker could still change it; the whole
-input must show something oMLX's before the first row (else it is refused, as in a batch read).
-A row that arrives sorting before one already written (the clock went back) is noted, not hidden.
+what has been read so far and lets a row out only while it sorts before the *bound*: the time of
+the records the assembler still holds open (they were read after every event made so far), or,
+when it holds none, the latest time read. As long as the log's clock goes forward, nothing read
+later can sort before the bound, so the rows come out as the batch read gives them. A start
+waits while a later marker could still change it; rows the sink is not shown (``-k``, a window)
+are passed over without waiting for them. The whole input must show something oMLX's before the
+first row (else it is refused, as in a batch read). A row that arrives sorting before one
+already written (the clock went back) is noted, not hidden.
 """
 
 from __future__ import annotations
