@@ -142,3 +142,19 @@ def test_a_readme_command_runs_as_a_process(user: Path) -> None:
     assert process.returncode == 1, process.stderr  # findings: the example log's penalty boxes
     assert (user / "logscan.sarif").stat().st_size > 0 and "max_faults 1" in process.stdout  # the file's threshold
     assert "ignored" not in process.stderr
+
+
+def _output_blocks() -> list[str]:
+    """The README's blocks of output (fences with no language): each line is what logscan prints."""
+    return [body for language, body in re.findall(r"```(\w*)\n(.*?)```", README, re.S) if not language]
+
+
+def test_the_output_shown_is_what_the_example_prints() -> None:
+    """The escalation lines and the overlay sentence shown are lines the example log's timeline prints."""
+    overlay = f"gpu={ROOT / 'examples' / 'gpu-overlay.csv'}"
+    printed = runner.invoke(app, ["timeline", str(EXAMPLE), "--overlay", overlay, "-q"], env={"COLUMNS": "300"})
+    assert printed.exit_code == 0
+    lines = {line.strip() for line in printed.stdout.splitlines()}
+    shown = [line.strip() for block in _output_blocks() for line in block.splitlines() if line.strip()]
+    assert len(shown) >= 4
+    assert [line for line in shown if line not in lines] == []
