@@ -1,6 +1,8 @@
 """Every shell and TOML example of the README runs as written (as sqlite-utils checks its docs): the
 repository's fixtures stand in for a user's files, the configuration example is tried in both
-``pyproject.toml`` and ``.logscan.toml``. Examples that need what CI lacks are listed with the reason."""
+``pyproject.toml`` and ``.logscan.toml``. Examples that need what CI lacks are listed with the reason;
+the launchd plist (XML) needs a Mac's launchd, and the workflow (YAML), examples/github-workflow.yml,
+is held to the README and linted by tests/test_action.py."""
 
 from __future__ import annotations
 
