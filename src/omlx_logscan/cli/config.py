@@ -8,7 +8,8 @@ defaults, the second over the first:
 - the user's own ``config.toml`` in the user's config folder (``$XDG_CONFIG_HOME/logscan``, else
   ``~/.config/logscan``);
 - the file named with ``--config FILE``, else the nearest found from the current folder upward: a
-  ``.logscan.toml`` (its keys at the top) or a ``pyproject.toml`` with a ``[tool.logscan]`` table.
+  ``.logscan.toml`` (its keys at the top, or under ``[tool.logscan]`` alone) or a ``pyproject.toml``
+  with a ``[tool.logscan]`` table.
 
 A found file came with the folder (a log bundle may ship one), so it is data, not commands: it
 may set how the output looks and how the log is read, and make ``check`` stricter. A key that runs
