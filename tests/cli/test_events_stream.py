@@ -19,6 +19,7 @@ from typer.testing import CliRunner
 
 from conftest import EXAMPLE, GENERATED, REAL, TIMEOUT_LINE, WARN
 from omlx_logscan.cli.app import app
+from omlx_logscan.inputs.sources import IDLE_S
 from omlx_logscan.parsing.dense import NO_TIME
 from omlx_logscan.parsing.event import Event
 from omlx_logscan.stream import read
@@ -169,19 +170,20 @@ def test_rows_wait_for_a_later_time_and_a_step_back_is_noted() -> None:
     sink = _Rows()
     order = StreamedOrder(sink, None)
     first, second = _event("warning", "2026-01-01T10:00:00", 1), _event("warning", "2026-01-01T10:00:05", 2)
-    order.take([first, second], [], [], [], recognised=False, floor=None)
-    assert sink.written == [first]  # the second has the latest time read: a row still to come may tie it
-    between = _event("request_complete", "2026-01-01T10:00:01", 3)
-    order.take([], [(NO_TIME, 3, [between])], [], [], recognised=True, floor="2026-01-01T10:00:05")
-    assert sink.written == [first, between] and order.went_back is None  # a record of 10:00:05 is still open
+    order.take([first, second], [], [], [], recognised=False, floor="2026-01-01T10:00:05")
+    # A record of 10:00:05 is still open: its event, and all to come, sort after the grammar's of that time.
+    assert sink.written == [first, second]
+    tie = _event("request_complete", "2026-01-01T10:00:05", 3)
+    order.take([], [(NO_TIME, 3, [tie])], [], [], recognised=True, floor="2026-01-01T10:00:05")
+    assert sink.written == [first, second]  # that record's event would go before a request row of its time
     # A record opened at 10:00:09 was read: nothing to come sorts before it, though no event has its time yet.
     order.take([], [], [], [], recognised=True, floor="2026-01-01T10:00:09")
-    assert sink.written == [first, between, second]
+    assert sink.written == [first, second, tie] and order.went_back is None
     back = _event("request_complete", "2026-01-01T09:59:00", 4)
-    order.take([], [(NO_TIME, 4, [back])], [], [], recognised=True, floor="2026-01-01T10:00:09")
+    order.take([], [(NO_TIME, 4, [back])], [], [], recognised=True, floor=None)
     assert order.went_back is back  # it sorts before rows already written
     order.finish()
-    assert sink.written == [first, between, second, back]
+    assert sink.written == [first, second, tie, back]
     assert (GRAMMAR, REQUESTS) == (0, 1)  # the grammar's events go first on equal times, as in all_events
 
 
@@ -211,7 +213,7 @@ def test_a_start_waits_while_a_marker_could_still_join_it() -> None:
     assert sink.written == []
     later = _event("warning", "2026-01-01T10:05:00", 4)
     order.take([later], [], [], [], recognised=False, floor="2026-01-01T10:05:00")  # no later marker can join now
-    assert [event.line for event in sink.written] == [1, 2]  # the last waits: a row to come may tie it
+    assert [event.line for event in sink.written] == [1, 2, 4]  # what comes later sorts after the grammar's rows
     assert sink.written[0].fields["markers"] == ["banner", "startup_block"]
     assert banner.fields == {"marker": "banner"}  # a copy was folded: the batch read folds its own
 
@@ -225,7 +227,7 @@ def test_nothing_is_written_before_the_input_shows_it_is_an_omlx_log() -> None:
     order.take([note, later], [], [], [], recognised=False, floor="2026-01-01T11:00:00")
     assert sink.written == []
     order.take([], [], [], [], recognised=True, floor="2026-01-01T11:00:00")  # a request row: oMLX's
-    assert sink.written == [note]
+    assert sink.written == [note, later]
 
 
 def _first_line(stream: Any, deadline: float) -> bytes:
@@ -243,18 +245,21 @@ def _first_line(stream: Any, deadline: float) -> bytes:
 
 def test_rows_come_while_a_slow_writer_still_holds_the_pipe_open() -> None:
     """A real process fed through a pipe: the first rows come out while the writer has written only part
-    of the log and keeps the pipe open; once it closes, the output is the batch read's."""
+    of the log and keeps the pipe open, idle for longer than ``IDLE_S`` (as a logger writes whole
+    records, it stops between two); once it closes, the output is the batch read's."""
     lines = EXAMPLE.read_bytes().splitlines(keepends=True)
+    split = next(n for n in range(600, len(lines)) if lines[n].startswith(b"2026-"))  # a record begins
     command = [sys.executable, "-m", "omlx_logscan", "events", "-f", "ndjson", "-q"]
     child = subprocess.Popen([*command, "-"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     assert child.stdin is not None and child.stdout is not None
     try:
-        child.stdin.write(b"".join(lines[:600]))
+        child.stdin.write(b"".join(lines[:split]))
         child.stdin.flush()
         first = _first_line(child.stdout, time.monotonic() + 120)
         assert b"\n" in first, "no row while the pipe was open"
         assert child.poll() is None  # still reading: the writer holds the pipe open
-        rest, errors = child.communicate(b"".join(lines[600:]), timeout=120)  # the rest, then the end
+        time.sleep(IDLE_S + 0.5)  # idle: the last record read is taken as complete
+        rest, errors = child.communicate(b"".join(lines[split:]), timeout=120)  # the rest, then the end
     finally:
         child.kill()
     batch = subprocess.run([*command, str(EXAMPLE)], capture_output=True, timeout=120, check=True)
@@ -280,15 +285,22 @@ def test_a_limit_on_a_silent_pipe_ends_the_run_while_the_writer_holds_it_open() 
 
 
 @pytest.mark.parametrize(
-    "options", [["-k", "gpu_error"], ["-k", "gpu_error", "-f", "table"], ["--since", "2026-09-15 20:00"]]
+    ("options", "end"),
+    [
+        (["-k", "gpu_error"], 1832),  # a warning after the fault
+        (["-k", "gpu_error", "-f", "table"], 1832),
+        (["--since", "2026-09-15 20:00"], 1832),
+        (["-k", "gpu_error"], 1830),  # the fault and its traceback are the last lines written
+    ],
 )
-def test_a_fault_comes_through_an_open_pipe_once_the_next_line_is_read(options: list[str]) -> None:
+def test_a_fault_comes_through_an_open_pipe_before_the_input_ends(options: list[str], end: int) -> None:
     """``printf …; sleep | logscan events -k gpu_error -``: a banner starts the session (its start may
-    still gain a marker), then the fault, its traceback and one more line; the writer then holds the
-    pipe open. The fault's row comes before the input ends, and the whole output is the batch read's."""
+    still gain a marker), then the fault and its traceback; the writer then holds the pipe open. The
+    fault's row comes before the input ends (at once when a line follows it, else once the writer
+    is idle), and the whole output is the batch read's."""
     lines = EXAMPLE.read_bytes().splitlines(keepends=True)
-    head = b"".join(lines[:6] + lines[1812:1832])  # the banner; warnings, the first fault, a warning after it
-    assert b"GPU Timeout" in head and b"20:42:57" in head.splitlines()[-1]
+    head = b"".join(lines[:6] + lines[1812:end])  # the banner; warnings, the first fault
+    assert b"GPU Timeout" in head
     command = [sys.executable, "-m", "omlx_logscan", "events", "-q", *options]
     environment = {**os.environ, "COLUMNS": "200"}
     child = subprocess.Popen(

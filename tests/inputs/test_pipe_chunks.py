@@ -100,8 +100,10 @@ def test_chunks_of_a_pipe_that_falls_silent_are_whole_lines_of_the_input(
 ) -> None:
     data = (b"\n".join(lines) + b"\n").decode("utf-8", errors="replace").encode()
     head, rest = data[:most], data[most:]
-    silent = iter(silences * (len(data) + 1))
+    silent = iter(silences * (2 * len(data) + 2))
     pipe = _Pipe(rest, most)
-    chunks = [bytes(view) for view in sources._line_views(pipe, head, chunk, sources._reusing(), lambda: next(silent))]
+    chunks = [
+        bytes(view) for view in sources._line_views(pipe, head, chunk, sources._reusing(), lambda seconds: next(silent))
+    ]
     assert b"".join(chunks) == data
     assert all(piece.endswith(b"\n") for piece in chunks if piece)  # an empty chunk: a pause

@@ -32,6 +32,9 @@ READ_STEP = 1024 * 1024
 # slowly (``tail -f``, a live server) then shows while it is written, and a fast writer, whose pipe
 # is never silent this long, is still read in large chunks.
 QUIET_S = 0.05
+# A writer silent this long after a pause is idle: it has written each record whole (a logger writes a
+# record, traceback and all, at once), so the last record read is complete (``events`` writes its row).
+IDLE_S = 1.0
 
 
 # Names oMLX (and the app / Homebrew) give their logs, and how they and logrotate rotate and
@@ -272,7 +275,7 @@ def _moved(take: Take, view: memoryview, start: int, filled: int) -> tuple[bytea
 
 
 def _line_views(
-    stream: Stream, head: bytes, chunk_bytes: int, take: Take, quiet: Callable[[], bool] | None = None
+    stream: Stream, head: bytes, chunk_bytes: int, take: Take, quiet: Callable[[float], bool] | None = None
 ) -> Iterator[memoryview]:
     """Chunks of whole lines, each read (decompressed) straight into a buffer from ``take``; the
     unfinished line after a chunk moves to the front of the next buffer. The buffer grows to
@@ -282,7 +285,8 @@ def _line_views(
     With ``quiet`` (a pipe: see ``_pipe_quiet``) each read takes what is there, and when a short read
     finds the pipe silent the whole lines held go on at once, followed by an empty chunk: the block
     reader hands a block on once the next one is read (it must know whether the line after it is
-    timed), and a pause tells it that none is coming yet."""
+    timed), and a pause tells it that none is coming yet. A second empty chunk follows when the
+    pipe then stays silent for ``IDLE_S``: the writer is idle."""
     buf = take(max(min(chunk_bytes, READ_STEP), len(head), 1))
     view = memoryview(buf)
     view[: len(head)] = head
@@ -295,6 +299,8 @@ def _line_views(
             buf, view = _moved(take, view, cut, filled)
             filled -= cut
             yield view[:0]  # a pause
+            if quiet is not None and quiet(IDLE_S):
+                yield view[:0]  # and the writer is idle
         if filled == len(view):
             cut = buf.rfind(b"\n", 0, filled) + 1
             if len(view) < chunk_bytes or not cut:  # grow: a small input never needs a large buffer
@@ -319,7 +325,7 @@ def _line_views(
                 yield view[:filled]
             return
         filled += got
-        silent = quiet is not None and got < wanted and quiet()
+        silent = quiet is not None and got < wanted and quiet(QUIET_S)
 
 
 class _Partial(Protocol):
@@ -330,9 +336,9 @@ class _Partial(Protocol):
     def readinto1(self, buffer: memoryview, /) -> int: ...
 
 
-def _pipe_quiet(stream: Stream) -> Callable[[], bool] | None:
+def _pipe_quiet(stream: Stream) -> Callable[[float], bool] | None:
     """For a pipe, socket or terminal (its writer decides when data comes): a test of whether it
-    stays silent for ``QUIET_S``; None for anything else (a file is read in full-sized chunks)."""
+    stays silent for so many seconds; None for anything else (a file is read in full-sized chunks)."""
     fileno = getattr(stream, "fileno", None)
     if fileno is None or not hasattr(stream, "readinto1"):
         return None
@@ -343,10 +349,10 @@ def _pipe_quiet(stream: Stream) -> Callable[[], bool] | None:
         return None
     if not (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode)):
         return None
-    return lambda: not select.select([fd], [], [], QUIET_S)[0]
+    return lambda seconds: not select.select([fd], [], [], seconds)[0]
 
 
-def _read_head(stream: Stream, quiet: Callable[[], bool] | None) -> bytes:
+def _read_head(stream: Stream, quiet: Callable[[float], bool] | None) -> bytes:
     """The first ``SNIFF_BYTES`` (fewer at the end); of a pipe, what came before it fell silent
     after a whole line, so a log written slowly is not held until that much of it is there."""
     if quiet is None:
@@ -357,7 +363,7 @@ def _read_head(stream: Stream, quiet: Callable[[], bool] | None) -> bytes:
         if not more:
             break
         head += more
-        if b"\n" in head and quiet():
+        if b"\n" in head and quiet(QUIET_S):
             break
     return head
 

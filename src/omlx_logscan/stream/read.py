@@ -82,6 +82,11 @@ class _SourceEvents:
         self._classify(self.assembler.take_final(everything=True))
         return self.assembler.out
 
+    def idle(self) -> None:
+        """The writer of a pipe went idle: its last record is complete."""
+        self.assembler.pause()
+        self._classify(self.assembler.take_final())
+
     def _classify(self, records: list[Record]) -> None:
         accounting = self.accounting
         self.records += len(records)
@@ -169,6 +174,7 @@ def read_events(
                     progress=progress,
                     on_kept=reader.feed,
                     on_dense=None if on_block is None else partial(on_block, reader),
+                    on_idle=None if on_block is None else partial(_idle, reader, on_block),
                 )
             )
             readers.append(reader)
@@ -372,6 +378,13 @@ def _row_events(table: Dense, sources: list[str]) -> Iterator[Event]:
 def row_events(text: str, line: int, name: str, index: int) -> list[Event]:
     """The events of one dense row's line (a single-line record by construction)."""
     return classify(assemble_one(text, line), name, index)
+
+
+def _idle(reader: _SourceEvents, on_block: Callable[[_SourceEvents, Dense, Dense], None]) -> None:
+    """A pipe's writer went idle while ``events`` writes its rows: the last record is taken as complete
+    (a logger writes each whole) and its events handed on. Only the rows written while reading see it."""
+    reader.idle()
+    on_block(reader, Dense.empty(REQUEST_SCHEMA), Dense.empty(ARRIVAL_SCHEMA))
 
 
 def _told(source: Source) -> Source:

@@ -179,8 +179,8 @@ class StreamedOrder:
                 first = self._head(GRAMMAR)
                 if first is not None and self._start_may_change(first, bound):
                     return
-                if time >= bound:
-                    return
+                if time > bound or (time == bound and queue != GRAMMAR):  # nothing to come sorts before
+                    return  # the grammar's events of one time (file order), so only the others wait on a tie
                 if self._shown(event) and not self._sink.can_write(event):
                     self._held = True
                     return
