@@ -285,21 +285,22 @@ def test_a_limit_on_a_silent_pipe_ends_the_run_while_the_writer_holds_it_open() 
 
 
 @pytest.mark.parametrize(
-    ("options", "end"),
+    ("options", "end", "prefix"),
     [
-        (["-k", "gpu_error"], 1832),  # a warning after the fault
-        (["-k", "gpu_error", "-f", "table"], 1832),
-        (["--since", "2026-09-15 20:00"], 1832),
-        (["-k", "gpu_error"], 1830),  # the fault and its traceback are the last lines written
+        (["-k", "gpu_error"], 1832, b""),  # a warning after the fault
+        (["-k", "gpu_error", "-f", "table"], 1832, b""),
+        (["--since", "2026-09-15 20:00"], 1832, b""),
+        (["-k", "gpu_error"], 1830, b""),  # the fault and its traceback are the last lines written
+        (["-k", "gpu_error"], 1830, b"omlx-1  | "),  # docker compose logs -f
     ],
 )
-def test_a_fault_comes_through_an_open_pipe_before_the_input_ends(options: list[str], end: int) -> None:
+def test_a_fault_comes_through_an_open_pipe_before_the_input_ends(options: list[str], end: int, prefix: bytes) -> None:
     """``printf …; sleep | logscan events -k gpu_error -``: a banner starts the session (its start may
     still gain a marker), then the fault and its traceback; the writer then holds the pipe open. The
     fault's row comes before the input ends (at once when a line follows it, else once the writer
     is idle), and the whole output is the batch read's."""
     lines = EXAMPLE.read_bytes().splitlines(keepends=True)
-    head = b"".join(lines[:6] + lines[1812:end])  # the banner; warnings, the first fault
+    head = b"".join(prefix + line for line in lines[:6] + lines[1812:end])  # the banner; warnings, the first fault
     assert b"GPU Timeout" in head
     command = [sys.executable, "-m", "omlx_logscan", "events", "-q", *options]
     environment = {**os.environ, "COLUMNS": "200"}

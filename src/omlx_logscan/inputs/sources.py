@@ -396,7 +396,12 @@ def read_views(source: Source, chunk_bytes: int, take: Take) -> Iterator[memoryv
             yield from _line_views(stream, head, chunk_bytes, take, quiet)
             return
         whole = _Prepend(head, stream)
-        chunks = iter(lambda: whole.read(chunk_bytes), b"") if codec is None else _transcoded(whole, codec, chunk_bytes)
+        if codec is not None:
+            chunks = _transcoded(whole, codec, chunk_bytes)
+        elif quiet is not None:  # a prefixed log through a pipe (docker compose logs -f): as it comes
+            chunks = _arrivals(whole, quiet, chunk_bytes)
+        else:
+            chunks = iter(lambda: whole.read(chunk_bytes), b"")
         yield from (memoryview(chunk) for chunk in (chunks if shape is None else shape.lines(chunks)))
     except damaged_data() as exc:
         raise InputError(f"{source.name}: compressed data is truncated or corrupt ({exc})") from None
@@ -416,7 +421,33 @@ class _Prepend:
         self._rest = rest
 
     def read(self, size: int) -> bytes:
-        if self._head:
-            out, self._head = self._head[:size], self._head[size:]
-            return out
-        return self._rest.read(size)
+        return self._first(size) or self._rest.read(size)
+
+    def read1(self, size: int) -> bytes:
+        """What there is now (of a pipe: one read at most)."""
+        return self._first(size) or cast(_Partial, self._rest).read1(size)
+
+    def _first(self, size: int) -> bytes:
+        out, self._head = self._head[:size], self._head[size:]
+        return out
+
+
+def _arrivals(stream: _Prepend, quiet: Callable[[float], bool], chunk_bytes: int) -> Iterator[bytes]:
+    """A pipe's bytes in chunks of ``chunk_bytes``, or of what came before it fell silent; an empty
+    chunk where it did, and a second one when its writer then stays idle (as ``_line_views``)."""
+    held: list[bytes] = []
+    size = 0
+    while data := stream.read1(chunk_bytes - size):
+        held.append(data)
+        size += len(data)
+        silent = size < chunk_bytes and quiet(QUIET_S)
+        if size < chunk_bytes and not silent:
+            continue
+        yield b"".join(held)
+        held, size = [], 0
+        if silent:
+            yield b""
+            if quiet(IDLE_S):
+                yield b""
+    if held:
+        yield b"".join(held)
