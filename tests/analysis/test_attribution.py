@@ -332,7 +332,7 @@ def test_the_example_log(tmp_path: Path) -> None:
     assert fault_lines(why, full=False)[0] == "2026-09-15 20:19:38  cache-clear drain, trigger unknown; load not logged"
     assert fault_lines(why, full=False)[6:] == [f"hidden: {text}" for text in caveats]
     (sentence,) = overlay_lines(why, full=False)
-    assert sentence.startswith("overlay gpu: 6 of 6 faults fell in the 8.0 h when `gpu` was active, 0 in 2,100 h")
+    assert sentence.startswith("overlay gpu: 6 of 6 faults fell in the 7 h 58 min when gpu was active, 0 in 87 d 12 h")
 
 
 def test_json_document_gets_attribution_and_overlays(example_analysis: Analysis) -> None:

@@ -248,7 +248,7 @@ def test_rows_per_os_version(history_args: list[str]) -> None:
     assert rows[1]["upper95_faults_per_hour"] == pytest.approx(2.9957 / 57, abs=1e-5)
     assert rows[2]["faults_per_start"] == 1.0 and rows[2]["upper95_faults_per_start"] == pytest.approx(6.2958 / 2, 1e-4)
     assert doc["sentence"] == (
-        "No Timeout or SubmissionsIgnored on macOS 26.4 (2 starts, 25 h) or macOS 26.5.1 (2 starts, 57 h); "
+        "No Timeout or SubmissionsIgnored on macOS 26.4 (2 starts, 24 h 55 min) or macOS 26.5.1 (2 starts, 2 d 9 h); "
         "the first on macOS 27.0 came 1 h 30 min after the first start on it, "
         "16 h 49 min after macOS 27.0 was installed."
     )
@@ -279,7 +279,7 @@ def test_rows_per_pair(example_analysis: Analysis) -> None:
 def test_no_faults_in_the_window_gives_a_sentence_of_bounds_only() -> None:
     doc = bounds_json(str(UPGRADE_LOG), *OS_FLAGS, "--until", "2026-09-01")
     assert [row["os_version"] for row in doc["rows"]] == ["26.4", "26.5.1"]
-    assert doc["sentence"] == "No GPU faults on macOS 26.4 (2 starts, 25 h) or macOS 26.5.1 (2 starts, 57 h)."
+    assert doc["sentence"] == "No GPU faults on macOS 26.4 (2 starts, 24 h 55 min) or macOS 26.5.1 (2 starts, 2 d 9 h)."
 
 
 def test_session_os_versions_for_the_timeline_and_report() -> None:
@@ -324,7 +324,7 @@ def test_example_reproduces_the_reports_version_bounds(example_analysis: Analysi
     assert new.after_first_start.min_s == pytest.approx(2 * 3600 + 23 * 60 + 0.251)
     assert new.after_first_start.max_s == pytest.approx(2 * 3600 + 38 * 60 + 38.663)
     assert bounds_sentence(bounds) == (
-        "No Timeout or SubmissionsIgnored on macOS 26.5.1 (156 starts, 2,086 h); the first on macOS 27.0 came "
+        "No Timeout or SubmissionsIgnored on macOS 26.5.1 (156 starts, 86 d 22 h); the first on macOS 27.0 came "
         "2 h 23 min to 2 h 38 min after the first start on it, 2 h 38 min after macOS 27.0 was installed."
     )
     markdown = bounds_markdown(bounds)

@@ -103,7 +103,7 @@ def test_csv_overlay_counts_hours_faults_and_the_exact_ratio(tmp_path: Path) -> 
     assert row["rate_ratio"] == 27.0 and row["rate_ratio_is_lower_bound"] is False
     assert row["ci95"] == [pytest.approx(2.16792, abs=1e-5), pytest.approx(1417.4288, abs=1e-4)]
     assert overlay_sentence(result) == (
-        "3 of 4 faults fell in the 10.0 h when `busy` was active, 1 in 90.0 h without; "
+        "3 of 4 faults fell in the 10 h 00 min when busy was active, 1 in 3 d 18 h without; "
         "rate ratio 27 (95 % CI 2.17–1,417), p = 0.004"
     )
 
@@ -120,7 +120,7 @@ def test_example_overlay_six_of_six_inside_with_dead_windows_left_out(example_an
     row = result.as_dict()
     assert row["rate_ratio_is_lower_bound"] is True and row["ci95"][1] is None
     assert row["rate_ratio"] == row["ci95"][0] and row["p_value"] < 0.001
-    assert "6 of 6 faults fell in the 8.0 h when `gpu` was active, 0 in 2,100 h without; rate ratio ≥" in (
+    assert "6 of 6 faults fell in the 7 h 58 min when gpu was active, 0 in 87 d 12 h without; rate ratio ≥" in (
         overlay_sentence(result)
     )
 
@@ -129,7 +129,7 @@ def test_an_overlay_outside_the_log_has_nothing_to_compare(example_analysis: Ana
     path = write_csv(tmp_path, "start,end\n2030-01-01 00:00,2030-01-02 00:00\n")
     (result,) = correlate(example_analysis, parse_overlays(overlay_specs([f"later={path}"])))
     assert (result.hours_inside, result.faults_inside, result.faults_outside, result.ratio) == (0.0, 0, 6, None)
-    assert overlay_sentence(result) == "`later` covers none of the log's hours at risk: nothing to compare"
+    assert overlay_sentence(result) == "later covers none of the log's hours at risk: nothing to compare"
     assert result.as_dict()["ci95"] is None and result.as_dict()["p_value"] is None
 
 

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 import typer.main
 from typer.core import TyperGroup
+from typer.testing import CliRunner
 
 from conftest import EXAMPLE, ROOT
 from omlx_logscan.cli import app
@@ -231,3 +232,14 @@ def test_a_bad_configuration_is_one_line_and_exit_2(content: str, tmp_path: Path
     assert str(tmp_path / ".logscan.toml") in result.stderr and BAD_VALUES[content] in result.stderr
     named = run([*args, "--config", str(tmp_path / ".logscan.toml")], cwd=ROOT)
     assert named.returncode == 2 and named.stderr.count("\n") == 1, named.stderr
+
+
+def test_a_logscan_toml_in_the_pyproject_form_is_read_as_its_table(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The README's example copied into .logscan.toml as it stands, ``[tool.logscan]`` and all (issue 30)."""
+    (tmp_path / ".logscan.toml").write_text('[tool.logscan]\ntz = "UTC"\n\n[tool.logscan.check]\nmax-faults = 0\n')
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(app, ["check", str(EXAMPLE), "-f", "json"])
+    assert result.exit_code == 1 and '"max_faults"' in result.stdout, result.output
+    assert "is no logscan command" not in result.stderr

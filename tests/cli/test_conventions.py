@@ -623,7 +623,7 @@ def _common_options_rows() -> list[tuple[list[str], list[str]]]:
         cells = [cell.strip() for cell in line.strip("|").split("|")]
         flags = [flag for flag in re.findall(r"`(-[-\w]+)", cells[0])]
         names = [name.strip() for name in cells[1].split(",")]
-        rows.append((flags, LOG_READERS if names == ["all"] else names))
+        rows.append((flags, [command for name in names for command in (LOG_READERS if name == "all" else [name])]))
     return rows
 
 
@@ -644,3 +644,45 @@ def test_every_command_accepts_what_the_common_options_table_says(flags: list[st
         accepted = {opt for param in command.params for opt in param.opts}
         missing = [flag for flag in flags if flag not in accepted]
         assert not missing, f"logscan {name} lacks {missing}"
+
+
+def test_quiet_is_taken_by_every_command(tmp_path: Path) -> None:
+    """``-q`` anywhere: fleet and schema write nothing on stderr but errors, and take it all the same."""
+    document = tmp_path / "mac.json"
+    assert runner.invoke(app, ["timeline", str(EXAMPLE), "-f", "json", "-o", str(document), "-q"]).exit_code == 0
+    for args in (["fleet", str(document), "-q"], ["schema", "check", "-q"]):
+        result = runner.invoke(app, args)
+        assert result.exit_code == 0 and result.stdout and not result.stderr, args
+    process = run(["fleet", "-q", str(document), "-f", "json"])
+    assert process.returncode == 0 and json.loads(process.stdout)["schema"].startswith("omlx-logscan/fleet/")
+    assert process.stderr == ""
+
+
+def test_help_names_every_compression_that_is_read() -> None:
+    from omlx_logscan.inputs.decoding import MAGIC
+
+    help_text = " ".join(runner.invoke(app, ["--help"]).stdout.split())
+    assert all(name in help_text for name in MAGIC), help_text
+
+
+DECIMAL_HOURS = re.compile(r"\d\.\d+ h\b|\d,\d{3} h\b|\d\.\d{2}\s")  # "1.4 h", "2,086 h", a bare "1.36"
+
+
+def test_one_duration_style_in_bounds_fleet_and_overlays(tmp_path: Path) -> None:
+    """``42 s``, ``12 min``, ``2 h 05 min``, ``3 d 4 h`` everywhere: no decimal hours, no bare hour figures."""
+    document = tmp_path / "mac.json"
+    assert runner.invoke(app, ["timeline", str(EXAMPLE), "-f", "json", "-o", str(document), "-q"]).exit_code == 0
+    history = str(ROOT / "examples" / "os-history.txt")
+    overlay = "gpu=" + str(ROOT / "examples" / "gpu-overlay.csv")
+    outputs = {
+        "bounds": runner.invoke(app, ["bounds", str(EXAMPLE), "--os-history", history, "-q"]).stdout,
+        "timeline": runner.invoke(app, ["timeline", str(EXAMPLE), "--overlay", overlay, "-q"]).stdout,
+        "fleet": runner.invoke(app, ["fleet", str(document)]).stdout,
+        "fleet markdown": run(["fleet", str(document), "-f", "markdown"]).stdout,
+    }
+    assert "86 d 22 h" in outputs["bounds"] and "1 h 21 min" in outputs["bounds"]
+    assert "7 h 58 min when gpu was active" in outputs["timeline"]  # no Markdown backticks in plain text
+    assert "process time" in outputs["fleet"] and "1 h 21 min" in outputs["fleet"]
+    for name, text in outputs.items():
+        assert not DECIMAL_HOURS.findall(text), (name, DECIMAL_HOURS.findall(text))
+    assert "`" not in outputs["timeline"]

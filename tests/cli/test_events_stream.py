@@ -19,6 +19,7 @@ from typer.testing import CliRunner
 
 from conftest import EXAMPLE, GENERATED, REAL, TIMEOUT_LINE, WARN
 from omlx_logscan.cli.app import app
+from omlx_logscan.inputs.sources import IDLE_S
 from omlx_logscan.parsing.dense import NO_TIME
 from omlx_logscan.parsing.event import Event
 from omlx_logscan.stream import read
@@ -72,6 +73,23 @@ def test_streamed_rows_are_the_batch_rows_in_the_batch_order(path: Path, fmt: st
     assert streamed.stderr == batch.stderr.replace(str(path), "<stdin>")  # the accounting, or the refusal
 
 
+@pytest.mark.parametrize(
+    "window",
+    [
+        ["--since", "2026-09-15 20:30"],
+        ["--since", "2026-07-01", "--until", "2026-08-01 12:00"],
+        ["--since", "2030-01-01"],
+    ],
+)
+def test_a_window_streams_the_rows_a_batch_read_keeps(window: list[str], streamed_runs: list[str]) -> None:
+    batch, streamed = _batch_and_streamed(EXAMPLE, "-f", "ndjson", *window)
+    assert streamed_runs == ["<stdin>"]
+    assert streamed.exit_code == batch.exit_code == 0
+    assert streamed.stdout == batch.stdout.replace(str(EXAMPLE), "<stdin>")
+    assert streamed.stderr == batch.stderr.replace(str(EXAMPLE), "<stdin>")  # the window's accounting, or its note
+    assert ("no records between" in batch.stderr) == (window[1] == "2030-01-01")
+
+
 @pytest.mark.parametrize("fmt", ["table", "csv"])
 def test_streamed_table_and_csv_are_the_batch_ones(fmt: str, streamed_runs: list[str], tmp_path: Path) -> None:
     """Through a named pipe of the same name, so the table's ``where`` column reads the same."""
@@ -117,10 +135,9 @@ def test_kinds_limit_and_a_fall_back_hour_stream_as_in_a_batch(tmp_path: Path, s
     assert outputs[2].count("\n") == 3
 
 
-def test_a_file_a_window_and_a_json_document_are_read_whole(streamed_runs: list[str]) -> None:
+def test_a_file_and_a_json_document_are_read_whole(streamed_runs: list[str]) -> None:
     for arguments in (
         [str(EXAMPLE), "-f", "ndjson"],
-        ["-", "-f", "ndjson", "--since", "2026-06-20"],
         ["-", "-f", "json"],
         ["-", "-f", "ndjson", "--all"],
     ):
@@ -154,16 +171,32 @@ def test_rows_wait_for_a_later_time_and_a_step_back_is_noted() -> None:
     order = StreamedOrder(sink, None)
     first, second = _event("warning", "2026-01-01T10:00:00", 1), _event("warning", "2026-01-01T10:00:05", 2)
     order.take([first, second], [], [], [], recognised=False, floor="2026-01-01T10:00:05")
-    assert sink.written == [first]  # the second has the latest time read: a row still to come may tie it
-    between = _event("request_complete", "2026-01-01T10:00:01", 3)
-    order.take([], [(NO_TIME, 3, [between])], [], [], recognised=True, floor="2026-01-01T10:00:09")
-    assert sink.written == [first, between] and order.went_back is None
+    # A record of 10:00:05 is still open: its event, and all to come, sort after the grammar's of that time.
+    assert sink.written == [first, second]
+    tie = _event("request_complete", "2026-01-01T10:00:05", 3)
+    order.take([], [(NO_TIME, 3, [tie])], [], [], recognised=True, floor="2026-01-01T10:00:05")
+    assert sink.written == [first, second]  # that record's event would go before a request row of its time
+    # A record opened at 10:00:09 was read: nothing to come sorts before it, though no event has its time yet.
+    order.take([], [], [], [], recognised=True, floor="2026-01-01T10:00:09")
+    assert sink.written == [first, second, tie] and order.went_back is None
     back = _event("request_complete", "2026-01-01T09:59:00", 4)
-    order.take([], [(NO_TIME, 4, [back])], [], [], recognised=True, floor="2026-01-01T10:00:09")
+    order.take([], [(NO_TIME, 4, [back])], [], [], recognised=True, floor=None)
     assert order.went_back is back  # it sorts before rows already written
     order.finish()
-    assert sink.written == [first, between, back, second]
+    assert sink.written == [first, second, tie, back]
     assert (GRAMMAR, REQUESTS) == (0, 1)  # the grammar's events go first on equal times, as in all_events
+
+
+def test_a_start_of_a_kind_not_asked_for_holds_no_row_back() -> None:
+    """``-k gpu_error``: the running process's start may still gain a marker, but it is not written."""
+    for kinds, expected in ((set(), []), ({"warning"}, [2])):
+        sink = _Rows()
+        order = StreamedOrder(sink, None, shown=lambda event, kinds=kinds: not kinds or event.kind in kinds)  # type: ignore[misc]
+        start = _event("process_start", "2026-01-01T10:00:00", 1)
+        start.fields = {"marker": "banner"}
+        warning = _event("warning", "2026-01-01T10:30:00", 2)
+        order.take([start, warning], [], [], [], recognised=True, floor="2026-01-01T11:00:00")
+        assert [event.line for event in sink.written] == expected
 
 
 def test_a_start_waits_while_a_marker_could_still_join_it() -> None:
@@ -180,7 +213,7 @@ def test_a_start_waits_while_a_marker_could_still_join_it() -> None:
     assert sink.written == []
     later = _event("warning", "2026-01-01T10:05:00", 4)
     order.take([later], [], [], [], recognised=False, floor="2026-01-01T10:05:00")  # no later marker can join now
-    assert [event.line for event in sink.written] == [1, 2]  # the last waits: a row to come may tie it
+    assert [event.line for event in sink.written] == [1, 2, 4]  # what comes later sorts after the grammar's rows
     assert sink.written[0].fields["markers"] == ["banner", "startup_block"]
     assert banner.fields == {"marker": "banner"}  # a copy was folded: the batch read folds its own
 
@@ -194,7 +227,7 @@ def test_nothing_is_written_before_the_input_shows_it_is_an_omlx_log() -> None:
     order.take([note, later], [], [], [], recognised=False, floor="2026-01-01T11:00:00")
     assert sink.written == []
     order.take([], [], [], [], recognised=True, floor="2026-01-01T11:00:00")  # a request row: oMLX's
-    assert sink.written == [note]
+    assert sink.written == [note, later]
 
 
 def _first_line(stream: Any, deadline: float) -> bytes:
@@ -212,18 +245,21 @@ def _first_line(stream: Any, deadline: float) -> bytes:
 
 def test_rows_come_while_a_slow_writer_still_holds_the_pipe_open() -> None:
     """A real process fed through a pipe: the first rows come out while the writer has written only part
-    of the log and keeps the pipe open; once it closes, the output is the batch read's."""
+    of the log and keeps the pipe open, idle for longer than ``IDLE_S`` (as a logger writes whole
+    records, it stops between two); once it closes, the output is the batch read's."""
     lines = EXAMPLE.read_bytes().splitlines(keepends=True)
+    split = next(n for n in range(600, len(lines)) if lines[n].startswith(b"2026-"))  # a record begins
     command = [sys.executable, "-m", "omlx_logscan", "events", "-f", "ndjson", "-q"]
     child = subprocess.Popen([*command, "-"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     assert child.stdin is not None and child.stdout is not None
     try:
-        child.stdin.write(b"".join(lines[:600]))
+        child.stdin.write(b"".join(lines[:split]))
         child.stdin.flush()
         first = _first_line(child.stdout, time.monotonic() + 120)
         assert b"\n" in first, "no row while the pipe was open"
         assert child.poll() is None  # still reading: the writer holds the pipe open
-        rest, errors = child.communicate(b"".join(lines[600:]), timeout=120)  # the rest, then the end
+        time.sleep(IDLE_S + 0.5)  # idle: the last record read is taken as complete
+        rest, errors = child.communicate(b"".join(lines[split:]), timeout=120)  # the rest, then the end
     finally:
         child.kill()
     batch = subprocess.run([*command, str(EXAMPLE)], capture_output=True, timeout=120, check=True)
@@ -246,3 +282,68 @@ def test_a_limit_on_a_silent_pipe_ends_the_run_while_the_writer_holds_it_open() 
         child.kill()
         child.stdin.close()
     assert len(rows) == 3 and all(json.loads(row)["source"] == "<stdin>" for row in rows)
+
+
+@pytest.mark.parametrize(
+    ("options", "end", "prefix"),
+    [
+        (["-k", "gpu_error"], 1832, b""),  # a warning after the fault
+        (["-k", "gpu_error", "-f", "table"], 1832, b""),
+        (["--since", "2026-09-15 20:00"], 1832, b""),
+        (["-k", "gpu_error"], 1830, b""),  # the fault and its traceback are the last lines written
+        (["-k", "gpu_error"], 1830, b"omlx-1  | "),  # docker compose logs -f
+    ],
+)
+def test_a_fault_comes_through_an_open_pipe_before_the_input_ends(options: list[str], end: int, prefix: bytes) -> None:
+    """``printf …; sleep | logscan events -k gpu_error -``: a banner starts the session (its start may
+    still gain a marker), then the fault and its traceback; the writer then holds the pipe open. The
+    fault's row comes before the input ends (at once when a line follows it, else once the writer
+    is idle), and the whole output is the batch read's."""
+    lines = EXAMPLE.read_bytes().splitlines(keepends=True)
+    head = b"".join(prefix + line for line in lines[:6] + lines[1812:end])  # the banner; warnings, the first fault
+    assert b"GPU Timeout" in head
+    command = [sys.executable, "-m", "omlx_logscan", "events", "-q", *options]
+    environment = {**os.environ, "COLUMNS": "200"}
+    child = subprocess.Popen(
+        [*command, "-"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=environment
+    )
+    assert child.stdin is not None and child.stdout is not None
+    try:
+        child.stdin.write(head)
+        child.stdin.flush()
+        first = _first_line(child.stdout, time.monotonic() + 60)
+        while b"gpu_error" not in first and b"\n" in first and child.poll() is None:
+            more = _first_line(child.stdout, time.monotonic() + 60)
+            if not more:
+                break
+            first += more
+        assert b"gpu_error" in first, f"no fault's row while the pipe was open: {first!r}"
+        assert child.poll() is None  # still reading
+        rest, errors = child.communicate(b"", timeout=60)
+    finally:
+        child.kill()
+    batch = subprocess.run([*command, "-"], input=head, capture_output=True, timeout=60, check=True, env=environment)
+    assert child.returncode == 0, errors
+    assert first + rest == batch.stdout
+
+
+def test_a_writer_that_pauses_between_bursts_gets_the_batch_rows(tmp_path: Path) -> None:
+    """Each pause hands on the lines sent so far, mid-traceback too; rows and accounting stay the batch's."""
+    lines = (GENERATED / "s1-console-info" / "omlx.log.gz").read_bytes()
+    lines = gzip.decompress(lines).splitlines(keepends=True)[:2500]
+    command = [sys.executable, "-m", "omlx_logscan", "events", "-f", "ndjson", "-"]
+    with (tmp_path / "out").open("wb") as out, (tmp_path / "err").open("wb") as err:
+        child = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=out, stderr=err)
+        assert child.stdin is not None
+        try:
+            for start in range(0, len(lines), 97):  # 26 bursts, each ending at a line of its own kind
+                child.stdin.write(b"".join(lines[start : start + 97]))
+                child.stdin.flush()
+                time.sleep(0.06)
+            child.stdin.close()
+            assert child.wait(timeout=120) == 0
+        finally:
+            child.kill()
+    batch = subprocess.run(command, input=b"".join(lines), capture_output=True, timeout=120, check=True)
+    assert (tmp_path / "out").read_bytes() == batch.stdout and batch.stdout.count(b"\n") > 900
+    assert (tmp_path / "err").read_bytes() == batch.stderr

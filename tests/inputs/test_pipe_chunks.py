@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from omlx_logscan.inputs import sources
-from omlx_logscan.inputs.sources import Source, Stream, read_chunks
+from omlx_logscan.inputs.sources import Source, Stream, read_chunks, read_views
 
 
 @dataclass(frozen=True)
@@ -40,14 +40,26 @@ def test_the_lines_of_a_silent_pipe_go_on_while_it_is_open() -> None:
     read_end, write_end = os.pipe()
     with os.fdopen(read_end, "rb") as stream, os.fdopen(write_end, "wb", buffering=0) as writer:
         writer.write(b"2026-01-01 one\n2026-01-01 two\n2026-01-01 three\n2026-01-01 fo")
-        chunks = read_chunks(_PipeSource("<stdin>", None, stream))
-        # All but the last whole line, then that line alone: the block reader holds a block until
-        # the next one comes, so only that one waits for more input.
-        assert _next_within(chunks) == b"2026-01-01 one\n2026-01-01 two\n"
-        assert _next_within(chunks) == b"2026-01-01 three\n"
+        views = read_views(_PipeSource("<stdin>", None, stream), sources.CHUNK_BYTES, sources._reusing())
+        chunks = (bytes(view) for view in views)
+        # The whole lines, then an empty chunk: the block reader holds a block until the next one
+        # comes, and the pause tells it that none is coming yet.
+        assert _next_within(chunks) == b"2026-01-01 one\n2026-01-01 two\n2026-01-01 three\n"
+        assert _next_within(chunks) == b""
         writer.write(b"ur\n")
         writer.close()
         assert b"".join(chunks) == b"2026-01-01 four\n"
+
+
+def test_the_pauses_of_a_pipe_are_no_chunks_of_text() -> None:
+    read_end, write_end = os.pipe()
+    with os.fdopen(read_end, "rb") as stream, os.fdopen(write_end, "wb", buffering=0) as writer:
+        writer.write(b"2026-01-01 one\n")
+        chunks = read_chunks(_PipeSource("<stdin>", None, stream))
+        assert _next_within(chunks) == b"2026-01-01 one\n"
+        writer.write(b"2026-01-01 two\n")
+        writer.close()
+        assert list(chunks) == [b"2026-01-01 two\n"]
 
 
 def test_a_file_is_no_pipe(tmp_path: Any) -> None:
@@ -88,8 +100,10 @@ def test_chunks_of_a_pipe_that_falls_silent_are_whole_lines_of_the_input(
 ) -> None:
     data = (b"\n".join(lines) + b"\n").decode("utf-8", errors="replace").encode()
     head, rest = data[:most], data[most:]
-    silent = iter(silences * (len(data) + 1))
+    silent = iter(silences * (2 * len(data) + 2))
     pipe = _Pipe(rest, most)
-    chunks = [bytes(view) for view in sources._line_views(pipe, head, chunk, sources._reusing(), lambda: next(silent))]
+    chunks = [
+        bytes(view) for view in sources._line_views(pipe, head, chunk, sources._reusing(), lambda seconds: next(silent))
+    ]
     assert b"".join(chunks) == data
-    assert all(piece.endswith(b"\n") for piece in chunks)
+    assert all(piece.endswith(b"\n") for piece in chunks if piece)  # an empty chunk: a pause

@@ -8,7 +8,8 @@ defaults, the second over the first:
 - the user's own ``config.toml`` in the user's config folder (``$XDG_CONFIG_HOME/logscan``, else
   ``~/.config/logscan``);
 - the file named with ``--config FILE``, else the nearest found from the current folder upward: a
-  ``.logscan.toml`` (its keys at the top) or a ``pyproject.toml`` with a ``[tool.logscan]`` table.
+  ``.logscan.toml`` (its keys at the top, or under ``[tool.logscan]`` alone) or a ``pyproject.toml``
+  with a ``[tool.logscan]`` table.
 
 A found file came with the folder (a log bundle may ship one), so it is data, not commands: it
 may set how the output looks and how the log is read, and make ``check`` stricter. A key that runs
@@ -148,7 +149,7 @@ def find_config(start: Path) -> tuple[Path, dict[str, Any]] | None:
     for folder in (start, *start.parents):
         own = folder / OWN_FILE
         if own.is_file():
-            return own, _read(own)
+            return own, _logscan_table(own) or {}
         project = folder / PYPROJECT
         if project.is_file():
             table = _logscan_table(project)
@@ -158,11 +159,13 @@ def find_config(start: Path) -> tuple[Path, dict[str, Any]] | None:
 
 
 def _logscan_table(path: Path) -> dict[str, Any] | None:
-    """A file's logscan settings: a ``pyproject.toml``'s ``[tool.logscan]`` (None without one), else its top."""
+    """A file's logscan settings: a ``pyproject.toml``'s ``[tool.logscan]`` (None without one), else its
+    top, or its ``[tool.logscan]`` when that is all it holds (the pyproject form copied into a file of its own)."""
     content = _read(path)
-    if path.name != PYPROJECT:
-        return content
     tool = content.get("tool", {})
+    copied = set(content) == {"tool"} and isinstance(tool, dict) and set(tool) == {"logscan"}
+    if path.name != PYPROJECT and not copied:
+        return content
     table = tool.get("logscan") if isinstance(tool, dict) else None
     if table is not None and not isinstance(table, dict):
         raise LogscanError(f"{path}: [tool.logscan] must be a table")
@@ -185,7 +188,7 @@ def config_files(named: Path | None, start: Path) -> list[ConfigFile]:
     files = []
     own = user_config_dir() / USER_FILE
     if own.is_file():
-        files.append(ConfigFile(own, _read(own), trusted=True))
+        files.append(ConfigFile(own, _logscan_table(own) or {}, trusted=True))
     if named is not None:
         table = _logscan_table(named)
         if table is None:

@@ -35,7 +35,7 @@ def events(
     """The typed event stream: every fault, start, stop, request and warning, in time order.
 
     From stdin or a named pipe, to stdout as a table, NDJSON or CSV, the rows come while the input
-    is read, in the same order (not with -o, a window, --strict, --redact, --all or --show-unparsed).
+    is read, in the same order (not with -o, --strict, --redact, --all or --show-unparsed).
     """
     from omlx_logscan.cli.values import checked_kinds, output_format
     from omlx_logscan.output.formats import (
@@ -57,7 +57,7 @@ def events(
     if host is not None:
         writer = RowWriter(fmt, host.zone, host.name, wanted, limit)
         with writing_stdout():
-            stream_host(options, host, writer, keep_request_text=need_requests)
+            stream_host(options, host, writer, wanted, keep_request_text=need_requests)
         return
     stream = load_stream(options, keep_all=all_records, keep_request_text=need_requests)
     selected = itertools.islice((ev for ev in all_events(stream) if not wanted or ev.kind in wanted), limit)

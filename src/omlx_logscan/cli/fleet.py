@@ -8,7 +8,7 @@ from typing import Annotated, assert_never
 import typer
 
 from omlx_logscan.cli.app import guarded
-from omlx_logscan.cli.options import Debug, Output
+from omlx_logscan.cli.options import Debug, Output, Quiet
 
 
 class FleetFormat(StrEnum):
@@ -30,6 +30,7 @@ def fleet(
     ],
     fmt: Annotated[FleetFormat, typer.Option("--format", "-f", help="text, json or markdown.")] = FleetFormat.text,
     output: Output = None,
+    quiet: Quiet = False,  # fleet writes nothing on stderr but errors: taken so that -q works with every command
     debug: Debug = False,
 ) -> None:
     """Pool many hosts: faults, penalty-box entries and dead hours per host; hosts, process starts and hours

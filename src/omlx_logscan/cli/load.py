@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-import io
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Set
 from contextlib import suppress
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from omlx_logscan.cli.options import CommonOptions
 from omlx_logscan.errors import InputError, LogscanError, NotOmlxLog
-from omlx_logscan.inputs.sources import Source, Stream
+from omlx_logscan.inputs.sources import HEAD_BYTES, HeadSource, Source
 
 if TYPE_CHECKING:
     from omlx_logscan.analysis.investigation import Investigation
@@ -118,21 +116,6 @@ def empty_window_note(whole: EventStream, options: CommonOptions) -> str:
     return f"{empty_window(options)}; {log_spans(whole) or 'the log has no dated records'}"
 
 
-@dataclass(frozen=True)
-class _HeadSource(Source):
-    """The first bytes of a file, read as a stream of their own (no path: the bulk reader would read it all)."""
-
-    file: Path = Path()
-
-    def open(self) -> Stream:
-        with open(self.file, "rb") as handle:
-            head = handle.read(HEAD_BYTES)
-        return io.BytesIO(head[: head.rfind(b"\n") + 1] if len(head) == HEAD_BYTES else head)
-
-
-HEAD_BYTES = 1024 * 1024  # what watch reads of a file's head to tell whether it is an oMLX log
-
-
 def refuse_unrecognised_file(path: Path) -> None:
     """For watch: a file that already holds lines, none of them in its first megabyte oMLX's, is refused
     as the batch commands refuse such input (an empty or missing file is waited for)."""
@@ -140,7 +123,7 @@ def refuse_unrecognised_file(path: Path) -> None:
 
     if path.is_file() and path.stat().st_size:
         scope = " of its first MiB" if path.stat().st_size > HEAD_BYTES else ""
-        _refuse_unrecognised(read_events([_HeadSource(str(path), None, path)]), scope)
+        _refuse_unrecognised(read_events([HeadSource(str(path), None, file=path)]), scope)
 
 
 def _refuse_unrecognised(whole: EventStream, scope: str = "") -> None:
@@ -236,10 +219,8 @@ def load_host(
 ) -> EventStream:
     """One host's sources → its event stream, labelled with its name and zone."""
     from omlx_logscan.cli.progress import progress_for
-    from omlx_logscan.output.text import print_accounting
     from omlx_logscan.stream.read import read_events
     from omlx_logscan.stream.reports import date_panic_reports
-    from omlx_logscan.stream.window import is_empty, within
 
     with progress_for(host.sources, quiet=options.quiet) as tick:
         whole = read_events(host.sources, keep_all=keep_all, keep_request_text=keep_request_text, progress=tick)
@@ -251,6 +232,20 @@ def load_host(
         from omlx_logscan.output.masking import mask_stream
 
         mask_stream(whole, redaction_key_of(options), host.sources)
+    stream = _windowed(options, whole)
+    if options.strict and stream.accounting.unparsed:
+        raise LogscanError(
+            f"{stream.accounting.unparsed} line(s) could not be parsed (--strict); "
+            "see them with: logscan events --show-unparsed"
+        )
+    return stream
+
+
+def _windowed(options: CommonOptions, whole: EventStream) -> EventStream:
+    """The --since/--until window of a stream read whole, with its accounting, and a note when it is empty."""
+    from omlx_logscan.output.text import print_accounting
+    from omlx_logscan.stream.window import is_empty, within
+
     stream = within(whole, options.since, options.until)
     print_accounting(stream, quiet=options.quiet)
     windowed = options.since is not None or options.until is not None
@@ -258,11 +253,6 @@ def load_host(
         sys.stderr.write(f"logscan: note: {empty_window_note(whole, options)}\n")
     if not options.quiet:
         _warn_skipped_times(stream)
-    if options.strict and stream.accounting.unparsed:
-        raise LogscanError(
-            f"{stream.accounting.unparsed} line(s) could not be parsed (--strict); "
-            "see them with: logscan events --show-unparsed"
-        )
     return stream
 
 
@@ -283,9 +273,9 @@ def redaction_key_path(options: CommonOptions) -> Path:
 
 def streamed_host(options: CommonOptions) -> Host | None:
     """The host whose input ``events`` writes while reading it: one input that comes as it is written
-    (stdin, a named pipe), to stdout, with no option that needs the whole input first (a window,
-    --strict, --redact); None: the batch read."""
-    if options.output is not None or options.strict or options.redact or options.since or options.until:
+    (stdin, a named pipe), to stdout, with no option that needs the whole input first (--strict,
+    --redact); None: the batch read."""
+    if options.output is not None or options.strict or options.redact:
         return None
     host = one_host(options)
     if len(host.sources) != 1:
@@ -294,16 +284,25 @@ def streamed_host(options: CommonOptions) -> Host | None:
     return host if path is None or path.is_fifo() else None
 
 
-def stream_host(options: CommonOptions, host: Host, writer: RowWriter, *, keep_request_text: bool) -> None:
+def stream_host(
+    options: CommonOptions, host: Host, writer: RowWriter, kinds: Set[str], *, keep_request_text: bool
+) -> None:
     """``events`` while the input is read: the rows the batch read gives, in its order, each written
-    as soon as its place is certain; what needs the whole input (the refusal of input that is no
-    oMLX log, the accounting) comes at the end, and no row comes before something oMLX's was read."""
-    from omlx_logscan.output.text import print_accounting
+    as soon as its place is certain (only rows of ``kinds``, all when empty, and in the --since/--until
+    window are waited for); what needs the whole input (the refusal of input that is no oMLX log, the
+    accounting) comes at the end, and no row comes before something oMLX's was read."""
     from omlx_logscan.stream.read import stream_events
     from omlx_logscan.stream.reports import date_panic_reports
     from omlx_logscan.stream.streaming import EnoughRows, StreamedOrder
+    from omlx_logscan.stream.window import in_window
 
-    order = StreamedOrder(writer, host.zone, recognised=options.force)
+    inside = in_window(options.since, options.until)
+    order = StreamedOrder(
+        writer,
+        host.zone,
+        recognised=options.force,
+        shown=lambda event: (not kinds or event.kind in kinds) and inside(event),
+    )
     whole = stream_events(host.sources[0], order, keep_request_text=keep_request_text)
     if whole is None:  # -n rows were written: reading stopped there
         return
@@ -311,9 +310,7 @@ def stream_host(options: CommonOptions, host: Host, writer: RowWriter, *, keep_r
         _refuse_unrecognised(whole)
     whole.zone, whole.host = host.zone, host.name
     date_panic_reports(whole)
-    print_accounting(whole, quiet=options.quiet)
-    if not options.quiet:
-        _warn_skipped_times(whole)
+    _windowed(options, whole)
     writer.settle(whole)
     with suppress(EnoughRows):  # -n rows were written
         order.finish()

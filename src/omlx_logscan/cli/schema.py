@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from omlx_logscan.cli.app import guarded
-from omlx_logscan.cli.options import Output
+from omlx_logscan.cli.options import Output, Quiet
 from omlx_logscan.errors import LogscanError, did_you_mean
 from omlx_logscan.output.jsonschemas import NAMES
 
@@ -24,6 +24,7 @@ def schema(
         ),
     ] = None,
     output: Output = None,
+    quiet: Quiet = False,  # schema writes nothing on stderr but errors: taken so that -q works with every command
 ) -> None:
     """Print the JSON Schema (draft 2020-12) of a JSON document: timeline, events, sessions, bounds, check
     or fleet (their -f json output; the schema field of each names it), or event (one NDJSON row).

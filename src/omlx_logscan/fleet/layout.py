@@ -5,15 +5,16 @@ from __future__ import annotations
 from typing import Any
 
 from omlx_logscan.fleet.model import Fleet
+from omlx_logscan.timeutil import human_duration
 
-HOST_COLUMNS = ("host", "starts", "process h", "faults", "by kind", "penalty box", "dead h", "last fault")
+HOST_COLUMNS = ("host", "starts", "process time", "faults", "by kind", "penalty box", "dead time", "last fault")
 VERSION_COLUMNS = (
     "macOS",
     "oMLX",
     "chip",
     "hosts",
     "starts",
-    "process h",
+    "process time",
     "faults",
     "per start (95 % ≤)",
     "per hour (95 % ≤)",
@@ -25,6 +26,11 @@ def _number(value: float | None, digits: int = 3) -> str:
     return "–" if value is None else f"{value:,.{digits}g}" if value < 1 else f"{value:,.{min(digits, 1)}f}"
 
 
+def _hours(hours: float) -> str:
+    """Hours in the one duration style of every output: ``2 h 05 min``, ``86 d 22 h``."""
+    return human_duration(hours * 3600)
+
+
 def _rate(row: dict[str, Any], per: str) -> str:
     return f"{_number(row[f'faults_per_{per}'])} (≤ {_number(row[f'upper95_faults_per_{per}'])})"
 
@@ -34,11 +40,11 @@ def host_cells(fleet: Fleet) -> list[list[str]]:
         [
             row["host"],
             str(row["process_starts"]),
-            f"{row['process_hours']:,.1f}",
+            _hours(row["process_hours"]),
             str(row["faults"]),
             ", ".join(f"{kind} {count}" for kind, count in row["faults_by_kind"].items()) or "–",
             str(row["penalty_box_entries"]),
-            f"{row['dead_hours']:,.2f}",
+            _hours(row["dead_hours"]) if row["dead_hours"] else "0",
             (row["last_fault"] or "–")[:19].replace("T", " ") + (row["last_fault"] or "")[23:],
         ]
         for row in fleet.hosts
@@ -53,7 +59,7 @@ def version_cells(fleet: Fleet) -> list[list[str]]:
             row["chip"] or "–",
             str(row["hosts"]),
             str(row["process_starts"]),
-            f"{row['process_hours']:,.1f}",
+            _hours(row["process_hours"]),
             str(row["faults"]),
             _rate(row, "start"),
             _rate(row, "hour"),
@@ -69,7 +75,7 @@ def upgrade_cells(fleet: Fleet) -> list[list[str]]:
             f"{row['from_version']} → {row['to_version']}",
             (row["first_start"] or "–")[:19].replace("T", " "),
             (row["first_fault"] or "none yet")[:19].replace("T", " "),
-            "–" if row["hours_to_first_fault"] is None else f"{row['hours_to_first_fault']:,.1f} h",
+            "–" if row["hours_to_first_fault"] is None else _hours(row["hours_to_first_fault"]),
         ]
         for row in fleet.upgrades
     ]

@@ -152,6 +152,7 @@ class ByteBlock:
     next_timed: bool = False  # whether the line just after it is
     span: FileSpan | None = None  # where the block's bytes are, until ``load``
     pool: BufferPool | None = None  # where ``data``'s buffer goes back to once the block is done with
+    idle: bool = False  # an empty block: the pipe's writer has stayed silent for ``sources.IDLE_S``
 
     def load(self, *, reuse: bool = False) -> None:
         """Read a plain file's block into ``data``; raises OSError if the file was cut short. With
@@ -246,6 +247,12 @@ def linked(blocks: Iterator[ByteBlock], timed: Callable[[bytes], bool]) -> Gener
     last: ByteBlock | None = None  # read, and not yet handed on
     try:
         for block in blocks:
+            if not block.size:  # a pipe's pause: no line comes yet, so the block held goes on, then the pause
+                if last is not None:
+                    handed, last = last, None
+                    yield handed
+                yield block
+                continue
             if last is not None:
                 block.prev_timed = timed(last.last)
                 last.next_timed = timed(block.first)
@@ -275,6 +282,12 @@ def read_blocks(source: Source, native: bool) -> Iterator[ByteBlock]:
             raise InputError(f"{source.name}: read error ({exc.strerror or exc})") from None
         return
     pool = BufferPool()
+    paused = False
     for view in read_views(source, BLOCK_BYTES, pool.take):
+        if not view:  # a pipe fell silent: an empty block, so that ``linked`` hands on the one it holds
+            yield ByteBlock(idle=paused)  # a second pause in a row: the writer is idle
+            paused = True
+            continue
+        paused = False
         first, last = _edge_lines(view)
         yield ByteBlock(view, size=len(view), first=first, last=last, pool=pool)

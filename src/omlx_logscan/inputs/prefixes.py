@@ -32,9 +32,13 @@ class LineShape:
     name: str  # what the prefix is, for messages
 
     def lines(self, chunks: Iterable[bytes]) -> Iterator[bytes]:
-        """``chunks`` of any size as chunks of whole lines ending in LF, without the prefix."""
+        """``chunks`` of any size as chunks of whole lines ending in LF, without the prefix; an empty
+        chunk (a pipe's pause) is passed on after the whole lines before it."""
         pending = b""
         for chunk in chunks:
+            if not chunk:
+                yield chunk
+                continue
             data = pending + chunk
             if self.cr:
                 held = data.endswith(b"\r")  # its LF may be in the next chunk

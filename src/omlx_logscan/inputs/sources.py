@@ -32,6 +32,9 @@ READ_STEP = 1024 * 1024
 # slowly (``tail -f``, a live server) then shows while it is written, and a fast writer, whose pipe
 # is never silent this long, is still read in large chunks.
 QUIET_S = 0.05
+# A writer silent this long after a pause is idle: it has written each record whole (a logger writes a
+# record, traceback and all, at once), so the last record read is complete (``events`` writes its row).
+IDLE_S = 1.0
 
 
 # Names oMLX (and the app / Homebrew) give their logs, and how they and logrotate rotate and
@@ -40,7 +43,14 @@ _LOG_NAME = re.compile(
     r"^(?P<base>server\.log|crash\.log|omlx(?:_app)?(?:\.err)?\.log)"
     r"(?:[.-](?P<day>\d{4}-?\d\d-?\d\d))?(?:\.(?P<number>\d+))?(?:\.(?:gz|bz2|xz|zst))?$"
 )
-LOG_NAMES = "server.log and its rotations (.1, .YYYY-MM-DD, .gz, .zst), crash.log, omlx.log, omlx.err.log"
+# Any other .log (and its rotations): a log saved under a name of the user's (``omlx-3706.log``), read
+# when its head is oMLX text (``Source.unsure``).
+_OTHER_LOG_NAME = re.compile(r"\.log(?:[.-]\d{4}-?\d\d-?\d\d)?(?:\.\d+)?(?:\.(?:gz|bz2|xz|zst))?$")
+LOG_NAMES = (
+    "server.log and its rotations (.1, .YYYY-MM-DD, .gz, .zst), crash.log, omlx.log, omlx.err.log, "
+    "or any other .log that holds oMLX text"
+)
+HEAD_BYTES = 1024 * 1024  # what is read of a file's head to tell whether it is an oMLX log
 
 
 class Stream(Protocol):
@@ -60,12 +70,30 @@ class Source:
     name: str
     path: Path | None  # None for stdin
     skipped: str | None = field(default=None, kw_only=True)  # why a file is not read (named in the accounting)
+    # A folder's file named as oMLX names none of its files: read only when its head is oMLX text.
+    unsure: bool = field(default=False, kw_only=True)
 
     def open(self) -> Stream:
         """The source's bytes, decompressed when they begin as compressed data (whatever the name)."""
         if self.path is None and sys.stdin is None:  # started with stdin closed (``<&-``)
             raise InputError("stdin is closed: give a log file, or pipe the log in")
         return cast(Stream, open_input(self.path, sys.stdin.buffer, self.name))
+
+
+@dataclass(frozen=True)
+class HeadSource(Source):
+    """The first ``HEAD_BYTES`` of a file (decompressed, up to its last whole line), read as a stream of
+    their own: enough to tell whether it is an oMLX log without reading it all."""
+
+    file: Path = Path()
+
+    def open(self) -> Stream:
+        stream = open_input(self.file, sys.stdin.buffer, self.name)
+        try:
+            head = stream.read(HEAD_BYTES)
+        finally:
+            stream.close()
+        return io.BytesIO(head[: head.rfind(b"\n") + 1] if len(head) == HEAD_BYTES else head)
 
 
 def path_name(path: Path | str) -> str:
@@ -116,6 +144,7 @@ def _folder(folder: Path, arg: str) -> list[Source]:
     except OSError as exc:
         raise InputError(f"{arg}: cannot read the folder ({exc.strerror or exc})") from None
     logs: list[Path] = []
+    unsure: list[Path] = []
     skipped: list[Source] = []
     for entry in entries:
         info = file_status(entry, str(entry))
@@ -123,14 +152,18 @@ def _folder(folder: Path, arg: str) -> list[Source]:
         if reason is None:
             assert info is not None
             refuse_unreadable(entry, str(entry), info, pipes=False)
-            logs.append(entry)
+            (logs if _LOG_NAME.match(entry.name) else unsure).append(entry)
         else:
             skipped.append(Source(path_name(entry), entry, skipped=reason))
-    if not logs:
+    if not logs and not unsure:
         empty = [source.path.name for source in skipped if source.path and source.skipped == "empty"]
         held = f"its logs are empty ({', '.join(empty)})" if empty else f"holds no oMLX logs ({LOG_NAMES})"
         raise InputError(f"{arg}: {held}")
-    return [*(Source(path_name(p), p) for p in sorted(logs, key=_rotation_key)), *skipped]
+    return [
+        *(Source(path_name(p), p) for p in sorted(logs, key=_rotation_key)),
+        *(Source(path_name(p), p, unsure=True) for p in unsure),
+        *skipped,
+    ]
 
 
 def _skip_reason(entry: Path, info: os.stat_result | None) -> str | None:
@@ -141,7 +174,7 @@ def _skip_reason(entry: Path, info: os.stat_result | None) -> str | None:
         return "a folder (folders are not read inside a folder)"
     if not stat.S_ISREG(info.st_mode):
         return "not a regular file"
-    if not _LOG_NAME.match(entry.name):
+    if not (_LOG_NAME.match(entry.name) or _OTHER_LOG_NAME.search(entry.name)):
         return "not an oMLX log name"
     if info.st_size == 0:
         return "empty"
@@ -242,7 +275,7 @@ def _moved(take: Take, view: memoryview, start: int, filled: int) -> tuple[bytea
 
 
 def _line_views(
-    stream: Stream, head: bytes, chunk_bytes: int, take: Take, quiet: Callable[[], bool] | None = None
+    stream: Stream, head: bytes, chunk_bytes: int, take: Take, quiet: Callable[[float], bool] | None = None
 ) -> Iterator[memoryview]:
     """Chunks of whole lines, each read (decompressed) straight into a buffer from ``take``; the
     unfinished line after a chunk moves to the front of the next buffer. The buffer grows to
@@ -250,9 +283,10 @@ def _line_views(
     that fails hands on the whole lines read before it, then raises.
 
     With ``quiet`` (a pipe: see ``_pipe_quiet``) each read takes what is there, and when a short read
-    finds the pipe silent the whole lines held go on at once, as two chunks: all but the last line,
-    then the last line alone. The block reader hands a block on once the next one is read (it must
-    know whether the line after it is timed), so only that one line waits for more input."""
+    finds the pipe silent the whole lines held go on at once, followed by an empty chunk: the block
+    reader hands a block on once the next one is read (it must know whether the line after it is
+    timed), and a pause tells it that none is coming yet. A second empty chunk follows when the
+    pipe then stays silent for ``IDLE_S``: the writer is idle."""
     buf = take(max(min(chunk_bytes, READ_STEP), len(head), 1))
     view = memoryview(buf)
     view[: len(head)] = head
@@ -260,14 +294,13 @@ def _line_views(
     read = stream.readinto if quiet is None else cast(_Partial, stream).readinto1
     silent = quiet is not None and 0 < filled < SNIFF_BYTES  # the head stopped short: the pipe fell silent
     while True:
-        if silent:
-            cut = buf.rfind(b"\n", 0, filled) + 1
-            last = buf.rfind(b"\n", 0, max(cut - 1, 0)) + 1
-            for end in (last, cut - last):  # all but the last whole line, then that line alone
-                if end:
-                    yield view[:end]
-                    buf, view = _moved(take, view, end, filled)
-                    filled -= end
+        if silent and (cut := buf.rfind(b"\n", 0, filled) + 1):
+            yield view[:cut]
+            buf, view = _moved(take, view, cut, filled)
+            filled -= cut
+            yield view[:0]  # a pause
+            if quiet is not None and quiet(IDLE_S):
+                yield view[:0]  # and the writer is idle
         if filled == len(view):
             cut = buf.rfind(b"\n", 0, filled) + 1
             if len(view) < chunk_bytes or not cut:  # grow: a small input never needs a large buffer
@@ -292,7 +325,7 @@ def _line_views(
                 yield view[:filled]
             return
         filled += got
-        silent = quiet is not None and got < wanted and quiet()
+        silent = quiet is not None and got < wanted and quiet(QUIET_S)
 
 
 class _Partial(Protocol):
@@ -303,9 +336,9 @@ class _Partial(Protocol):
     def readinto1(self, buffer: memoryview, /) -> int: ...
 
 
-def _pipe_quiet(stream: Stream) -> Callable[[], bool] | None:
+def _pipe_quiet(stream: Stream) -> Callable[[float], bool] | None:
     """For a pipe, socket or terminal (its writer decides when data comes): a test of whether it
-    stays silent for ``QUIET_S``; None for anything else (a file is read in full-sized chunks)."""
+    stays silent for so many seconds; None for anything else (a file is read in full-sized chunks)."""
     fileno = getattr(stream, "fileno", None)
     if fileno is None or not hasattr(stream, "readinto1"):
         return None
@@ -316,10 +349,10 @@ def _pipe_quiet(stream: Stream) -> Callable[[], bool] | None:
         return None
     if not (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode)):
         return None
-    return lambda: not select.select([fd], [], [], QUIET_S)[0]
+    return lambda seconds: not select.select([fd], [], [], seconds)[0]
 
 
-def _read_head(stream: Stream, quiet: Callable[[], bool] | None) -> bytes:
+def _read_head(stream: Stream, quiet: Callable[[float], bool] | None) -> bytes:
     """The first ``SNIFF_BYTES`` (fewer at the end); of a pipe, what came before it fell silent
     after a whole line, so a log written slowly is not held until that much of it is there."""
     if quiet is None:
@@ -330,7 +363,7 @@ def _read_head(stream: Stream, quiet: Callable[[], bool] | None) -> bytes:
         if not more:
             break
         head += more
-        if b"\n" in head and quiet():
+        if b"\n" in head and quiet(QUIET_S):
             break
     return head
 
@@ -338,13 +371,15 @@ def _read_head(stream: Stream, quiet: Callable[[], bool] | None) -> bytes:
 def read_chunks(source: Source, chunk_bytes: int = CHUNK_BYTES) -> Iterator[bytes]:
     """UTF-8 chunks of whole lines (the last line of the input may lack its newline)."""
     for view in read_views(source, chunk_bytes, _reusing()):
-        yield normalise(bytes(view))
+        if view:  # not a pipe's pause
+            yield normalise(bytes(view))
 
 
 def read_views(source: Source, chunk_bytes: int, take: Take) -> Iterator[memoryview]:
     """Chunks of whole lines, as read: views of buffers from ``take``, each good until the next
-    chunk is asked for, or for as long as ``take`` does not hand its buffer out again. Text in
-    another encoding comes as UTF-8; bytes that are not UTF-8 are left for the consumer to mend."""
+    chunk is asked for, or for as long as ``take`` does not hand its buffer out again; an empty one
+    where a pipe fell silent. Text in another encoding comes as UTF-8; bytes that are not UTF-8 are
+    left for the consumer to mend."""
     try:
         stream = source.open()
     except OSError as exc:
@@ -361,7 +396,12 @@ def read_views(source: Source, chunk_bytes: int, take: Take) -> Iterator[memoryv
             yield from _line_views(stream, head, chunk_bytes, take, quiet)
             return
         whole = _Prepend(head, stream)
-        chunks = iter(lambda: whole.read(chunk_bytes), b"") if codec is None else _transcoded(whole, codec, chunk_bytes)
+        if codec is not None:
+            chunks = _transcoded(whole, codec, chunk_bytes)
+        elif quiet is not None:  # a prefixed log through a pipe (docker compose logs -f): as it comes
+            chunks = _arrivals(whole, quiet, chunk_bytes)
+        else:
+            chunks = iter(lambda: whole.read(chunk_bytes), b"")
         yield from (memoryview(chunk) for chunk in (chunks if shape is None else shape.lines(chunks)))
     except damaged_data() as exc:
         raise InputError(f"{source.name}: compressed data is truncated or corrupt ({exc})") from None
@@ -381,7 +421,33 @@ class _Prepend:
         self._rest = rest
 
     def read(self, size: int) -> bytes:
-        if self._head:
-            out, self._head = self._head[:size], self._head[size:]
-            return out
-        return self._rest.read(size)
+        return self._first(size) or self._rest.read(size)
+
+    def read1(self, size: int) -> bytes:
+        """What there is now (of a pipe: one read at most)."""
+        return self._first(size) or cast(_Partial, self._rest).read1(size)
+
+    def _first(self, size: int) -> bytes:
+        out, self._head = self._head[:size], self._head[size:]
+        return out
+
+
+def _arrivals(stream: _Prepend, quiet: Callable[[float], bool], chunk_bytes: int) -> Iterator[bytes]:
+    """A pipe's bytes in chunks of ``chunk_bytes``, or of what came before it fell silent; an empty
+    chunk where it did, and a second one when its writer then stays idle (as ``_line_views``)."""
+    held: list[bytes] = []
+    size = 0
+    while data := stream.read1(chunk_bytes - size):
+        held.append(data)
+        size += len(data)
+        silent = size < chunk_bytes and quiet(QUIET_S)
+        if size < chunk_bytes and not silent:
+            continue
+        yield b"".join(held)
+        held, size = [], 0
+        if silent:
+            yield b""
+            if quiet(IDLE_S):
+                yield b""
+    if held:
+        yield b"".join(held)

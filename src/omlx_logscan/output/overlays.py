@@ -4,30 +4,32 @@ from __future__ import annotations
 
 from omlx_logscan.analysis.overlays import OverlayCorrelation
 from omlx_logscan.analysis.stats import RateRatio
+from omlx_logscan.timeutil import human_duration
 
 RATE_RATIO_TEST = "exact conditional binomial, two-sided"  # the test behind ``p_value``, named in the JSON
 
 
 def overlay_sentence(overlay: OverlayCorrelation) -> str:
-    """The finding in one line, e.g. "6 of 6 faults fell in the 9.3 h when `gpu` was active, …"."""
+    """The finding in one line, e.g. "6 of 6 faults fell in the 9 h 18 min when gpu was active, …"; plain
+    words in every format (the name is the user's label, given on the command line)."""
     total = overlay.faults_inside + overlay.faults_outside
     head = (
         f"{overlay.faults_inside} of {total} fault{'s' if total != 1 else ''} fell in the "
-        f"{risk_hours(overlay.hours_inside)} when `{overlay.name}` was active, "
+        f"{risk_hours(overlay.hours_inside)} when {overlay.name} was active, "
         f"{overlay.faults_outside} in {risk_hours(overlay.hours_outside)} without"
     )
     if overlay.hours_inside <= 0:
-        return f"`{overlay.name}` covers none of the log's hours at risk: nothing to compare"
+        return f"{overlay.name} covers none of the log's hours at risk: nothing to compare"
     if overlay.hours_outside <= 0:
-        return f"{head}: the whole log lies inside `{overlay.name}`, nothing to compare"
+        return f"{head}: the whole log lies inside {overlay.name}, nothing to compare"
     if overlay.ratio is None:
         return f"{head}: no faults, nothing to compare"
     return f"{head}; {rate_ratio_text(overlay.ratio)}"
 
 
 def risk_hours(hours: float) -> str:
-    """Hours at risk: ``9.3 h`` or ``2,100 h``, one decimal where it matters."""
-    return f"{hours:,.1f} h" if hours < 100 else f"{hours:,.0f} h"
+    """Hours at risk, in the one duration style: ``9 h 18 min``, ``87 d 12 h``."""
+    return human_duration(hours * 3600)
 
 
 def ratio_figure(value: float) -> str:

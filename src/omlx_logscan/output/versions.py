@@ -18,8 +18,8 @@ def rate_cell(rate_and_upper: tuple[float | None, float | None]) -> str:
 
 
 def covered_hours(hours: float) -> str:
-    """Hours of log a version covers: ``2,086 h``, or ``3.5 h`` below ten."""
-    return f"{hours:,.0f} h" if hours >= 10 else f"{hours:.1f} h"
+    """Hours of log a version covers, in the one duration style: ``86 d 22 h``, ``1 h 24 min``."""
+    return human_duration(hours * 3600)
 
 
 def time_bounds_phrase(bounds: TimeBounds) -> str:
@@ -37,7 +37,7 @@ def time_bounds_phrase(bounds: TimeBounds) -> str:
 
 
 def outage_hours_cell(hours: dict[str, float]) -> str:
-    """``wedge 17.9 h, fatal exit 0.01 h``: the hours of each kind of outage, or ``0``."""
+    """``wedge 17 h 54 min, fatal exit 36 s``: how long each kind of outage lasted, or ``0``."""
     return ", ".join(f"{kind.replace('_', ' ')} {covered_hours(h)}" for kind, h in hours.items()) or "0"
 
 

@@ -23,7 +23,7 @@ from omlx_logscan.analysis.attribution import (
 )
 from omlx_logscan.output.overlays import overlay_sentence
 from omlx_logscan.output.phrases import CALL_SITE_WORDS, call_site_label, every_fault, untraced_call_site_label
-from omlx_logscan.timeutil import human_time, seconds
+from omlx_logscan.timeutil import human_duration, human_time, seconds
 
 PRESSURE_ACTION_WORDS = {  # the name in reports of each memory-pressure action of the catalog
     "hot_cache_shrink": "hot-cache shrink",
@@ -287,7 +287,7 @@ def overlay_lines(why: WhyFaulted, *, full: bool) -> list[str]:
         line = f"overlay {overlay.name}: {overlay_sentence(overlay)}"
         if full and overlay.hours_dead_excluded > 0:
             line += (
-                f" (the hours leave out {overlay.hours_dead_excluded:.1f} h of dead-engine windows, "
+                f" (the hours leave out {human_duration(overlay.hours_dead_excluded * 3600)} of dead-engine windows, "
                 "when no new fault could occur)"
             )
         out.append(line)

@@ -251,6 +251,14 @@ class Assembler:
             else:
                 out.unparsed.append((item.line, item.text))
 
+    def pause(self) -> None:
+        """The writer went idle: the open record is complete, as a logger writes each record whole, so
+        it is final, and a line that comes later opens a record of its own. Not while an untimed record
+        waits for the next dated line (its place is not known yet)."""
+        if not self._awaiting_next:
+            self.final = len(self.out.records)
+            self._current = None
+
     def end(self) -> None:
         """The input has ended: text left before any record is unparsed."""
         self._drop_orphans()

@@ -141,15 +141,18 @@ def scan_source(
     progress: Callable[[int], None] | None = None,
     on_kept: Callable[[list[KeptLine]], None],
     on_dense: Callable[[Dense, Dense], None] | None = None,
+    on_idle: Callable[[], None] | None = None,
 ) -> SourceScan:
     """Scan one source block by block, handing each block's lines for the grammar to ``on_kept``
     as they come: what is held grows with the request rows only. ``on_dense`` also gets each block's
-    request and arrival rows, numbered, after its lines (for ``events`` while the input is read)."""
+    request and arrival rows, numbered, after its lines (for ``events`` while the input is read);
+    ``on_idle`` is called when a pipe's writer has gone idle after the lines handed on."""
     try:
         native = _native(source)
     except InputError as exc:
         return SourceScan(source, index, problem=str(exc))
-    return _scan(source, index, native, keep_all, keep_request_text, dedup_keys, progress, on_kept, on_dense)
+    callbacks = on_kept, on_dense, on_idle
+    return _scan(source, index, native, keep_all, keep_request_text, dedup_keys, progress, *callbacks)
 
 
 def _scan(
@@ -162,6 +165,7 @@ def _scan(
     progress: Callable[[int], None] | None,
     on_kept: Callable[[list[KeptLine]], None],
     on_dense: Callable[[Dense, Dense], None] | None = None,
+    on_idle: Callable[[], None] | None = None,
 ) -> SourceScan:
     result = SourceScan(source, index)
     scanner = native_scanner()
@@ -171,7 +175,9 @@ def _scan(
     records = UnkeptRecords()
 
     def run(block: ByteBlock) -> _BlockOutput:
-        return _run(block, source.name, keep_all, dedup_keys, keep_request_text, scanner)
+        output = _run(block, source.name, keep_all, dedup_keys, keep_request_text, scanner)
+        output.idle = block.idle
+        return output
 
     blocks = linked(read_blocks(source, native), _timed)
     outputs = _in_order(
@@ -184,6 +190,8 @@ def _scan(
             numbered = requests.add(base, output.requests), arrivals.add(base, output.arrivals)
             if on_dense is not None:
                 on_dense(*numbered)
+            if output.idle and on_idle is not None:
+                on_idle()
             if progress is not None:
                 progress(output.size)
     except InputError as exc:

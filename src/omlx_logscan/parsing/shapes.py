@@ -90,3 +90,4 @@ class BlockOutput:
     records: Unkept  # records not handed over, next to lines that were
     # n, time, form, and key/text when asked for
     arrivals: Dense = field(default_factory=lambda: Dense.empty(BLOCK_ARRIVALS))
+    idle: bool = False  # the block was a pipe's pause after which its writer stayed idle (``ByteBlock.idle``)

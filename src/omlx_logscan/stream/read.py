@@ -13,13 +13,13 @@ import heapq
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any
 
 from omlx_logscan.errors import InputError
 from omlx_logscan.inputs.lines import KeptLine
-from omlx_logscan.inputs.sources import Source
+from omlx_logscan.inputs.sources import HeadSource, Source
 from omlx_logscan.parsing.catalog import LOGGER_PREFIX
 from omlx_logscan.parsing.classify import classify
 from omlx_logscan.parsing.dense import (
@@ -81,6 +81,11 @@ class _SourceEvents:
     def finish(self) -> Assembly:
         self._classify(self.assembler.take_final(everything=True))
         return self.assembler.out
+
+    def idle(self) -> None:
+        """The writer of a pipe went idle: its last record is complete."""
+        self.assembler.pause()
+        self._classify(self.assembler.take_final())
 
     def _classify(self, records: list[Record]) -> None:
         accounting = self.accounting
@@ -146,8 +151,11 @@ def read_events(
     ``on_block`` sees each source's reading after each block, with the block's request and
     arrival rows (``stream_events``). Sources ``skipped`` (files of a folder that are no log) are not
     read: they are named in the stream's sources, with the reason."""
+    sources = [_told(src) if src.unsure else src for src in sources]
     skipped = [SourceInfo(src.name, 0, None, None, [], None, skipped=src.skipped) for src in sources if src.skipped]
     sources = [src for src in sources if not src.skipped]
+    if not sources:
+        raise InputError("no oMLX log to read: " + "; ".join(f"{info.name}: {info.skipped}" for info in skipped))
     accounting = Accounting()
     recognition = Recognition()
     seen: dict[tuple[Any, ...], int] = {}
@@ -166,6 +174,7 @@ def read_events(
                     progress=progress,
                     on_kept=reader.feed,
                     on_dense=None if on_block is None else partial(on_block, reader),
+                    on_idle=None if on_block is None else partial(_idle, reader, on_block),
                 )
             )
             readers.append(reader)
@@ -371,11 +380,32 @@ def row_events(text: str, line: int, name: str, index: int) -> list[Event]:
     return classify(assemble_one(text, line), name, index)
 
 
-def pending_floor(reader: _SourceEvents) -> str:
+def _idle(reader: _SourceEvents, on_block: Callable[[_SourceEvents, Dense, Dense], None]) -> None:
+    """A pipe's writer went idle while ``events`` writes its rows: the last record is taken as complete
+    (a logger writes each whole) and its events handed on. Only the rows written while reading see it."""
+    reader.idle()
+    on_block(reader, Dense.empty(REQUEST_SCHEMA), Dense.empty(ARRIVAL_SCHEMA))
+
+
+def _told(source: Source) -> Source:
+    """A folder's file named as no oMLX file is (a paste saved as ``omlx-3706.log``): read when its head
+    is oMLX text, else skipped, saying why."""
+    assert source.path is not None
+    try:
+        head = read_events([HeadSource(source.name, None, file=source.path)])
+    except InputError as exc:
+        return replace(source, unsure=False, skipped=f"not read: {exc}")
+    if head.has_omlx_records:
+        return replace(source, unsure=False)
+    return replace(source, unsure=False, skipped="no oMLX text in its first MiB")
+
+
+def pending_floor(reader: _SourceEvents) -> str | None:
     """The earliest time an event still to come from this reading can sort at: the records it holds
-    open (a dated one until the next dated line; an untimed one sorts at the time before it). What
-    is not read yet sorts at least at the latest time read, as long as the log's clock goes forward."""
-    return min((record.stamp or record.prev_stamp or "" for record in reader.assembler.out.records), default="")
+    open (a dated one until the next dated line; an untimed one sorts at the time before it); None
+    when it holds none. What is not read yet sorts at least at the time of the last record read,
+    as long as the log's clock goes forward."""
+    return min((record.stamp or record.prev_stamp or "" for record in reader.assembler.out.records), default=None)
 
 
 def stream_events(source: Source, order: StreamedOrder, *, keep_request_text: bool) -> EventStream | None:

@@ -4,12 +4,14 @@ written as soon as nothing still to come can go before it.
 The batch order (``read.all_events``) merges four sequences: the grammar's events in file order
 (after startup markers fold into their start), and the finished-request rows, the arrival rows
 and the arrivals the grammar read, each sorted by time. ``StreamedOrder`` runs that same merge on
-what has been read so far and lets a row out only while it sorts before the *bound*: the latest
-time read, and no later than any record the assembler still holds open. As long as the log's
-clock goes forward, nothing read later can sort before the bound, so the rows come out as the
-batch read gives them. A start waits while a later marker could still change it; the whole
-input must show something oMLX's before the first row (else it is refused, as in a batch read).
-A row that arrives sorting before one already written (the clock went back) is noted, not hidden.
+what has been read so far and lets a row out only while it sorts before the *bound*: the time of
+the records the assembler still holds open (they were read after every event made so far), or,
+when it holds none, the latest time read. As long as the log's clock goes forward, nothing read
+later can sort before the bound, so the rows come out as the batch read gives them. A start
+waits while a later marker could still change it; rows the sink is not shown (``-k``, a window)
+are passed over without waiting for them. The whole input must show something oMLX's before the
+first row (else it is refused, as in a batch read). A row that arrives sorting before one
+already written (the clock went back) is noted, not hidden.
 """
 
 from __future__ import annotations
@@ -74,10 +76,18 @@ class RowSink(Protocol):
 
 class StreamedOrder:
     """The merge of ``read.all_events`` over an input still being read: ``sink`` gets each event
-    once its place is certain; ``zone`` is the log's, which dates panic reports."""
+    ``shown`` lets through once its place is certain; ``zone`` is the log's, which dates panic reports."""
 
-    def __init__(self, sink: RowSink, zone: tzinfo | None, *, recognised: bool = False) -> None:
+    def __init__(
+        self,
+        sink: RowSink,
+        zone: tzinfo | None,
+        *,
+        recognised: bool = False,
+        shown: Callable[[Event], bool] | None = None,
+    ) -> None:
         self._sink = sink
+        self._shown = shown or _every  # the rows the sink is given (-k, a window): no other row is waited for
         self._zone = zone
         self._starts = StartCollapser(keep_routine=False)
         self._grammar: deque[Event] = deque()
@@ -98,12 +108,12 @@ class StreamedOrder:
         arrival_events: Iterable[Event],
         *,
         recognised: bool,
-        floor: str,
+        floor: str | None,
     ) -> None:
         """One block's share: the grammar's new events (file order), the dense rows (time, line,
         events), the grammar's arrivals; ``recognised``: the input showed itself oMLX's (dense rows,
         with or without text, or what ``parsing.recognition`` saw); ``floor``: the earliest time an
-        event still to come may sort at, None at the end of the input. Then write what can go."""
+        event still to come may sort at (the records held open; None: none is). Then write what can go."""
         self._recognised = self._recognised or recognised
         for event in events:
             if event.kind == "process_start":  # the start folds markers into itself: a copy, the batch read has its own
@@ -124,7 +134,8 @@ class StreamedOrder:
             self._arrive(ARRIVAL_EVENTS, event)
             self._seq += 1
             self._sorted[ARRIVAL_EVENTS].push((event.sort_time, event.source_index, self._seq), event)
-        self._flush(min(floor, self._latest))
+        # A record held open was read after every event taken: what comes later sorts from its time on.
+        self._flush(self._latest if floor is None else floor)
 
     def finish(self) -> None:
         """The input ended (and was not refused): write everything left, in the merge's order."""
@@ -154,6 +165,10 @@ class StreamedOrder:
         finally:
             self._sink.flush()
 
+    def _start_may_change(self, event: Event, bound: str) -> bool:
+        """Whether ``event`` is a start that is shown and that a marker still to come may change."""
+        return event.kind == "process_start" and self._shown(event) and self._starts.may_change(event, bound)
+
     def _write_while(self, bound: str | None) -> None:
         while True:
             heads = [(ev.sort_time, ev.source_index, queue, ev) for queue in range(4) if (ev := self._head(queue))]
@@ -162,11 +177,11 @@ class StreamedOrder:
             time, _, queue, event = min(heads, key=lambda head: head[:3])
             if bound is not None:
                 first = self._head(GRAMMAR)
-                if first is not None and first.kind == "process_start" and self._starts.may_change(first, bound):
+                if first is not None and self._start_may_change(first, bound):
                     return
-                if time >= bound:
-                    return
-                if not self._sink.can_write(event):
+                if time > bound or (time == bound and queue != GRAMMAR):  # nothing to come sorts before
+                    return  # the grammar's events of one time (file order), so only the others wait on a tie
+                if self._shown(event) and not self._sink.can_write(event):
                     self._held = True
                     return
             if queue == GRAMMAR:
@@ -177,7 +192,12 @@ class StreamedOrder:
             self._written = max(self._written or place, place)
             if queue != GRAMMAR and not self._grammar:
                 self._since_grammar_empty = max(self._since_grammar_empty or place, place)
-            self._sink.write(event)
+            if self._shown(event):
+                self._sink.write(event)
+
+
+def _every(event: Event) -> bool:
+    return True
 
 
 def keyed_rows(table: Dense, events_of: Callable[[str, int, int], list[Event]]) -> list[tuple[int, int, list[Event]]]:

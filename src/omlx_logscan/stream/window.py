@@ -3,28 +3,37 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime
 
 from omlx_logscan.parsing.dense import Dense, ms_of, timed_within
+from omlx_logscan.parsing.event import Event
 from omlx_logscan.parsing.kinds import ARRIVAL_KIND
 from omlx_logscan.stream.model import EventStream, SourceInfo
 from omlx_logscan.timeutil import parse
 
 
-def within(stream: EventStream, since: datetime | None, until: datetime | None) -> EventStream:
-    """The part of the stream between two naive local times, either end open when None (untimed
-    events go by the time before them)."""
-    if since is None and until is None:
-        return stream
+def in_window(since: datetime | None, until: datetime | None) -> Callable[[Event], bool]:
+    """Whether an event is between two naive local times, either end open when None (an untimed
+    event goes by the time before it)."""
 
-    def inside(stamp: str | None) -> bool:
+    def inside(event: Event) -> bool:
+        stamp = event.time or event.prev_time
         if not stamp:
             return since is None
         moment = parse(stamp)
         return (since is None or moment >= since) and (until is None or moment <= until)
 
-    events = [ev for ev in stream.events if inside(ev.time or ev.prev_time)]
+    return inside
+
+
+def within(stream: EventStream, since: datetime | None, until: datetime | None) -> EventStream:
+    """The part of the stream between two naive local times, either end open when None."""
+    if since is None and until is None:
+        return stream
+    inside = in_window(since, until)
+    events = [ev for ev in stream.events if inside(ev)]
     requests = _between(stream.requests, since, until)
     arrivals = _between(stream.arrivals, since, until)
     counts = Counter(ev.kind for ev in events)
@@ -40,7 +49,7 @@ def within(stream: EventStream, since: datetime | None, until: datetime | None) 
         events=events,
         requests=requests,
         arrivals=arrivals,
-        arrival_events=[ev for ev in stream.arrival_events if inside(ev.time or ev.prev_time)],
+        arrival_events=[ev for ev in stream.arrival_events if inside(ev)],
         kind_counts=counts,
         records=records,
         cut_from=stream.cut_from or stream,
