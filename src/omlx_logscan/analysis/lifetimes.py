@@ -38,7 +38,14 @@ CRASH_WINDOW_S = 60.0  # a session ending this soon after a fault, without an or
 
 def _session_in_progress(event: Event) -> Session:
     """Session 1 when the log (or the watch) begins inside a running process: its start is not in view."""
-    return Session(1, event.time or event.next_time, False, start_in_log=False, source=event.source, line=event.line)
+    return Session(
+        index=1,
+        start=event.time or event.next_time,
+        start_exact=False,
+        start_in_log=False,
+        source=event.source,
+        line=event.line,
+    )
 
 
 def _session_started_by(
@@ -49,10 +56,10 @@ def _session_started_by(
     exact; an inferred one lies after ``after`` and keeps the previous process's ``version``."""
     exact = event.time is not None and not inferred
     return Session(
-        index,
-        event.time if exact else (event.next_time or event.time),
-        exact,
-        after if inferred else (None if exact else event.prev_time),
+        index=index,
+        start=event.time if exact else (event.next_time or event.time),
+        start_exact=exact,
+        start_after=after if inferred else (None if exact else event.prev_time),
         start_inferred=inferred,
         omlx_version=event.fields.get("omlx_version") or version,
         pid=event.fields.get("pid"),
@@ -82,7 +89,11 @@ class _Builder:
             current.events.append(event)
         first = self.records.first_of_log(sessions[0].source if sessions else None)
         if first is not None and not sessions:
-            sessions.append(Session(1, None, False, start_in_log=False, source=first.source, line=first.line))
+            sessions.append(
+                Session(
+                    index=1, start=None, start_exact=False, start_in_log=False, source=first.source, line=first.line
+                )
+            )
         return sessions
 
     # -- incidents --------------------------------------------------------------------------
@@ -122,7 +133,7 @@ def _process_before_first_start(first: Session, log_start: str | None) -> Sessio
         return None
     if log_start >= (before_startup_output(started) or started):  # the start's own output (DEBUG imports)
         return None
-    return Session(1, log_start, False, None, start_in_log=False, source=first.source)
+    return Session(index=1, start=log_start, start_exact=False, start_in_log=False, source=first.source)
 
 
 def _joins_incident(last_time: str | None, event: Event, last_time_of_day: str | None = None) -> bool:
@@ -233,7 +244,17 @@ def analyze(stream: EventStream, *, wedge_after_s: float | None = None) -> Analy
             window_incidents[0].dead_window = len(windows)
             windows.append(_dead_window(session, following, window_incidents, builder, log_end))
     signatures = signatures_of(faults)
-    analysis = Analysis(stream, sessions, faults, repeats, windows, signatures, log_start, log_end, builder.requests)
+    analysis = Analysis(
+        stream=stream,
+        sessions=sessions,
+        faults=faults,
+        repeats=repeats,
+        dead_windows=windows,
+        signatures=signatures,
+        log_start=log_start,
+        log_end=log_end,
+        requests=builder.requests,
+    )
     analysis.outages = find_outages(analysis, stream.arrivals, wedge_after_s)
     analysis.errors = errors_of(sessions)
     return analysis
@@ -429,17 +450,13 @@ def _dead_window(
     else:
         reason = "eof"
     window = DeadWindow(
-        session.index,
-        entry.time,
-        max(failure_times) if failure_times else entry.time,
-        None,
-        False,
-        None,
-        reason,
-        len(incidents) - 1,
-        intervals,
-        None,
-        log_end,
+        session=session.index,
+        start=entry.time,
+        last_failure=max(failure_times) if failure_times else entry.time,
+        end_reason=reason,
+        repeats=len(incidents) - 1,
+        intervals_s=intervals,
+        log_end=log_end,
         end_inferred=following is None and reason == "restart",
     )
     if following is not None and reason != "shutdown":

@@ -23,7 +23,7 @@ def shows_penalty_box(record: Event) -> bool:
     return record.fields.get("code_name") == PENALTY_BOX_CODE
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Session:
     """One process lifetime."""
 
@@ -145,20 +145,20 @@ class Incident:
         }
 
 
-@dataclass
+@dataclass(kw_only=True)
 class DeadWindow:
     """From a penalty-box entry to the end of its process: the engine cannot generate."""
 
     session: int
     start: str | None
     last_failure: str | None
-    end: str | None
-    end_exact: bool
-    end_after: str | None
+    end: str | None = None  # the builder sets the end from what ended the window
+    end_exact: bool = False
+    end_after: str | None = None
     end_reason: str
     repeats: int
     intervals_s: list[float]
-    requests_completed: int | None  # None: the log level hides finished requests
+    requests_completed: int | None = None  # None: the log level hides finished requests
     log_end: str | None
     end_inferred: bool = False  # no start line: the failures stopped while the log went on
 
@@ -219,7 +219,7 @@ class Signature:
     faults: int
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Analysis:
     stream: EventStream
     sessions: list[Session]
