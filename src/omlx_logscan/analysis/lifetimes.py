@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
+from typing import Literal
 
 from omlx_logscan.analysis.errors import errors_of
 from omlx_logscan.analysis.model import (
@@ -16,7 +17,10 @@ from omlx_logscan.analysis.model import (
     Analysis,
     DeadWindow,
     Incident,
+    Outcome,
     Session,
+    SessionEnd,
+    WindowEnd,
     repeats_stopped,
     shows_penalty_box,
 )
@@ -326,7 +330,7 @@ def _active_after_last_shutdown(events: list[Event], builder: _Builder, window_e
     return builder.requests.count(events[last].time, window_end, after=events[last]) > 0
 
 
-def _settled_outcome(incident: Incident) -> str | None:
+def _settled_outcome(incident: Incident) -> Outcome | None:
     """The outcome an incident's own records decide, without looking at what came after it."""
     contexts = {ev.fields.get("context") for ev in incident.records}
     if "fatal_exit" in contexts:
@@ -338,7 +342,7 @@ def _settled_outcome(incident: Incident) -> str | None:
     return None
 
 
-def _outcome(incident: Incident, session: Session, following: Session | None, builder: _Builder) -> str:
+def _outcome(incident: Incident, session: Session, following: Session | None, builder: _Builder) -> Outcome:
     if settled := _settled_outcome(incident):
         return settled
     after = incident.last_time
@@ -408,7 +412,7 @@ def _outcome_from_what_followed(
     next_start: str | None,
     shut_down: bool,
     went_on: bool,
-) -> str:
+) -> Outcome:
     """The outcome of a fault its own records leave open (``_settled_outcome`` is None), from what its
     process did after it: ``active_later`` (any ``_shows_activity_after``), the requests it finished
     after it, whether another session ``followed`` (starting at ``next_start``), whether the
@@ -438,7 +442,8 @@ def _dead_window(
     failure_times = [t for inc in incidents for ev in inc.records if (t := ev.time)]
     starts = [t for inc in incidents if (t := inc.time)]
     intervals = [d for a, b in itertools.pairwise(starts) if (d := seconds(a, b)) is not None]
-    ends = {reason for ev in session.events if (reason := _process_end_reason(ev))}
+    ends = {end for ev in session.events if (end := _process_end_reason(ev))}
+    reason: WindowEnd
     if "fatal_exit" in ends:
         reason = "fatal_exit"
     elif ends:
@@ -479,7 +484,7 @@ def _end_window_at_start(window: DeadWindow, following: Session) -> None:
     window.end, window.end_exact, window.end_after = following.start, following.start_exact, following.start_after
 
 
-def _process_end_reason(event: Event) -> str | None:
+def _process_end_reason(event: Event) -> Literal["fatal_exit", "crash"] | None:
     """How ``event`` ends the process that wrote it: ``fatal_exit`` (it exits for a clean restart),
     ``crash`` (an abort, any other exit, a faulthandler dump), or None when it does not end it.
     These end a dead window at once; a session's end also counts the OS's crash evidence."""
@@ -502,7 +507,7 @@ class _SessionEnding:
         """It shut down and nothing says it died: a fault before the stop line was absorbed, not fatal."""
         return self.shut_down and not self.crashed and not self.fatal_exit
 
-    def reason(self, *, followed: bool, info_shown: bool) -> str:
+    def reason(self, *, followed: bool, info_shown: bool) -> SessionEnd:
         """The end_reason, given whether a session ``followed`` and the log shows INFO (``info_shown``):
         replaced with no crash or orderly stop in view, it crashed if the log would show its stop line
         (unless stalled: killed and restarted); at WARNING level it may have been restarted unseen."""
