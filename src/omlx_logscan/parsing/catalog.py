@@ -18,6 +18,7 @@ from omlx_logscan.parsing.catalog_arrivals import ARRIVALS
 from omlx_logscan.parsing.catalog_evidence import METAL_ERROR
 from omlx_logscan.parsing.catalog_starts import START_ROWS
 from omlx_logscan.parsing.catalog_starts import UVICORN_TAG as UVICORN_TAG  # the shutdown rows' tag too
+from omlx_logscan.parsing.kinds import EventKind
 from omlx_logscan.parsing.template import Template
 
 _GB = r"(?P<{0}>[\d.]+)\s*GB"
@@ -73,7 +74,7 @@ def _generation(opening: str, tag: str) -> Template:
     return Template("request_complete", rf"^{re.escape(opening)}{CHAT_COUNTS}{_RATE_AND_PROMPT}", tag)
 
 
-def _rows(kind: str, *rows: tuple[str, str]) -> tuple[Template, ...]:
+def _rows(kind: EventKind, *rows: tuple[str, str]) -> tuple[Template, ...]:
     """The templates of one kind, each row ``(tag, pattern)``."""
     return tuple(Template(kind, pattern, tag) for tag, pattern in rows)
 
