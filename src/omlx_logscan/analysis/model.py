@@ -9,7 +9,7 @@ from typing import Any, Literal
 from omlx_logscan.analysis.errors import Errors
 from omlx_logscan.analysis.outage_model import Outages
 from omlx_logscan.analysis.requests import RequestIndex
-from omlx_logscan.parsing.catalog import PENALTY_BOX_CODE
+from omlx_logscan.parsing.catalog import PENALTY_BOX_CODE, FaultKind
 from omlx_logscan.parsing.event import Event
 from omlx_logscan.parsing.kinds import CRASH_KINDS
 from omlx_logscan.stream.model import EventStream
@@ -97,7 +97,7 @@ class Incident:
 
     records: list[Event]
     session: int
-    kind: str = "other_gpu"
+    kind: FaultKind = "other_gpu"
     outcome: Outcome = "unknown"
     signature: str | None = None
     later_requests: int | None = None

@@ -30,10 +30,12 @@ def typed_sets() -> dict[str, tuple[str, ...]]:
     read, not when the command line starts)."""
     from omlx_logscan.analysis.attribution import Supported, Trigger
     from omlx_logscan.analysis.model import CallSite, Outcome, SessionEnd, WindowEnd
+    from omlx_logscan.parsing.catalog import FaultKind
     from omlx_logscan.parsing.kinds import EventKind
 
     types = {
         "EventKind": EventKind,
+        "FaultKind": FaultKind,
         "CallSite": CallSite,
         "Outcome": Outcome,
         "SessionEnd": SessionEnd,

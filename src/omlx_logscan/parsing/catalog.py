@@ -13,6 +13,7 @@ refines the kind (a pressure ``action``, a start ``marker``, ...); the tags ``ba
 from __future__ import annotations
 
 import re
+from typing import Literal
 
 from omlx_logscan.parsing.catalog_arrivals import ARRIVALS
 from omlx_logscan.parsing.catalog_evidence import METAL_ERROR
@@ -444,7 +445,12 @@ GPU_CODE_NAMES = {
 
 
 # Fault incident kinds, from the code name of an incident's first record.
-INCIDENT_KINDS = {
+# A GPU fault's kind: the one its first record's code names, other_gpu for any other code (the schemas'
+# ``fault_kind``).
+FaultKind = Literal[
+    "timeout", "submissions_ignored", "out_of_memory", "impacting_interactivity", "resource_limit", "other_gpu"
+]
+INCIDENT_KINDS: dict[str, FaultKind] = {
     TIMEOUT_CODE: "timeout",
     PENALTY_BOX_CODE: "submissions_ignored",
     OUT_OF_MEMORY_CODE: "out_of_memory",
