@@ -20,6 +20,7 @@ from omlx_logscan.analysis.outage_model import (
     TRAFFIC_HIDDEN,
     WEDGE_AFTER_S,
     Outage,
+    OutageKind,
     Outages,
 )
 from omlx_logscan.parsing.catalog_outages import ENGINE_LOOP_ERROR, fatal_reason
@@ -98,7 +99,12 @@ def _next_start(following: Session | None) -> tuple[str | None, bool, str | None
 
 
 def _ending_at_next_start(
-    kind: str, session: Session, following: Session | None, start: str | None, start_exact: bool, open_until: str | None
+    kind: OutageKind,
+    session: Session,
+    following: Session | None,
+    start: str | None,
+    start_exact: bool,
+    open_until: str | None,
 ) -> Outage:
     """An outage from ``start`` to the next start (its bounds), or, with no next start, open and
     proven to last until ``open_until`` (the end of the log for a wedge; nothing more for an exit)."""

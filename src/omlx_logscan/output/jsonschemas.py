@@ -30,6 +30,7 @@ def typed_sets() -> dict[str, tuple[str, ...]]:
     read, not when the command line starts)."""
     from omlx_logscan.analysis.attribution import Supported, Trigger
     from omlx_logscan.analysis.model import CallSite, Outcome, SessionEnd, WindowEnd
+    from omlx_logscan.analysis.outage_model import OutageKind
     from omlx_logscan.parsing.catalog import FaultKind
     from omlx_logscan.parsing.kinds import EventKind
 
@@ -38,6 +39,7 @@ def typed_sets() -> dict[str, tuple[str, ...]]:
         "FaultKind": FaultKind,
         "CallSite": CallSite,
         "Outcome": Outcome,
+        "OutageKind": OutageKind,
         "SessionEnd": SessionEnd,
         "WindowEnd": WindowEnd,
         "Trigger": Trigger,
