@@ -23,7 +23,6 @@ from omlx_logscan.analysis.bounds import UNKNOWN
 from omlx_logscan.analysis.model import Analysis, Session
 from omlx_logscan.errors import InputError
 from omlx_logscan.inputs.sources import Source, read_chunks
-from omlx_logscan.output.blocks import MIN_KEPT_ROWS, Part, ReportBlock
 from omlx_logscan.output.chart import gantt_chart
 from omlx_logscan.output.errors import errors_report
 from omlx_logscan.output.markup import code_block, code_span, fence_for, fit_code, md_cell, md_text
@@ -41,6 +40,7 @@ from omlx_logscan.output.phrases import (
 )
 from omlx_logscan.output.provenance import input_versions, versions_phrase
 from omlx_logscan.output.redact import PLACEHOLDERS, Names, logged, redact_logged, unmark
+from omlx_logscan.output.report_blocks import MIN_KEPT_ROWS, Part, ReportBlock
 from omlx_logscan.output.why import EVIDENCE_LABEL, fault_lines, overlay_lines, why_caveats
 from omlx_logscan.stream.model import header
 from omlx_logscan.timeutil import human_duration, human_time, seconds
