@@ -52,7 +52,7 @@ def fleet(
     with open_output(destination) as out:
         match fmt:
             case FleetFormat.json:
-                from omlx_logscan.fleet.document import fleet_document
+                from omlx_logscan.fleet.json_document import fleet_document
                 from omlx_logscan.output.documents import write_json
 
                 write_json(fleet_document(result, sources), out)
