@@ -14,7 +14,7 @@ import pytest
 
 from omlx_logscan import analyze, read_events, resolve
 from omlx_logscan.analysis.check import Rules, run_check
-from omlx_logscan.analysis.model import Analysis
+from omlx_logscan.analysis.results import Analysis
 from omlx_logscan.inputs import byte_blocks
 from omlx_logscan.output.phrases import fault_phrase
 from synthetic import BASE, busy, record, start, timeout, write_log

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from omlx_logscan.analysis.model import Signature
+from omlx_logscan.analysis.results import Signature
 from omlx_logscan.analysis.signatures import cache_clear_call, call_site
 from omlx_logscan.output.phrases import CALL_SITE_WORDS, call_site_label, untraced_call_site_label
 from omlx_logscan.parsing.catalog import CACHE_CLEAR_FUNCTION

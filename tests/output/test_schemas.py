@@ -17,8 +17,8 @@ from typer.testing import CliRunner
 
 from conftest import EXAMPLE, REAL, ROOT, event_row_errors, schema_errors
 from omlx_logscan.analysis.attribution import Supported, Trigger
-from omlx_logscan.analysis.model import CallSite, Outcome, SessionEnd, WindowEnd
 from omlx_logscan.analysis.outage_model import OUTAGE_KINDS
+from omlx_logscan.analysis.results import CallSite, Outcome, SessionEnd, WindowEnd
 from omlx_logscan.analysis.rules import RULES
 from omlx_logscan.analysis.signatures import CLEAR_CONTEXTS
 from omlx_logscan.cli.app import app

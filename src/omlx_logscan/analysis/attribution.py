@@ -19,8 +19,8 @@ from datetime import timedelta
 from enum import StrEnum
 from typing import Final, Literal
 
-from omlx_logscan.analysis.model import Analysis, CallSite, Incident, Session, Signature
 from omlx_logscan.analysis.overlays import OverlayCorrelation, correlate, dead_intervals
+from omlx_logscan.analysis.results import Analysis, CallSite, Incident, Session, Signature
 from omlx_logscan.analysis.signatures import CLEAR_CONTEXTS, ClearReason, call_site, decode_interval_clear
 from omlx_logscan.inputs.overlays import Interval, Overlay
 from omlx_logscan.parsing.catalog import RECLAIMING_LEVELS, chat_completion_message

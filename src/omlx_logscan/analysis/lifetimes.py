@@ -12,7 +12,11 @@ from dataclasses import dataclass
 from typing import Literal
 
 from omlx_logscan.analysis.errors import errors_of
-from omlx_logscan.analysis.model import (
+from omlx_logscan.analysis.numbering import number_as_in
+from omlx_logscan.analysis.outages import find_outages
+from omlx_logscan.analysis.records import RecordAt, RecordIndex, before_startup_output
+from omlx_logscan.analysis.requests import RequestIndex
+from omlx_logscan.analysis.results import (
     INCIDENT_GAP_S,
     Analysis,
     DeadWindow,
@@ -24,10 +28,6 @@ from omlx_logscan.analysis.model import (
     repeats_stopped,
     shows_penalty_box,
 )
-from omlx_logscan.analysis.numbering import number_as_in
-from omlx_logscan.analysis.outages import find_outages
-from omlx_logscan.analysis.records import RecordAt, RecordIndex, before_startup_output
-from omlx_logscan.analysis.requests import RequestIndex
 from omlx_logscan.analysis.signatures import signatures_of
 from omlx_logscan.parsing.catalog import INCIDENT_KINDS, PENALTY_BOX_CODE
 from omlx_logscan.parsing.classify import cellar_version

@@ -12,7 +12,6 @@ from collections.abc import Iterable
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
-from omlx_logscan.analysis.model import Analysis, Session, shows_penalty_box
 from omlx_logscan.analysis.outage_model import (
     ARRIVALS_SHOWN,
     COMPLETIONS_SHOWN,
@@ -23,6 +22,7 @@ from omlx_logscan.analysis.outage_model import (
     OutageKind,
     Outages,
 )
+from omlx_logscan.analysis.results import Analysis, Session, shows_penalty_box
 from omlx_logscan.parsing.catalog_outages import ENGINE_LOOP_ERROR, fatal_reason
 from omlx_logscan.parsing.dense import Dense, form_code, moment_of, ms_of, timed_in_order
 from omlx_logscan.parsing.kinds import CRASH_KINDS

@@ -6,7 +6,7 @@ import hashlib
 import re
 from typing import Any, Literal
 
-from omlx_logscan.analysis.model import CallSite, Incident, Signature
+from omlx_logscan.analysis.results import CallSite, Incident, Signature
 from omlx_logscan.parsing.catalog import (
     CACHE_CLEAR_FUNCTION,
     DECODE_FUNCTIONS,

@@ -8,8 +8,8 @@ from typing import IO, TYPE_CHECKING, Any
 
 from omlx_logscan import __version__
 from omlx_logscan.analysis.attribution import Attribution, Evidence, LoadContext, WhyFaulted, explain
-from omlx_logscan.analysis.model import Analysis, Signature
 from omlx_logscan.analysis.overlays import OverlayCorrelation
+from omlx_logscan.analysis.results import Analysis, Signature
 from omlx_logscan.output.errors import errors_document
 from omlx_logscan.output.outages import outage_dict, outage_notes
 from omlx_logscan.output.overlays import RATE_RATIO_TEST

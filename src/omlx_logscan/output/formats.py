@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from omlx_logscan.analysis.bounds import Bounds
     from omlx_logscan.analysis.check import CheckResult
     from omlx_logscan.analysis.investigation import Investigation
-    from omlx_logscan.analysis.model import Analysis
+    from omlx_logscan.analysis.results import Analysis
     from omlx_logscan.output.text import EventRows
     from omlx_logscan.parsing.event import Event
     from omlx_logscan.stream.model import EventStream

@@ -29,8 +29,8 @@ def typed_sets() -> dict[str, tuple[str, ...]]:
     """The values of each closed set the code types, by the name of its type (imported when a schema is
     read, not when the command line starts)."""
     from omlx_logscan.analysis.attribution import Supported, Trigger
-    from omlx_logscan.analysis.model import CallSite, Outcome, SessionEnd, WindowEnd
     from omlx_logscan.analysis.outage_model import OutageKind
+    from omlx_logscan.analysis.results import CallSite, Outcome, SessionEnd, WindowEnd
     from omlx_logscan.parsing.catalog import FaultKind
     from omlx_logscan.parsing.kinds import EventKind
 

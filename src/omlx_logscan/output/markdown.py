@@ -6,7 +6,7 @@ import os
 from typing import TYPE_CHECKING
 
 from omlx_logscan.analysis.attribution import WhyFaulted
-from omlx_logscan.analysis.model import Analysis
+from omlx_logscan.analysis.results import Analysis
 from omlx_logscan.output.chart import gantt_chart
 from omlx_logscan.output.errors import errors_markdown
 from omlx_logscan.output.markup import code_block, code_span, fit_code, md_cell, md_text

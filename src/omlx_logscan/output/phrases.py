@@ -7,8 +7,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from omlx_logscan.analysis.model import Analysis, DeadWindow, Incident, Signature, shows_penalty_box
 from omlx_logscan.analysis.outage_model import LEVEL_EVIDENCE_RECORDS
+from omlx_logscan.analysis.results import Analysis, DeadWindow, Incident, Signature, shows_penalty_box
 from omlx_logscan.analysis.signatures import cache_clear_call, crash_site
 from omlx_logscan.output.errors import errors_sentence
 from omlx_logscan.output.outages import outages_sentence

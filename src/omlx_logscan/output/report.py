@@ -20,7 +20,7 @@ from pathlib import Path
 from omlx_logscan import __version__
 from omlx_logscan.analysis.attribution import WhyFaulted, explain
 from omlx_logscan.analysis.bounds import UNKNOWN
-from omlx_logscan.analysis.model import Analysis, Session
+from omlx_logscan.analysis.results import Analysis, Session
 from omlx_logscan.errors import InputError
 from omlx_logscan.inputs.sources import Source, read_chunks
 from omlx_logscan.output.chart import gantt_chart

@@ -9,7 +9,7 @@ from functools import cache
 from typing import IO, TYPE_CHECKING
 
 from omlx_logscan.analysis.attribution import WhyFaulted
-from omlx_logscan.analysis.model import Analysis, Session
+from omlx_logscan.analysis.results import Analysis, Session
 from omlx_logscan.output.errors import ERRORS_TITLE, EXAMPLE_LABEL, errors_text_lines
 from omlx_logscan.output.outages import outage_lines
 from omlx_logscan.output.phrases import (
