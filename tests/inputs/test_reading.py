@@ -23,7 +23,7 @@ from omlx_logscan.cli.app import app
 from omlx_logscan.errors import InputError
 from omlx_logscan.inputs import byte_blocks, decoding, sources
 from omlx_logscan.inputs.sources import Source, read_chunks
-from omlx_logscan.stream.model import EventStream
+from omlx_logscan.stream.event_stream import EventStream
 
 runner = CliRunner()
 

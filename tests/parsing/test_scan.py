@@ -33,7 +33,7 @@ from omlx_logscan.parsing.dense import REQUEST_SCHEMA, Dense, from_rows, moment_
 from omlx_logscan.parsing.shapes import BLOCK_REQUESTS
 from omlx_logscan.parsing.template import Template
 from omlx_logscan.parsing.unkept import Unkept, stamp_of_line
-from omlx_logscan.stream.model import EventStream
+from omlx_logscan.stream.event_stream import EventStream
 from omlx_logscan.stream.read import CLOCK_JUMP_S, _clock_jumps, read_events
 
 WORKDIR = Path(tempfile.mkdtemp(prefix="logscan-scan-"))

@@ -12,7 +12,7 @@ from omlx_logscan.analysis.requests import RequestIndex
 from omlx_logscan.parsing.catalog import PENALTY_BOX_CODE, FaultKind
 from omlx_logscan.parsing.event import Event
 from omlx_logscan.parsing.kinds import CRASH_KINDS
-from omlx_logscan.stream.model import EventStream
+from omlx_logscan.stream.event_stream import EventStream
 from omlx_logscan.timeutil import seconds
 
 INCIDENT_GAP_S = 2.0  # gpu_error records closer than this are one fault

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from omlx_logscan.inputs.oshistory import OsHistory
     from omlx_logscan.output.formats import RowWriter
     from omlx_logscan.output.masking import RedactionKey
-    from omlx_logscan.stream.model import EventStream
+    from omlx_logscan.stream.event_stream import EventStream
 
 
 def load_investigation(options: CommonOptions, wedge_after_s: float, host: Host | None = None) -> Investigation:

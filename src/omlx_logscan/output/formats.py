@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from omlx_logscan.analysis.results import Analysis
     from omlx_logscan.output.text import EventRows
     from omlx_logscan.parsing.event import Event
-    from omlx_logscan.stream.model import EventStream
+    from omlx_logscan.stream.event_stream import EventStream
 
 
 class EventFormat(StrEnum):

@@ -28,7 +28,7 @@ from omlx_logscan.output.phrases import (
 from omlx_logscan.output.provenance import input_versions, versions_phrase
 from omlx_logscan.output.report_blocks import ReportBlock
 from omlx_logscan.output.why import EVIDENCE_LABEL, fault_lines, overlay_lines
-from omlx_logscan.stream.model import header
+from omlx_logscan.stream.event_stream import header
 from omlx_logscan.timeutil import human_time
 
 if TYPE_CHECKING:  # the bounds and their words load with an OS history only

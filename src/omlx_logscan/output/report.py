@@ -42,7 +42,7 @@ from omlx_logscan.output.provenance import input_versions, versions_phrase
 from omlx_logscan.output.redact import PLACEHOLDERS, Names, logged, redact_logged, unmark
 from omlx_logscan.output.report_blocks import MIN_KEPT_ROWS, Part, ReportBlock
 from omlx_logscan.output.why import EVIDENCE_LABEL, fault_lines, overlay_lines, why_caveats
-from omlx_logscan.stream.model import header
+from omlx_logscan.stream.event_stream import header
 from omlx_logscan.timeutil import human_duration, human_time, seconds
 
 COMMENT_LIMIT = 65_536  # GitHub's maximum length of an issue body or comment, in characters

@@ -33,7 +33,7 @@ from omlx_logscan.output.provenance import input_versions, short_range, versions
 from omlx_logscan.output.why import fault_lines, overlay_lines
 from omlx_logscan.parsing.event import Event
 from omlx_logscan.parsing.provenance import writer_versions
-from omlx_logscan.stream.model import EventStream, header
+from omlx_logscan.stream.event_stream import EventStream, header
 from omlx_logscan.timeutil import human_time, to_second
 
 if TYPE_CHECKING:
@@ -68,7 +68,7 @@ def check_text(result: CheckResult, con: Console) -> None:
     from rich.text import Text
 
     from omlx_logscan.output.findings import check_headline, finding_message, rule_threshold
-    from omlx_logscan.stream.model import skipped_files
+    from omlx_logscan.stream.event_stream import skipped_files
 
     con.print(Text(check_headline(result), style="bold"))
     for rule in result.rules.names:
