@@ -38,7 +38,7 @@ def fleet(
     Runs on DuckDB; the SQL it runs is in the package (omlx_logscan/fleet/sql) and runs unchanged on Spark.
     """
     from omlx_logscan.cli.values import check_output, output_path
-    from omlx_logscan.fleet.model import read_fleet
+    from omlx_logscan.fleet.summary import read_fleet
     from omlx_logscan.fleet.tables import local_inputs
     from omlx_logscan.output.files import protect
     from omlx_logscan.output.formats import open_output

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from omlx_logscan.fleet.model import Fleet
+from omlx_logscan.fleet.summary import Fleet
 
 HOST_COLUMNS = ("host", "starts", "process h", "faults", "by kind", "penalty box", "dead h", "last fault")
 VERSION_COLUMNS = (
