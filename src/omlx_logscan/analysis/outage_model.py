@@ -26,7 +26,7 @@ COMPLETIONS_SHOWN = "completions"
 TRAFFIC_HIDDEN = "hidden"
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Outage:
     """One outage of one lifetime: from ``start`` to ``end``. An end that is not exact lies after
     ``end_after`` and (when ``end`` is known) at or before ``end``; ``end`` None: not in the log."""
