@@ -17,7 +17,7 @@ def _frame(module: str, func: str) -> dict[str, Any]:
 
 def _signature(frames: list[dict[str, Any]], context: str = "other") -> Signature:
     site = call_site([f["func"] for f in frames], context)
-    return Signature("0123456789", frames, None, site, "", 1)
+    return Signature(id="0123456789", frames=frames, exception=None, call_site=site, innermost_code="", faults=1)
 
 
 def test_every_call_site_id_has_words() -> None:

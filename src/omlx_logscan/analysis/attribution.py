@@ -164,7 +164,7 @@ class Hidden:
     failed_requests_seen: bool | None
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Attribution:
     """Why one fault happened, as far as the log can say."""
 
@@ -220,10 +220,10 @@ class _Attributor:
         signature = self.signatures.get(incident.signature or "")
         site = signature.call_site if signature is not None else call_site([], incident.context)
         attribution = Attribution(
-            incident,
-            site,
-            signature,
-            "not_applicable",
+            incident=incident,
+            call_site=site,
+            signature=signature,
+            trigger="not_applicable",
             pressure_window_s=self.pressure_window_s,
             deferred_window_s=self.deferred_window_s,
         )

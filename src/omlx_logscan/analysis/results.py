@@ -221,7 +221,7 @@ class DeadWindow:
         }
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Signature:
     """One distinct normalised stack and the faults that share it."""
 

@@ -124,7 +124,14 @@ def _signature_of(incident: Incident) -> Signature | None:
         sig_id = hashlib.sha1(key.encode()).hexdigest()[:10]
         site = call_site([f["func"] for f in normal], incident.context)
         innermost = normal[-1]["code"] if normal else ""
-        return Signature(sig_id, normal, event.fields.get("exception"), site, innermost, 0)
+        return Signature(
+            id=sig_id,
+            frames=normal,
+            exception=event.fields.get("exception"),
+            call_site=site,
+            innermost_code=innermost,
+            faults=0,
+        )
     return None
 
 
