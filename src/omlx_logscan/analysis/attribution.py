@@ -79,7 +79,7 @@ REQUEST_ABORTED = "request_aborted"
 _ABORT_STAGES = frozenset({"prefill", "chat_stream", "stream"})
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Evidence:
     """One log line that speaks for a trigger."""
 
@@ -335,12 +335,12 @@ class _Attributor:
                     message = parse_line(text).message if text else chat_completion_message(tokens)
                     found.append(
                         Evidence(
-                            stamp_of(moment),
-                            self.completions.names[source],
-                            line,
-                            message,
-                            REQUEST_FINISHED,
-                            "deferred",
+                            time=stamp_of(moment),
+                            source=self.completions.names[source],
+                            line=line,
+                            message=message,
+                            action=REQUEST_FINISHED,
+                            supports="deferred",
                         )
                     )
         return found
@@ -432,7 +432,9 @@ def _is_pressure(event: Event) -> bool:
 
 
 def _event_evidence(event: Event, action: str, supports: Supported) -> Evidence:
-    return Evidence(event.time, event.source, event.line, event.message, action, supports)
+    return Evidence(
+        time=event.time, source=event.source, line=event.line, message=event.message, action=action, supports=supports
+    )
 
 
 def _session_span(session: Session) -> tuple[str | None, str | None]:
