@@ -14,10 +14,10 @@ from typing import Any
 import pytest
 
 from omlx_logscan.analysis.lifetimes import analyze
-from omlx_logscan.analysis.model import Analysis
+from omlx_logscan.analysis.results import Analysis
 from omlx_logscan.inputs.sources import resolve
 from omlx_logscan.output.wrap import CONTINUED
-from omlx_logscan.stream.model import EventStream
+from omlx_logscan.stream.event_stream import EventStream
 from omlx_logscan.stream.read import read_events
 
 # No test reads the real user's configuration or writes into its config folder (the redaction key):

@@ -6,7 +6,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 from omlx_logscan.analysis.lifetimes import analyze
-from omlx_logscan.analysis.model import Analysis
+from omlx_logscan.analysis.results import Analysis
 from omlx_logscan.inputs.sources import resolve
 from omlx_logscan.stream.read import read_events
 

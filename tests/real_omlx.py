@@ -23,7 +23,7 @@ from zoneinfo import ZoneInfo
 from conftest import FIXTURES, stream_of
 from omlx_logscan.analysis.attribution import Attribution, explain
 from omlx_logscan.analysis.lifetimes import analyze
-from omlx_logscan.analysis.model import INCIDENT_GAP_S, Analysis, DeadWindow, Incident, Session
+from omlx_logscan.analysis.results import INCIDENT_GAP_S, Analysis, DeadWindow, Incident, Session
 from omlx_logscan.analysis.signatures import cache_clear_call
 
 RUNS = FIXTURES / "real-omlx"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from omlx_logscan.analysis.model import Analysis
+from omlx_logscan.analysis.results import Analysis
 from omlx_logscan.output.phrases import escalation_rows, summary
 
 

@@ -22,7 +22,7 @@ from fault_logs import (
     record,
 )
 from omlx_logscan.analysis.attribution import WhyFaulted, explain
-from omlx_logscan.analysis.model import Analysis
+from omlx_logscan.analysis.results import Analysis
 from omlx_logscan.cli.values import overlay_specs
 from omlx_logscan.inputs.overlays import parse_overlays
 from omlx_logscan.output.documents import add_why, attribution_dict, timeline_document

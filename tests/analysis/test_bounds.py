@@ -20,7 +20,7 @@ from omlx_logscan.analysis.bounds import (
     poisson_upper,
     session_os_versions,
 )
-from omlx_logscan.analysis.model import Analysis
+from omlx_logscan.analysis.results import Analysis
 from omlx_logscan.cli.app import app
 from omlx_logscan.cli.values import parse_os_flag, zone
 from omlx_logscan.errors import LogscanError

@@ -8,7 +8,7 @@ import pytest
 
 from conftest import REAL, analysis_of
 from omlx_logscan.analysis.errors import ANY_SHOWN, DETAIL, masked
-from omlx_logscan.analysis.model import Analysis
+from omlx_logscan.analysis.results import Analysis
 from omlx_logscan.parsing.lexicon import lexicon
 
 STAMP = "2026-09-15 {} - {} - {} - [-] - {}\n"

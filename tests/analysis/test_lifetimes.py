@@ -14,8 +14,8 @@ import pytest
 
 from omlx_logscan import analyze, read_events, resolve
 from omlx_logscan.analysis.check import Rules, run_check
-from omlx_logscan.analysis.model import Analysis
-from omlx_logscan.inputs import blocks
+from omlx_logscan.analysis.results import Analysis
+from omlx_logscan.inputs import byte_blocks
 from omlx_logscan.output.phrases import fault_phrase
 from synthetic import BASE, busy, record, start, timeout, write_log
 
@@ -57,7 +57,7 @@ def test_a_lifetime_ends_at_its_last_routine_record_before_a_restart(
 ) -> None:
     # The old process writes routine lines until 10:05:29, the new one starts at 10:07.
     log = write_log(tmp_path / "server.log", [*routine(0, 30), *routine(5, 30), start(7), *routine(8, 3)])
-    monkeypatch.setattr(blocks, "BLOCK_BYTES", block_bytes)
+    monkeypatch.setattr(byte_blocks, "BLOCK_BYTES", block_bytes)
     sessions = analysis_of(log).sessions
     assert [(s.index, s.end, s.end_reason) for s in sessions] == [
         (1, at(5 + 29 / 60), "crash"),

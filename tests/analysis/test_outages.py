@@ -9,8 +9,8 @@ import pytest
 
 from conftest import ROOT, analysis_of
 from omlx_logscan import analyze, read_events, resolve
-from omlx_logscan.analysis.model import Analysis
 from omlx_logscan.analysis.outage_model import Outage
+from omlx_logscan.analysis.results import Analysis
 from omlx_logscan.output.outages import POSSIBLE_WEDGE_CAVEAT, TRAFFIC_NOTES, outage_line, outage_notes
 from omlx_logscan.watch.loop import Watcher, WatchOptions
 from outage_logs import outage_log

@@ -10,8 +10,8 @@ import pytest
 
 from conftest import EXAMPLE
 from fault_logs import analysis_from, completion, fault, record
-from omlx_logscan.analysis.model import Analysis
 from omlx_logscan.analysis.overlays import correlate, subtract
+from omlx_logscan.analysis.results import Analysis
 from omlx_logscan.analysis.stats import binomial_test, clopper_pearson, rate_ratio
 from omlx_logscan.cli.values import overlay_specs, parse_gap, zone
 from omlx_logscan.errors import LogscanError

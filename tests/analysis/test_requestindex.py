@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from omlx_logscan.analysis.requests import RequestIndex
 from omlx_logscan.parsing.dense import REQUEST_SCHEMA, from_rows, ms_of
 from omlx_logscan.parsing.event import Event
-from omlx_logscan.stream.model import Accounting, EventStream
+from omlx_logscan.stream.event_stream import Accounting, EventStream
 
 T0 = datetime(2026, 9, 15, 20, 0, 0)
 

@@ -11,7 +11,7 @@ from datetime import timedelta
 from pathlib import Path
 
 from omlx_logscan import analyze, read_events, resolve
-from omlx_logscan.analysis.model import Analysis
+from omlx_logscan.analysis.results import Analysis
 from synthetic import BASE, IGNORED, busy, ignored, record, timeout, write_log
 
 METAL_IGNORED = IGNORED.split(": ", 1)[1]

@@ -54,3 +54,17 @@ def test_a_time_only_line_at_the_fault_s_own_time_is_not_later(tmp_path: Path) -
     log = tmp_path / "paste.log"
     log.write_text(TIME_ONLY_FAULT.format("23:58:01.100") + TIME_ONLY_CHAT.format("23:58:01.100"))
     assert [f.outcome for f in analysis_of(log).faults] == ["unknown"]
+
+
+def test_a_client_disconnect_after_a_fault_does_not_absorb_it(tmp_path: Path) -> None:
+    log = tmp_path / "server.log"
+    log.write_text(
+        "2026-09-19 16:00:00,000 - omlx.server - INFO - [-] - CORS origins: ['*']\n"
+        + FAULT
+        + "2026-09-19 16:00:10,000 - omlx.server - INFO - [-] - Client disconnected during streaming "
+        "(is_disconnected), cancelling\n"
+        "2026-09-19 16:00:30,000 - omlx.server - INFO - [-] - CORS origins: ['*']\n"
+    )
+    analysis = analysis_of(log)
+    assert [fault.outcome for fault in analysis.faults] == ["crash"]
+    assert analysis.sessions[0].end_reason == "crash"

@@ -10,7 +10,7 @@ import typer.main
 from typer.testing import CliRunner
 
 from conftest import ROOT
-from omlx_logscan.analysis.model import Analysis
+from omlx_logscan.analysis.results import Analysis
 from omlx_logscan.analysis.signatures import CLEAR_CONTEXTS
 from omlx_logscan.cli import COMMANDS, app
 from omlx_logscan.output.phrases import escalation_rows

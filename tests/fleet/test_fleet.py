@@ -16,7 +16,7 @@ from fleet_data import Fleet, invoke
 from fleet_data import fleet as fleet  # the fixture
 from omlx_logscan.cli.app import app
 from omlx_logscan.errors import InputError
-from omlx_logscan.fleet.model import pooled_bounds, read_fleet
+from omlx_logscan.fleet.summary import pooled_bounds, read_fleet
 from omlx_logscan.fleet.tables import fleet_views
 
 runner = CliRunner()

@@ -10,7 +10,7 @@ import pytest
 
 from fleet_data import Fleet
 from fleet_data import fleet as fleet  # the fixture
-from omlx_logscan.fleet.model import summarize
+from omlx_logscan.fleet.summary import summarize
 from omlx_logscan.fleet.tables import VIEWS, fleet_views, query_text
 
 pyspark_sql = pytest.importorskip("pyspark.sql", reason="pyspark (the test extra) runs the SQL on Spark")

@@ -21,9 +21,9 @@ from typer.testing import CliRunner
 from conftest import GENERATED, WARN, stream_of
 from omlx_logscan.cli.app import app
 from omlx_logscan.errors import InputError
-from omlx_logscan.inputs import blocks, decoding, sources
+from omlx_logscan.inputs import byte_blocks, decoding, sources
 from omlx_logscan.inputs.sources import Source, read_chunks
-from omlx_logscan.stream.model import EventStream
+from omlx_logscan.stream.event_stream import EventStream
 
 runner = CliRunner()
 
@@ -78,14 +78,14 @@ def test_without_isal_damaged_gzip_is_the_same_one_line_problem(tmp_path: Path) 
     assert 0 < stream.accounting.lines < 200_000
 
 
-@pytest.mark.parametrize("block_bytes", [blocks.BLOCK_BYTES, 4096])
+@pytest.mark.parametrize("block_bytes", [byte_blocks.BLOCK_BYTES, 4096])
 @pytest.mark.parametrize("case", GZ_CASES)
 def test_gzip_gives_the_events_of_its_plain_twin(
     case: str, block_bytes: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A generator fixture read from its .gz (ISA-L, chunks from the reused buffer) and from the
     same bytes as a plain file (blocks read by the workers) gives the same events, requests and line count."""
-    monkeypatch.setattr(blocks, "BLOCK_BYTES", block_bytes)  # small blocks: many chunks of the .gz
+    monkeypatch.setattr(byte_blocks, "BLOCK_BYTES", block_bytes)  # small blocks: many chunks of the .gz
     packed = GENERATED / case / "omlx.log.gz"
     plain = tmp_path / "omlx.log"
     plain.write_bytes(gzip.decompress(packed.read_bytes()))

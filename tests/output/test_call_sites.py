@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from omlx_logscan.analysis.model import Signature
+from omlx_logscan.analysis.results import Signature
 from omlx_logscan.analysis.signatures import cache_clear_call, call_site
 from omlx_logscan.output.phrases import CALL_SITE_WORDS, call_site_label, untraced_call_site_label
 from omlx_logscan.parsing.catalog import CACHE_CLEAR_FUNCTION
@@ -17,7 +17,7 @@ def _frame(module: str, func: str) -> dict[str, Any]:
 
 def _signature(frames: list[dict[str, Any]], context: str = "other") -> Signature:
     site = call_site([f["func"] for f in frames], context)
-    return Signature("0123456789", frames, None, site, "", 1)
+    return Signature(id="0123456789", frames=frames, exception=None, call_site=site, innermost_code="", faults=1)
 
 
 def test_every_call_site_id_has_words() -> None:

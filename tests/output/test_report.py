@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from conftest import EXAMPLE, analysis_of, unwrapped
-from omlx_logscan.analysis.model import Analysis
+from omlx_logscan.analysis.results import Analysis
 from omlx_logscan.cli.app import app
 from omlx_logscan.output.phrases import crash_rows
 from omlx_logscan.output.report import LINE_MAX, build_report

@@ -9,23 +9,25 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import pytest
 from jsonschema import Draft202012Validator
 from typer.testing import CliRunner
 
 from conftest import EXAMPLE, REAL, ROOT, event_row_errors, schema_errors
+from omlx_logscan.analysis.attribution import Supported, Trigger
 from omlx_logscan.analysis.outage_model import OUTAGE_KINDS
+from omlx_logscan.analysis.results import CallSite, Outcome, SessionEnd, WindowEnd
 from omlx_logscan.analysis.rules import RULES
 from omlx_logscan.analysis.signatures import CLEAR_CONTEXTS
 from omlx_logscan.cli.app import app
-from omlx_logscan.fleet.document import FLEET_SCHEMA
+from omlx_logscan.fleet.json_document import FLEET_SCHEMA
 from omlx_logscan.output import documents
-from omlx_logscan.output.jsonschemas import DOCUMENTS, NAMES, bundled, name_of, raw
+from omlx_logscan.output.jsonschemas import _PARTS, DOCUMENTS, NAMES, _with_typed_sets, bundled, name_of, raw
 from omlx_logscan.output.outages import FATAL_REASON_WORDS
 from omlx_logscan.parsing import catalog
-from omlx_logscan.parsing.kinds import KINDS, TAG_FIELDS
+from omlx_logscan.parsing.kinds import KINDS, TAG_FIELDS, EventKind
 from outage_logs import make_outages, outage_log
 
 runner = CliRunner()
@@ -101,16 +103,45 @@ def _enum(schema: dict[str, Any], *path: str) -> set[Any]:
 
 def test_the_closed_sets_are_the_codes_own() -> None:
     common, event, timeline, check = raw("common"), raw("event"), raw("timeline"), raw("check")
-    assert _enum(event, "$defs", "kind") == set(KINDS)
+    assert event["$defs"]["kind"]["enum"] == list(get_args(EventKind)) == list(KINDS)  # KINDS: REGISTRY's order
     assert _enum(check, "$defs", "rule") == set(RULES)
-    assert _enum(common, "$defs", "outage_kind") == set(OUTAGE_KINDS)
+    assert common["$defs"]["outage_kind"]["enum"] == list(OUTAGE_KINDS)
     hours = raw("bounds")["$defs"]["row"]["properties"]["outage_hours"]["propertyNames"]["enum"]
     assert set(hours) == {*OUTAGE_KINDS, "possible_wedge"}  # Outage.rule: the kind, or possible_ for a wedge
-    assert _enum(common, "$defs", "fault_kind") == {*catalog.INCIDENT_KINDS.values(), "other_gpu"}
+    assert common["$defs"]["fault_kind"]["enum"] == list(get_args(catalog.FaultKind))
+    assert {*catalog.INCIDENT_KINDS.values(), "other_gpu"} == set(get_args(catalog.FaultKind))
     assert _enum(event, "$defs", "gpu_context") == {context for _, context in catalog.GPU_CONTEXTS} | {"other"}
     assert set(CLEAR_CONTEXTS.values()) <= _enum(timeline, "$defs", "trigger")
     reasons = timeline["$defs"]["outage"]["allOf"][0]["then"]["properties"]["reason"]["enum"]
     assert set(reasons) == {*FATAL_REASON_WORDS, None}
+
+
+def test_the_typed_sets_are_listed_from_their_types_in_their_order() -> None:
+    common, timeline = raw("common"), raw("timeline")
+    assert common["$defs"]["end_reason"]["enum"] == list(get_args(SessionEnd))
+    assert timeline["$defs"]["dead_window"]["properties"]["end_reason"]["enum"] == list(get_args(WindowEnd))
+    assert timeline["$defs"]["outcome"]["enum"] == list(get_args(Outcome))
+    assert timeline["$defs"]["call_site"]["enum"] == list(get_args(CallSite))
+    assert timeline["$defs"]["trigger"]["enum"] == list(get_args(Trigger))
+    assert set(CLEAR_CONTEXTS.values()) <= set(get_args(Trigger))
+    assert set(get_args(Supported)) <= set(get_args(Trigger))
+
+
+def _enums(schema: Any) -> list[Any]:
+    if isinstance(schema, dict):
+        own = [schema["enum"]] if "enum" in schema else []
+        return own + [e for value in schema.values() for e in _enums(value)]
+    return [e for value in schema for e in _enums(value)] if isinstance(schema, list) else []
+
+
+@pytest.mark.parametrize("name", (*NAMES, *_PARTS))
+def test_every_enum_of_a_schema_is_a_list_once_read(name: str) -> None:
+    assert all(isinstance(enum, list) and enum for enum in _enums(raw(name)))
+
+
+def test_a_schema_naming_no_typed_set_fails_to_load() -> None:
+    with pytest.raises(KeyError, match="Outcom"):
+        _with_typed_sets({"properties": {"outcome": {"enum": "Outcom"}}})
 
 
 @pytest.mark.parametrize("kind", sorted(set(TAG_FIELDS) - {"process_start"}))

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from conftest import bench_module, stream_of
-from omlx_logscan.inputs import blocks
+from omlx_logscan.inputs import byte_blocks
 from omlx_logscan.inputs.sources import resolve
 from omlx_logscan.parsing.catalog_arrivals import ARRIVALS
 from omlx_logscan.parsing.dense import ARRIVAL_SCHEMA, Dense, forms_of, is_sorted, moment_of
@@ -81,7 +81,7 @@ def test_where_blocks_fall_changes_no_arrival(tmp_path: Path, monkeypatch: pytes
     path = tmp_path / "server.log"
     bench_module("make_log").write_log(path, 0.3, 1, seed=5)
     whole = stream_of(path).arrivals
-    monkeypatch.setattr(blocks, "BLOCK_BYTES", 4096)
+    monkeypatch.setattr(byte_blocks, "BLOCK_BYTES", 4096)
     assert stream_of(path).arrivals.columns == whole.columns
 
 

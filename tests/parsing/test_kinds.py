@@ -31,7 +31,7 @@ from omlx_logscan.parsing.kinds import (
     TAG_FIELDS,
 )
 from omlx_logscan.parsing.records import assemble_one
-from omlx_logscan.stream.model import Accounting, EventStream, SourceInfo
+from omlx_logscan.stream.event_stream import Accounting, EventStream, SourceInfo
 from omlx_logscan.stream.starts import StartCollapser
 
 FLAG_SETS = {

@@ -27,7 +27,7 @@ from conftest import EXAMPLE, GENERATED, REAL, bench_module
 from omlx_logscan.analysis.lifetimes import analyze
 from omlx_logscan.cli import app
 from omlx_logscan.errors import InputError
-from omlx_logscan.inputs import blocks
+from omlx_logscan.inputs import byte_blocks
 from omlx_logscan.inputs.decoding import mend_lines, normalise
 from omlx_logscan.inputs.sources import resolve
 from omlx_logscan.output.documents import timeline_document
@@ -66,10 +66,12 @@ def _typecodes(table: Dense) -> dict[str, str | None]:
 def block_differences(path: Path, block_bytes: int | None = None) -> Iterator[str]:
     """Where the two scanners disagree on a block of ``path`` (read in blocks of ``block_bytes``)."""
     assert SCANNER is not None, "LOGSCAN_REQUIRE_NATIVE=1 but the native scanner is missing"
-    saved = blocks.BLOCK_BYTES
-    blocks.BLOCK_BYTES = block_bytes or saved
+    saved = byte_blocks.BLOCK_BYTES
+    byte_blocks.BLOCK_BYTES = block_bytes or saved
     try:
-        for number, block in enumerate(blocks.linked(blocks.read_blocks(resolve([str(path)])[0], True), scan._timed)):
+        for number, block in enumerate(
+            byte_blocks.linked(byte_blocks.read_blocks(resolve([str(path)])[0], True), scan._timed)
+        ):
             block.load()
             found = native.native_block(SCANNER, copy.copy(block), "x")  # it mends the bytes itself
             block.data = normalise(block.data)
@@ -81,7 +83,7 @@ def block_differences(path: Path, block_bytes: int | None = None) -> Iterator[st
                 if want.columns != got.columns or _typecodes(want) != _typecodes(got):
                     yield f"block {number} {name}:\n{want}\n!=\n{got}"
     finally:
-        blocks.BLOCK_BYTES = saved
+        byte_blocks.BLOCK_BYTES = saved
 
 
 def assert_same(path: Path, block_bytes: int | None = None) -> None:

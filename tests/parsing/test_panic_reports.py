@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 from conftest import REAL, analysis_of, stream_of
 from omlx_logscan.cli import app
 from omlx_logscan.parsing.event import Event
-from omlx_logscan.stream.model import EventStream
+from omlx_logscan.stream.event_stream import EventStream
 from omlx_logscan.stream.reports import date_panic_reports
 from omlx_logscan.timeutil import named_zone
 from synthetic import busy, start, write_log

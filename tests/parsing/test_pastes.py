@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from omlx_logscan import analyze, read_events, resolve
-from omlx_logscan.stream.model import EventStream
+from omlx_logscan.stream.event_stream import EventStream
 
 CODE = "(00000002:kIOGPUCommandBufferCallbackErrorTimeout)"
 

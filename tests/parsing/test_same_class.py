@@ -7,7 +7,7 @@ from pathlib import Path
 from conftest import REAL
 from omlx_logscan import analyze, read_events, resolve
 from omlx_logscan.output.phrases import span_length, span_phrase, summary
-from omlx_logscan.stream.model import EventStream, header
+from omlx_logscan.stream.event_stream import EventStream, header
 
 RESTATED = "RuntimeError: [metal::malloc] Resource limit (499000) exceeded.\n"
 FAULT = (

@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from conftest import EXAMPLE, GENERATED, REAL, WARN, stream_of
 from omlx_logscan.analysis.lifetimes import analyze
 from omlx_logscan.errors import InputError
-from omlx_logscan.inputs import blocks, decoding, sources
+from omlx_logscan.inputs import byte_blocks, decoding, sources
 from omlx_logscan.inputs.lines import KeptLine
 from omlx_logscan.inputs.sources import Source
 from omlx_logscan.output.documents import timeline_document
@@ -33,7 +33,7 @@ from omlx_logscan.parsing.dense import REQUEST_SCHEMA, Dense, from_rows, moment_
 from omlx_logscan.parsing.shapes import BLOCK_REQUESTS
 from omlx_logscan.parsing.template import Template
 from omlx_logscan.parsing.unkept import Unkept, stamp_of_line
-from omlx_logscan.stream.model import EventStream
+from omlx_logscan.stream.event_stream import EventStream
 from omlx_logscan.stream.read import CLOCK_JUMP_S, _clock_jumps, read_events
 
 WORKDIR = Path(tempfile.mkdtemp(prefix="logscan-scan-"))
@@ -52,7 +52,7 @@ def document_of(path: Path) -> dict[str, object]:
 
 
 def with_block_bytes(monkeypatch: pytest.MonkeyPatch, size: int, path: Path) -> dict[str, object]:
-    monkeypatch.setattr(blocks, "BLOCK_BYTES", size)
+    monkeypatch.setattr(byte_blocks, "BLOCK_BYTES", size)
     try:
         return document_of(path)
     finally:
@@ -93,17 +93,17 @@ def test_a_gzipped_log_in_small_blocks_reuses_its_buffers(monkeypatch: pytest.Mo
     path = plain_copy("s6-file-debug")
     packed = WORKDIR / "s6-file-debug-pooled.log.gz"
     packed.write_bytes(gzip.compress(path.read_bytes()))
-    pools: list[blocks.BufferPool] = []
+    pools: list[byte_blocks.BufferPool] = []
     taken: list[int] = []
-    take = blocks.BufferPool.take
+    take = byte_blocks.BufferPool.take
 
-    def counting(pool: blocks.BufferPool, size: int) -> bytearray:
+    def counting(pool: byte_blocks.BufferPool, size: int) -> bytearray:
         pools.append(pool)
         taken.append(size)
         return take(pool, size)
 
     whole = document_of(packed)  # one block
-    monkeypatch.setattr(blocks.BufferPool, "take", counting)
+    monkeypatch.setattr(byte_blocks.BufferPool, "take", counting)
     assert with_block_bytes(monkeypatch, 8_192, packed) == whole
     assert whole["faults"] and whole["dead_windows"]
     assert len(set(pools)) == 1 and len(taken) >= 10  # a take a block, each at least the sniffed head
@@ -121,7 +121,7 @@ def test_a_line_longer_than_many_blocks(monkeypatch: pytest.MonkeyPatch) -> None
     tail = "2026-09-15 20:19:40,000 - omlx.server - INFO - [-] - Chat completion: 12 tokens in 0.50s\n"
     path = WORKDIR / "long-line.log"
     path.write_text(head + long + tail)
-    monkeypatch.setattr(blocks, "BLOCK_BYTES", 128)
+    monkeypatch.setattr(byte_blocks, "BLOCK_BYTES", 128)
     stream = stream_of(path)
     assert stream.accounting.lines == 3 == stream.accounting.accounted
     assert [ev.kind for ev in stream.events] == ["engine_start", "warning", "request_complete"]
@@ -149,7 +149,7 @@ def test_any_block_size_agrees(lines: list[str], size: int) -> None:
     except Exception as exc:  # an empty file is an input error either way
         whole = {"error": type(exc).__name__}
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(blocks, "BLOCK_BYTES", size)
+        patch.setattr(byte_blocks, "BLOCK_BYTES", size)
         try:
             cut = document_of(path)
         except Exception as exc:
@@ -271,7 +271,7 @@ def test_blocks_cut_inside_a_character_stay_on_the_fast_path(monkeypatch: pytest
     rereads: list[int] = []
     for module in (decoding, native):  # the plan's normalise and the native scanner's own mending
         monkeypatch.setattr(module, "mend_lines", lambda data: rereads.append(len(data)) or data)
-    monkeypatch.setattr(blocks, "BLOCK_BYTES", 65_536)  # blocks this large are checked whole by polars
+    monkeypatch.setattr(byte_blocks, "BLOCK_BYTES", 65_536)  # blocks this large are checked whole by polars
     stream = stream_of(path)
     assert rereads == []
     assert stream.accounting.lines == 20_000 == stream.accounting.accounted
@@ -285,7 +285,7 @@ def test_a_block_that_begins_like_a_zlib_stream(monkeypatch: pytest.MonkeyPatch)
     before = "".join(ERROR_LINE.format(i, i) for i in range(8))
     path = WORKDIR / "x-caret.log"
     path.write_text(before + "x^2 + y^2\n" + "".join(ERROR_LINE.format(i, i) for i in range(8, 14)))
-    monkeypatch.setattr(blocks, "BLOCK_BYTES", len(before))  # the first block ends just before "x^2"
+    monkeypatch.setattr(byte_blocks, "BLOCK_BYTES", len(before))  # the first block ends just before "x^2"
     stream = stream_of(path)
     assert stream.sources[0].problem is None
     assert stream.accounting.lines == 15 == stream.accounting.accounted
@@ -469,21 +469,23 @@ def test_requests_in_oMLX_shape_take_the_dense_path() -> None:
     assert stream.kind_counts["request_complete"] == 3
 
 
-def _fake_blocks(count: int, fail_read_at: int | None = None, bug: bool = False) -> Iterator[blocks.ByteBlock]:
+def _fake_blocks(count: int, fail_read_at: int | None = None, bug: bool = False) -> Iterator[byte_blocks.ByteBlock]:
     for seq in range(count):
         if seq == fail_read_at:
             if bug:
                 raise ZeroDivisionError("a bug in the reader")
             raise InputError("server.log.gz: compressed data is truncated or corrupt")
-        yield blocks.ByteBlock(str(seq).encode(), size=seq)
+        yield byte_blocks.ByteBlock(str(seq).encode(), size=seq)
 
 
-def _fake_run(fail_at: int | None = None, bug_at: int | None = None) -> Callable[[blocks.ByteBlock], scan._BlockOutput]:
+def _fake_run(
+    fail_at: int | None = None, bug_at: int | None = None
+) -> Callable[[byte_blocks.ByteBlock], scan._BlockOutput]:
     """A block's "plan": sleeps a random while, so that later blocks often finish first."""
     rng = random.Random(7)
     delays = [rng.random() / 500 for _ in range(200)]
 
-    def run(block: blocks.ByteBlock) -> scan._BlockOutput:
+    def run(block: byte_blocks.ByteBlock) -> scan._BlockOutput:
         seq = block.size
         time.sleep(delays[seq % len(delays)])
         if seq == fail_at:
@@ -557,7 +559,7 @@ def test_unkept_records_are_reported_where_they_touch_kept_lines(size: int, monk
     lines = [_debug(0), _debug(1), _debug(2), _debug(3), _debug(4), warning, _debug(6), _debug(7), _debug(8)]
     path = WORKDIR / "unkept.log"
     path.write_text("\n".join(lines) + "\n")
-    monkeypatch.setattr(blocks, "BLOCK_BYTES", size)
+    monkeypatch.setattr(byte_blocks, "BLOCK_BYTES", size)
     found = scan.scan_source(Source(path.name, path), 0, on_kept=lambda _: None).records.rows("line", "time")
     assert 5 in {line for line, _ in found}  # the last DEBUG line before the warning (line 6)
     assert all(time == f"2026-09-15T20:00:{line - 1:02d}.000" for line, time in found)
@@ -573,16 +575,16 @@ def test_unkept_lines_of_other_programs_are_no_records() -> None:
 # -- reading: each worker reads its own block; a file cut short is a read error ---------------------
 
 
-def _shared_files(monkeypatch: pytest.MonkeyPatch) -> list[blocks.SharedFile]:
+def _shared_files(monkeypatch: pytest.MonkeyPatch) -> list[byte_blocks.SharedFile]:
     """Every file the blocks of a plain file open from now on, to see that each closes."""
-    opened: list[blocks.SharedFile] = []
-    real = blocks.SharedFile
+    opened: list[byte_blocks.SharedFile] = []
+    real = byte_blocks.SharedFile
 
-    def shared(path: Path) -> blocks.SharedFile:
+    def shared(path: Path) -> byte_blocks.SharedFile:
         opened.append(real(path))
         return opened[-1]
 
-    monkeypatch.setattr(blocks, "SharedFile", shared)
+    monkeypatch.setattr(byte_blocks, "SharedFile", shared)
     return opened
 
 
@@ -593,10 +595,10 @@ def test_a_block_is_read_only_when_it_is_loaded(monkeypatch: pytest.MonkeyPatch,
     the worker's reused buffer with ``reuse``), and the file stays open until the reader is done
     and every block is loaded. A probe shorter than a line makes the edge search look further back."""
     path = info_log("spans.log", *(f"[-] - message {i}" for i in range(40)))
-    monkeypatch.setattr(blocks, "BLOCK_BYTES", 300)
-    monkeypatch.setattr(blocks, "PROBE_BYTES", probe)
+    monkeypatch.setattr(byte_blocks, "BLOCK_BYTES", 300)
+    monkeypatch.setattr(byte_blocks, "PROBE_BYTES", probe)
     opened = _shared_files(monkeypatch)
-    read = list(blocks.file_blocks(path))
+    read = list(byte_blocks.file_blocks(path))
     assert len(read) > 5 and all(b.data == b"" for b in read)
     data = path.read_bytes()
     lines = data.split(b"\n")[:-1]
@@ -605,7 +607,7 @@ def test_a_block_is_read_only_when_it_is_loaded(monkeypatch: pytest.MonkeyPatch,
         assert not opened[0].closed  # a block not yet loaded holds the file
         block.load(reuse=reuse)
         loaded = bytes(block.data)
-        assert isinstance(block.data, memoryview) == (reuse and blocks.REUSES_BUFFERS)
+        assert isinstance(block.data, memoryview) == (reuse and byte_blocks.REUSES_BUFFERS)
         assert loaded == data[offset : offset + block.size] and loaded.endswith(b"\n")
         block_lines = loaded.split(b"\n")[:-1]
         assert (block.first, block.last) == (block_lines[0], block_lines[-1]) and set(block_lines) <= set(lines)
@@ -616,10 +618,10 @@ def test_a_block_is_read_only_when_it_is_loaded(monkeypatch: pytest.MonkeyPatch,
 
 def test_a_line_longer_than_a_block_makes_a_larger_block(monkeypatch: pytest.MonkeyPatch) -> None:
     path = info_log("long.log", "[-] - short", "[-] - " + "x" * 5000, "[-] - short again")
-    monkeypatch.setattr(blocks, "BLOCK_BYTES", 256)
-    monkeypatch.setattr(blocks, "PROBE_BYTES", 64)  # the end is looked for over many probes
-    monkeypatch.setattr(blocks, "EDGE_BYTES", 100)
-    read = list(blocks.file_blocks(path))
+    monkeypatch.setattr(byte_blocks, "BLOCK_BYTES", 256)
+    monkeypatch.setattr(byte_blocks, "PROBE_BYTES", 64)  # the end is looked for over many probes
+    monkeypatch.setattr(byte_blocks, "EDGE_BYTES", 100)
+    read = list(byte_blocks.file_blocks(path))
     heads = [(b.first, b.last) for b in read]
     for block in read:
         block.load()
@@ -632,7 +634,7 @@ def test_a_line_longer_than_a_block_makes_a_larger_block(monkeypatch: pytest.Mon
 @pytest.mark.parametrize("size", [64, 300, 1 << 20])
 def test_the_file_is_closed_after_a_scan(size: int, monkeypatch: pytest.MonkeyPatch) -> None:
     path = info_log("scanned.log", *(f"[-] - Chat completion: {i} tokens in 0.10s" for i in range(60)))
-    monkeypatch.setattr(blocks, "BLOCK_BYTES", size)
+    monkeypatch.setattr(byte_blocks, "BLOCK_BYTES", size)
     opened = _shared_files(monkeypatch)
     found = scan.scan_source(Source(path.name, path), 0, on_kept=lambda _: None)
     assert found.lines == 60 and found.problem is None
@@ -642,7 +644,7 @@ def test_the_file_is_closed_after_a_scan(size: int, monkeypatch: pytest.MonkeyPa
 def test_the_file_is_closed_when_the_scan_stops_early(monkeypatch: pytest.MonkeyPatch) -> None:
     """A consumer that fails after the first block: the blocks read ahead are run or released."""
     path = info_log("stopped.log", *(f"[-] - WARNING line {i}" for i in range(200)))
-    monkeypatch.setattr(blocks, "BLOCK_BYTES", 128)
+    monkeypatch.setattr(byte_blocks, "BLOCK_BYTES", 128)
     opened = _shared_files(monkeypatch)
 
     def stop(_: object) -> None:
@@ -656,9 +658,9 @@ def test_the_file_is_closed_when_the_scan_stops_early(monkeypatch: pytest.Monkey
 
 def test_a_block_of_a_file_cut_short_before_it_is_read_is_a_read_error(monkeypatch: pytest.MonkeyPatch) -> None:
     path = info_log("truncated.log", *(f"[-] - message {i}" for i in range(40)))
-    monkeypatch.setattr(blocks, "BLOCK_BYTES", 1000)
+    monkeypatch.setattr(byte_blocks, "BLOCK_BYTES", 1000)
     opened = _shared_files(monkeypatch)
-    read = blocks.file_blocks(path)
+    read = byte_blocks.file_blocks(path)
     block = next(read)
     with path.open("r+b") as handle:
         handle.truncate(100)
@@ -676,7 +678,7 @@ def test_a_file_truncated_during_a_scan_ends_with_the_lines_read_and_one_problem
     count = 3000
     path = WORKDIR / "rotated.log"
     path.write_text("".join(WARN.format(i % 60, i) for i in range(count)), encoding="utf-8")
-    monkeypatch.setattr(blocks, "BLOCK_BYTES", 4096)  # about 50 blocks: more than are ever in flight
+    monkeypatch.setattr(byte_blocks, "BLOCK_BYTES", 4096)  # about 50 blocks: more than are ever in flight
     kept: list[str] = []
 
     def truncate_after_the_first(lines: list[KeptLine]) -> None:
@@ -692,14 +694,14 @@ def test_a_file_truncated_during_a_scan_ends_with_the_lines_read_and_one_problem
 
 _TRUNCATING_RUN = """
 import os, sys
-from omlx_logscan.inputs import blocks
+from omlx_logscan.inputs import byte_blocks
 path = sys.argv[1]
-blocks.BLOCK_BYTES = 4096
-real_load = blocks.ByteBlock.load
+byte_blocks.BLOCK_BYTES = 4096
+real_load = byte_blocks.ByteBlock.load
 def load(block, **options):  # emptied in place, as copytruncate does, once the first block is read
     real_load(block, **options)
     os.truncate(path, 0)
-blocks.ByteBlock.load = load
+byte_blocks.ByteBlock.load = load
 from omlx_logscan.cli import main
 sys.argv = ["logscan", "timeline", "-f", "json", path]
 main()
@@ -743,8 +745,8 @@ def test_blocks_are_the_file_cut_at_line_ends_whatever_the_sizes(
     path.write_bytes(data)
     with pytest.MonkeyPatch.context() as patch:
         for name, value in (("BLOCK_BYTES", block), ("PROBE_BYTES", probe), ("EDGE_BYTES", edge)):
-            patch.setattr(blocks, name, value)
-        read = list(blocks.file_blocks(path))
+            patch.setattr(byte_blocks, name, value)
+        read = list(byte_blocks.file_blocks(path))
         heads = [(b.first, b.last) for b in read]
         for b in read:
             b.load()

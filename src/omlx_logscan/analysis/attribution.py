@@ -17,10 +17,11 @@ import statistics
 from dataclasses import dataclass, field
 from datetime import timedelta
 from enum import StrEnum
+from typing import Final, Literal
 
-from omlx_logscan.analysis.model import Analysis, Incident, Session, Signature
 from omlx_logscan.analysis.overlays import OverlayCorrelation, correlate, dead_intervals
-from omlx_logscan.analysis.signatures import CLEAR_CONTEXTS, call_site, decode_interval_clear
+from omlx_logscan.analysis.results import Analysis, CallSite, Incident, Session, Signature
+from omlx_logscan.analysis.signatures import CLEAR_CONTEXTS, ClearReason, call_site, decode_interval_clear
 from omlx_logscan.inputs.overlays import Interval, Overlay
 from omlx_logscan.parsing.catalog import RECLAIMING_LEVELS, chat_completion_message
 from omlx_logscan.parsing.event import Event
@@ -53,7 +54,17 @@ PRESSURE_ACTION_LEVELS = {
 IDLE_REQUESTS = frozenset(action for action, row in PRESSURE_ACTIONS.items() if row.shows == IDLE_RECLAIM)
 
 
-DECODE_INTERVAL = "decode_interval"  # the clear Scheduler.step runs every 1,024 decoded tokens
+# A trigger the log can show evidence for (the schemas' evidence ``supports``).
+Supported = Literal["pressure", "deferred", "idle"]
+
+# What asked for a failing clear (the schemas' ``trigger``): found from the evidence before it, left
+# unknown, not applicable (not a clear), the periodic or decode-interval clear, or the reason a clear its
+# record names runs for (signatures.CLEAR_CONTEXTS).
+Trigger = Literal[
+    "pressure", "deferred", "idle", "periodic", "decode_interval", "unknown", "not_applicable", ClearReason
+]
+
+DECODE_INTERVAL: Final = "decode_interval"  # the clear Scheduler.step runs every 1,024 decoded tokens
 
 
 IDLE_TRIM = "idle_trim"  # an idle reclaim that ran (a cache_clear event)
@@ -68,7 +79,7 @@ REQUEST_ABORTED = "request_aborted"
 _ABORT_STAGES = frozenset({"prefill", "chat_stream", "stream"})
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Evidence:
     """One log line that speaks for a trigger."""
 
@@ -77,7 +88,7 @@ class Evidence:
     line: int
     message: str
     action: str  # a PRESSURE_ACTIONS key, REQUEST_FAILED/FINISHED/ABORTED or IDLE_TRIM
-    supports: str  # the trigger it speaks for: pressure, deferred or idle
+    supports: Supported  # the trigger it speaks for
 
 
 @dataclass(frozen=True)
@@ -153,20 +164,20 @@ class Hidden:
     failed_requests_seen: bool | None
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Attribution:
     """Why one fault happened, as far as the log can say."""
 
     incident: Incident
-    call_site: str
+    call_site: CallSite
     signature: Signature | None  # the fault's stack, None without a traceback
     # pressure, deferred, idle, periodic, unknown or not_applicable; decode_interval, told by the
     # stack; or the reason of a clear its record names (a CLEAR_CONTEXTS value: recovery, overflow,
     # idle, pooled_reclaim)
-    trigger: str
-    candidates: list[str] = field(default_factory=list)
+    trigger: Trigger
+    candidates: list[Trigger] = field(default_factory=list)
     # When the level hid what would tell (trigger unknown for that reason): the triggers left open.
-    possible: list[str] = field(default_factory=list)
+    possible: list[Trigger] = field(default_factory=list)
     evidence: list[Evidence] = field(default_factory=list)
     hidden: Hidden | None = None
     load: LoadContext = field(default_factory=lambda: LoadContext(False))
@@ -209,10 +220,10 @@ class _Attributor:
         signature = self.signatures.get(incident.signature or "")
         site = signature.call_site if signature is not None else call_site([], incident.context)
         attribution = Attribution(
-            incident,
-            site,
-            signature,
-            "not_applicable",
+            incident=incident,
+            call_site=site,
+            signature=signature,
+            trigger="not_applicable",
             pressure_window_s=self.pressure_window_s,
             deferred_window_s=self.deferred_window_s,
         )
@@ -240,7 +251,11 @@ class _Attributor:
         pressure = self.pressure_evidence(incident, session)
         ended = self.ended_evidence(incident, session)
         attribution.evidence = sorted(pressure + ended + idle, key=lambda e: e.time or "")
-        found = (("pressure", pressure), ("deferred", ended), ("idle", idle))
+        found: tuple[tuple[Supported, list[Evidence]], ...] = (
+            ("pressure", pressure),
+            ("deferred", ended),
+            ("idle", idle),
+        )
         attribution.candidates = [name for name, evidence in found if evidence]
         attribution.hidden = self.hidden(bool(pressure), bool(ended))
         if site == "unknown":
@@ -320,12 +335,12 @@ class _Attributor:
                     message = parse_line(text).message if text else chat_completion_message(tokens)
                     found.append(
                         Evidence(
-                            stamp_of(moment),
-                            self.completions.names[source],
-                            line,
-                            message,
-                            REQUEST_FINISHED,
-                            "deferred",
+                            time=stamp_of(moment),
+                            source=self.completions.names[source],
+                            line=line,
+                            message=message,
+                            action=REQUEST_FINISHED,
+                            supports="deferred",
                         )
                     )
         return found
@@ -388,17 +403,19 @@ class _Attributor:
         return self._medians[key]
 
 
-def left_open(hidden: Hidden) -> list[str]:
+def left_open(hidden: Hidden) -> list[Trigger]:
     """The triggers of a clear with no evidence that the hidden levels leave possible: a pressure
     clear when a reclaiming action was hidden, a deferred one when finished requests were (INFO),
     the idle reclaim when the enforcer's request for it was (WARNING), and the periodic clear, which
     no line shows. The decode-interval clear is never left open: its stack, an ERROR record, tells."""
-    return [
-        *(["pressure"] if hidden.hidden_actions else []),
-        *(["deferred"] if "INFO" in hidden.absent_levels else []),
-        *(["idle"] if "WARNING" in hidden.absent_levels else []),
-        "periodic",
-    ]
+    left: list[Trigger] = []
+    if hidden.hidden_actions:
+        left.append("pressure")
+    if "INFO" in hidden.absent_levels:
+        left.append("deferred")
+    if "WARNING" in hidden.absent_levels:
+        left.append("idle")
+    return [*left, "periodic"]
 
 
 def _shows(event: Event) -> str | None:
@@ -414,8 +431,10 @@ def _is_pressure(event: Event) -> bool:
     return shows == RECLAIMING or event.fields.get("to_level") in RECLAIMING_LEVELS
 
 
-def _event_evidence(event: Event, action: str, supports: str) -> Evidence:
-    return Evidence(event.time, event.source, event.line, event.message, action, supports)
+def _event_evidence(event: Event, action: str, supports: Supported) -> Evidence:
+    return Evidence(
+        time=event.time, source=event.source, line=event.line, message=event.message, action=action, supports=supports
+    )
 
 
 def _session_span(session: Session) -> tuple[str | None, str | None]:

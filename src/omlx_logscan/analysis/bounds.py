@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from omlx_logscan.analysis.model import Analysis, Incident, Session
+from omlx_logscan.analysis.results import Analysis, Incident, Session
 from omlx_logscan.inputs.oshistory import OsHistory
 from omlx_logscan.timeutil import seconds
 

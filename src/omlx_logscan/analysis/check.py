@@ -14,12 +14,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from omlx_logscan.analysis.errors import ErrorGroup
-from omlx_logscan.analysis.model import Analysis, DeadWindow, Incident, Session
 from omlx_logscan.analysis.outage_model import Outage
+from omlx_logscan.analysis.results import Analysis, DeadWindow, Incident, Session
 from omlx_logscan.errors import EXIT_FINDINGS, EXIT_OK
 from omlx_logscan.parsing.catalog import OUT_OF_MEMORY_CODE, PENALTY_BOX_CODE, TIMEOUT_CODE, carries_metal_error
 from omlx_logscan.parsing.kinds import CRASH_KINDS
-from omlx_logscan.stream.model import EventStream, header
+from omlx_logscan.stream.event_stream import EventStream, header
 
 _CODE_RULES = {"timeout": TIMEOUT_CODE, "submissions_ignored": PENALTY_BOX_CODE, "out_of_memory": OUT_OF_MEMORY_CODE}
 

@@ -26,7 +26,7 @@ from omlx_logscan.parsing.kinds import CRASH_KINDS
 from omlx_logscan.parsing.lexicon import ANY, Entry, lexicon
 
 if TYPE_CHECKING:
-    from omlx_logscan.analysis.model import Session
+    from omlx_logscan.analysis.results import Session
 
 FAILURE_LEVELS = frozenset({"ERROR", "CRITICAL"})
 

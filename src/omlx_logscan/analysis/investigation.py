@@ -7,10 +7,10 @@ from typing import TYPE_CHECKING
 
 from omlx_logscan.analysis.attribution import WhyFaulted, explain
 from omlx_logscan.analysis.lifetimes import analyze
-from omlx_logscan.analysis.model import Analysis
 from omlx_logscan.analysis.outage_model import WEDGE_AFTER_S
+from omlx_logscan.analysis.results import Analysis
 from omlx_logscan.inputs.overlays import Overlay
-from omlx_logscan.stream.model import EventStream
+from omlx_logscan.stream.event_stream import EventStream
 
 if TYPE_CHECKING:
     from omlx_logscan.analysis.bounds import Bounds

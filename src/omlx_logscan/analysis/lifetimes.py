@@ -9,31 +9,31 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
+from typing import Literal
 
 from omlx_logscan.analysis.errors import errors_of
-from omlx_logscan.analysis.model import (
-    Analysis,
-    DeadWindow,
-    Incident,
-    Session,
-    repeats_stopped,
-    shows_penalty_box,
-)
 from omlx_logscan.analysis.numbering import number_as_in
 from omlx_logscan.analysis.outages import find_outages
 from omlx_logscan.analysis.records import RecordAt, RecordIndex, before_startup_output
 from omlx_logscan.analysis.requests import RequestIndex
 from omlx_logscan.analysis.restarts import joins_incident, restart_evidence
+from omlx_logscan.analysis.results import (
+    Analysis,
+    DeadWindow,
+    Incident,
+    Outcome,
+    Session,
+    SessionEnd,
+    WindowEnd,
+    repeats_stopped,
+    shows_penalty_box,
+)
 from omlx_logscan.analysis.signatures import signatures_of
 from omlx_logscan.parsing.catalog import INCIDENT_KINDS, PENALTY_BOX_CODE
 from omlx_logscan.parsing.classify import cellar_version
 from omlx_logscan.parsing.event import Event
-from omlx_logscan.parsing.kinds import (
-    ACTIVE_ENGINE_KINDS,
-    CRASH_KINDS,
-    SERVING_KINDS,
-)
-from omlx_logscan.stream.model import EventStream
+from omlx_logscan.parsing.kinds import ACTIVE_ENGINE_KINDS, CRASH_KINDS, SERVING_KINDS
+from omlx_logscan.stream.event_stream import EventStream
 from omlx_logscan.stream.reports import date_panic_reports
 from omlx_logscan.timeutil import clock_seconds, seconds
 
@@ -42,7 +42,14 @@ CRASH_WINDOW_S = 60.0  # a session ending this soon after a fault, without an or
 
 def _session_in_progress(event: Event) -> Session:
     """Session 1 when the log (or the watch) begins inside a running process: its start is not in view."""
-    return Session(1, event.time or event.next_time, False, start_in_log=False, source=event.source, line=event.line)
+    return Session(
+        index=1,
+        start=event.time or event.next_time,
+        start_exact=False,
+        start_in_log=False,
+        source=event.source,
+        line=event.line,
+    )
 
 
 def _session_started_by(
@@ -53,10 +60,10 @@ def _session_started_by(
     exact; an inferred one lies after ``after`` and keeps the previous process's ``version``."""
     exact = event.time is not None and not inferred
     return Session(
-        index,
-        event.time if exact else (event.next_time or event.time),
-        exact,
-        after if inferred else (None if exact else event.prev_time),
+        index=index,
+        start=event.time if exact else (event.next_time or event.time),
+        start_exact=exact,
+        start_after=after if inferred else (None if exact else event.prev_time),
         start_inferred=inferred,
         omlx_version=event.fields.get("omlx_version") or version,
         pid=event.fields.get("pid"),
@@ -86,7 +93,11 @@ class _Builder:
             current.events.append(event)
         first = self.records.first_of_log(sessions[0].source if sessions else None)
         if first is not None and not sessions:
-            sessions.append(Session(1, None, False, start_in_log=False, source=first.source, line=first.line))
+            sessions.append(
+                Session(
+                    index=1, start=None, start_exact=False, start_in_log=False, source=first.source, line=first.line
+                )
+            )
         return sessions
 
     # -- incidents --------------------------------------------------------------------------
@@ -126,7 +137,7 @@ def _process_before_first_start(first: Session, log_start: str | None) -> Sessio
         return None
     if log_start >= (before_startup_output(started) or started):  # the start's own output (DEBUG imports)
         return None
-    return Session(1, log_start, False, None, start_in_log=False, source=first.source)
+    return Session(index=1, start=log_start, start_exact=False, start_in_log=False, source=first.source)
 
 
 def _split_after_dead(sessions: list[Session]) -> list[Session]:
@@ -188,7 +199,17 @@ def analyze(stream: EventStream, *, wedge_after_s: float | None = None) -> Analy
             window_incidents[0].dead_window = len(windows)
             windows.append(_dead_window(session, following, window_incidents, builder, log_end))
     signatures = signatures_of(faults)
-    analysis = Analysis(stream, sessions, faults, repeats, windows, signatures, log_start, log_end, builder.requests)
+    analysis = Analysis(
+        stream=stream,
+        sessions=sessions,
+        faults=faults,
+        repeats=repeats,
+        dead_windows=windows,
+        signatures=signatures,
+        log_start=log_start,
+        log_end=log_end,
+        requests=builder.requests,
+    )
     analysis.outages = find_outages(analysis, stream.arrivals, wedge_after_s)
     analysis.errors = errors_of(sessions)
     return analysis
@@ -264,7 +285,7 @@ def _active_after_last_shutdown(events: list[Event], builder: _Builder, window_e
     return builder.requests.count(events[last].time, window_end, after=events[last]) > 0
 
 
-def _settled_outcome(incident: Incident) -> str | None:
+def _settled_outcome(incident: Incident) -> Outcome | None:
     """The outcome an incident's own records decide, without looking at what came after it."""
     contexts = {ev.fields.get("context") for ev in incident.records}
     if "fatal_exit" in contexts:
@@ -276,7 +297,7 @@ def _settled_outcome(incident: Incident) -> str | None:
     return None
 
 
-def _outcome(incident: Incident, session: Session, following: Session | None, builder: _Builder) -> str:
+def _outcome(incident: Incident, session: Session, following: Session | None, builder: _Builder) -> Outcome:
     if settled := _settled_outcome(incident):
         return settled
     after = incident.last_time
@@ -346,7 +367,7 @@ def _outcome_from_what_followed(
     next_start: str | None,
     shut_down: bool,
     went_on: bool,
-) -> str:
+) -> Outcome:
     """The outcome of a fault its own records leave open (``_settled_outcome`` is None), from what its
     process did after it: ``active_later`` (any ``_shows_activity_after``), the requests it finished
     after it, whether another session ``followed`` (starting at ``next_start``), whether the
@@ -376,7 +397,8 @@ def _dead_window(
     failure_times = [t for inc in incidents for ev in inc.records if (t := ev.time)]
     starts = [t for inc in incidents if (t := inc.time)]
     intervals = [d for a, b in itertools.pairwise(starts) if (d := seconds(a, b)) is not None]
-    ends = {reason for ev in session.events if (reason := _process_end_reason(ev))}
+    ends = {end for ev in session.events if (end := _process_end_reason(ev))}
+    reason: WindowEnd
     if "fatal_exit" in ends:
         reason = "fatal_exit"
     elif ends:
@@ -388,17 +410,13 @@ def _dead_window(
     else:
         reason = "eof"
     window = DeadWindow(
-        session.index,
-        entry.time,
-        max(failure_times) if failure_times else entry.time,
-        None,
-        False,
-        None,
-        reason,
-        len(incidents) - 1,
-        intervals,
-        None,
-        log_end,
+        session=session.index,
+        start=entry.time,
+        last_failure=max(failure_times) if failure_times else entry.time,
+        end_reason=reason,
+        repeats=len(incidents) - 1,
+        intervals_s=intervals,
+        log_end=log_end,
         end_inferred=following is None and reason == "restart",
     )
     if following is not None and reason != "shutdown":
@@ -421,7 +439,7 @@ def _end_window_at_start(window: DeadWindow, following: Session) -> None:
     window.end, window.end_exact, window.end_after = following.start, following.start_exact, following.start_after
 
 
-def _process_end_reason(event: Event) -> str | None:
+def _process_end_reason(event: Event) -> Literal["fatal_exit", "crash"] | None:
     """How ``event`` ends the process that wrote it: ``fatal_exit`` (it exits for a clean restart),
     ``crash`` (an abort, any other exit, a faulthandler dump), or None when it does not end it.
     These end a dead window at once; a session's end also counts the OS's crash evidence."""
@@ -444,7 +462,7 @@ class _SessionEnding:
         """It shut down and nothing says it died: a fault before the stop line was absorbed, not fatal."""
         return self.shut_down and not self.crashed and not self.fatal_exit
 
-    def reason(self, *, followed: bool, info_shown: bool) -> str:
+    def reason(self, *, followed: bool, info_shown: bool) -> SessionEnd:
         """The end_reason, given whether a session ``followed`` and the log shows INFO (``info_shown``):
         replaced with no crash or orderly stop in view, it crashed if the log would show its stop line
         (unless stalled: killed and restarted); at WARNING level it may have been restarted unseen."""

@@ -3,7 +3,7 @@ they have in the whole input, so ``sessions --since 2h`` and ``sessions`` name a
 
 from __future__ import annotations
 
-from omlx_logscan.analysis.model import Session
+from omlx_logscan.analysis.results import Session
 
 
 def number_as_in(sessions: list[Session], whole: list[Session]) -> None:

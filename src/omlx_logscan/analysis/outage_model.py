@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, get_args
 
 from omlx_logscan.timeutil import seconds
 
 WEDGE_AFTER_S = 600.0  # default --wedge-after: no request finished for this long while arrivals go on
 
 
-OUTAGE_KINDS = ("penalty_box", "wedge", "fatal_exit", "crash", "reboot", "retry_loop")
+# What kept oMLX from serving (the schemas' ``outage_kind``).
+OutageKind = Literal["penalty_box", "wedge", "fatal_exit", "crash", "reboot", "retry_loop"]
+OUTAGE_KINDS: tuple[OutageKind, ...] = get_args(OutageKind)
 
 
 LEVEL_EVIDENCE_RECORDS = 200  # fewer records (a pasted excerpt) say nothing of the server's log level
@@ -24,12 +26,12 @@ COMPLETIONS_SHOWN = "completions"
 TRAFFIC_HIDDEN = "hidden"
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Outage:
     """One outage of one lifetime: from ``start`` to ``end``. An end that is not exact lies after
     ``end_after`` and (when ``end`` is known) at or before ``end``; ``end`` None: not in the log."""
 
-    kind: str
+    kind: OutageKind
     session: int
     start: str | None
     start_exact: bool

@@ -12,7 +12,6 @@ from collections.abc import Iterable
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
-from omlx_logscan.analysis.model import Analysis, Session, shows_penalty_box
 from omlx_logscan.analysis.outage_model import (
     ARRIVALS_SHOWN,
     COMPLETIONS_SHOWN,
@@ -20,8 +19,10 @@ from omlx_logscan.analysis.outage_model import (
     TRAFFIC_HIDDEN,
     WEDGE_AFTER_S,
     Outage,
+    OutageKind,
     Outages,
 )
+from omlx_logscan.analysis.results import Analysis, Session, shows_penalty_box
 from omlx_logscan.parsing.catalog_outages import ENGINE_LOOP_ERROR, ENGINE_LOOP_STOPPED, fatal_reason
 from omlx_logscan.parsing.dense import Dense, form_code, moment_of, ms_of, timed_in_order
 from omlx_logscan.parsing.kinds import CRASH_KINDS
@@ -106,7 +107,12 @@ def _next_start(following: Session | None) -> tuple[str | None, bool, str | None
 
 
 def _ending_at_next_start(
-    kind: str, session: Session, following: Session | None, start: str | None, start_exact: bool, open_until: str | None
+    kind: OutageKind,
+    session: Session,
+    following: Session | None,
+    start: str | None,
+    start_exact: bool,
+    open_until: str | None,
 ) -> Outage:
     """An outage from ``start`` to the next start (its bounds), or, with no next start, open and
     proven to last until ``open_until`` (the end of the log for a wedge; nothing more for an exit)."""
@@ -116,7 +122,16 @@ def _ending_at_next_start(
     elif not end_exact:
         end_after = end_after or start
     next_session = following.index if following is not None else None
-    return Outage(kind, session.index, start, start_exact, end, end_exact, end_after, next_session=next_session)
+    return Outage(
+        kind=kind,
+        session=session.index,
+        start=start,
+        start_exact=start_exact,
+        end=end,
+        end_exact=end_exact,
+        end_after=end_after,
+        next_session=next_session,
+    )
 
 
 def _where(event: Event) -> tuple[str, int, str | None]:
@@ -128,13 +143,13 @@ def _penalty_boxes(analysis: Analysis) -> Iterable[Outage]:
     for index, window in enumerate(analysis.dead_windows):
         fault = next(i for i, f in enumerate(analysis.faults) if f.dead_window == index)
         outage = Outage(
-            "penalty_box",
-            window.session,
-            window.start,
-            True,
-            window.end,
-            window.end_exact,
-            window.proven_end,
+            kind="penalty_box",
+            session=window.session,
+            start=window.start,
+            start_exact=True,
+            end=window.end,
+            end_exact=window.end_exact,
+            end_after=window.proven_end,
             evidence=[_where(analysis.faults[fault].penalty_record)],
             fault=fault,
             dead_window=index,
@@ -219,7 +234,15 @@ def _retry_loops(session: Session) -> Iterable[Outage]:
     for run in found:
         if any(str(run[0].time) <= moment <= str(run[-1].time) for moment in ignored):
             continue
-        outage = Outage("retry_loop", session.index, run[0].time, True, run[-1].time, True, run[-1].time)
+        outage = Outage(
+            kind="retry_loop",
+            session=session.index,
+            start=run[0].time,
+            start_exact=True,
+            end=run[-1].time,
+            end_exact=True,
+            end_after=run[-1].time,
+        )
         outage.reason = run[0].message.splitlines()[0][len(ENGINE_LOOP_ERROR) :].strip()
         outage.repeats = len(run)
         outage.evidence = [_where(run[0]), _where(run[-1])]

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from omlx_logscan.analysis.model import Analysis
+from omlx_logscan.analysis.results import Analysis
 from omlx_logscan.analysis.stats import RateRatio, rate_ratio
 from omlx_logscan.inputs.overlays import Interval, Overlay, merge
 from omlx_logscan.timeutil import parse, seconds

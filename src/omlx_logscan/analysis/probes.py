@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from omlx_logscan.analysis.model import Analysis
+from omlx_logscan.analysis.results import Analysis
 from omlx_logscan.parsing.event import Event
 from omlx_logscan.parsing.probes import ProbeFile
 from omlx_logscan.timeutil import parse

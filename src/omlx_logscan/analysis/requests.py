@@ -20,7 +20,7 @@ from omlx_logscan.parsing.dense import (
     timed_in_order,
 )
 from omlx_logscan.parsing.event import Event
-from omlx_logscan.stream.model import EventStream
+from omlx_logscan.stream.event_stream import EventStream
 from omlx_logscan.timeutil import stamp_of
 
 _EPSILON = timedelta(microseconds=1)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import hashlib
 import re
-from typing import Any
+from typing import Any, Literal
 
-from omlx_logscan.analysis.model import Incident, Signature
+from omlx_logscan.analysis.results import CallSite, Incident, Signature
 from omlx_logscan.parsing.catalog import (
     CACHE_CLEAR_FUNCTION,
     DECODE_FUNCTIONS,
@@ -23,7 +23,8 @@ from omlx_logscan.parsing.event import Event
 # clears are not ``Scheduler.step``'s, so what surrounds the fault does not say what asked for them:
 # the error recovery, the generation-overflow recovery, the idle reclaim and the pooled-buffer
 # reclaim each clear for their own reason.
-CLEAR_CONTEXTS: dict[str, str] = {
+ClearReason = Literal["recovery", "overflow", "idle", "pooled_reclaim"]
+CLEAR_CONTEXTS: dict[str, ClearReason] = {
     "recovery_clear": "recovery",
     "overflow_clear": "overflow",
     "idle_clear": "idle",
@@ -56,7 +57,7 @@ def _dotted(module: str) -> str:
     return module.removesuffix(".py").replace("/", ".").removeprefix(f"{PACKAGE}.")
 
 
-def call_site(funcs: list[str], context: str) -> str:
+def call_site(funcs: list[str], context: str) -> CallSite:
     """Which engine operation failed, as an id (``output.phrases`` names it), from the functions of
     the fault's traceback (none without one) and the context its record gave."""
     if CACHE_CLEAR_FUNCTION in funcs or context in CLEAR_CONTEXTS:
@@ -123,7 +124,14 @@ def _signature_of(incident: Incident) -> Signature | None:
         sig_id = hashlib.sha1(key.encode()).hexdigest()[:10]
         site = call_site([f["func"] for f in normal], incident.context)
         innermost = normal[-1]["code"] if normal else ""
-        return Signature(sig_id, normal, event.fields.get("exception"), site, innermost, 0)
+        return Signature(
+            id=sig_id,
+            frames=normal,
+            exception=event.fields.get("exception"),
+            call_site=site,
+            innermost_code=innermost,
+            faults=0,
+        )
     return None
 
 

@@ -12,9 +12,6 @@ from collections.abc import Callable, Sequence
 from typing import Annotated, Any, NoReturn, TypeVar
 
 import typer
-from typer._click import ClickException  # typer's own click: the exceptions its parser raises
-from typer._click.core import Context
-from typer._click.exceptions import NoArgsIsHelpError, UsageError
 from typer._types import TyperChoice  # typer's type of an enumerated option
 from typer.core import TyperGroup
 
@@ -28,7 +25,7 @@ class SuggestingChoice(TyperChoice[Any]):
     """An enumerated option's values, a mistyped one answered with the closest, as every other
     enumerated value is (``cli/values.py``)."""
 
-    def get_invalid_choice_message(self, value: Any, ctx: Context | None) -> str:
+    def get_invalid_choice_message(self, value: Any, ctx: Any) -> str:  # click's Context, not public
         names = self._normalized_mapping(ctx=ctx).values()
         return super().get_invalid_choice_message(value, ctx).removesuffix(".") + did_you_mean([str(value)], names)
 
@@ -65,14 +62,8 @@ class LogscanGroup(TyperGroup):
             return run(standalone_mode=False)
         try:
             code = run(standalone_mode=False)
-        except NoArgsIsHelpError as exc:
-            exc.show()
-            sys.exit(exc.exit_code)
-        except UsageError as exc:
-            _usage_error(exc)
-        except ClickException as exc:
-            _say(exc.format_message())
-            sys.exit(exc.exit_code)
+        except typer.TyperException as exc:  # typer's public base of its parser's (click's) exceptions
+            _parser_error(exc)
         except typer.Abort:
             _say("interrupted")
             sys.exit(EXIT_INTERRUPTED)
@@ -82,11 +73,19 @@ class LogscanGroup(TyperGroup):
         sys.exit(code if isinstance(code, int) else 0)
 
 
-def _usage_error(exc: UsageError) -> NoReturn:
-    """One line saying what is wrong, one saying where the help is."""
-    command = exc.ctx.command_path if exc.ctx is not None else "logscan"
-    _say(exc.format_message())
-    sys.stderr.write(f"logscan: hint: see '{command} --help'\n")
+def _parser_error(exc: typer.TyperException) -> NoReturn:
+    """A usage error (it has a ``ctx``, maybe None): one line saying what is wrong, one saying where the
+    help is; a command given no arguments: its help, as it is; any other: its one line and exit code."""
+    message = exc.format_message()
+    if not hasattr(exc, "ctx"):
+        _say(message)
+        sys.exit(exc.exit_code)
+    ctx: typer.Context | None = exc.ctx
+    if ctx is not None and message == ctx.get_help():  # no arguments, and the command says to show help then
+        typer.echo(message, err=True, color=ctx.color)
+        sys.exit(exc.exit_code)
+    _say(message)
+    sys.stderr.write(f"logscan: hint: see '{ctx.command_path if ctx is not None else 'logscan'} --help'\n")
     sys.exit(EXIT_INPUT)
 
 

@@ -24,7 +24,7 @@ from omlx_logscan.output.formats import CheckFormat
 
 if TYPE_CHECKING:
     from omlx_logscan.analysis.check import CheckResult
-    from omlx_logscan.stream.model import EventStream
+    from omlx_logscan.stream.event_stream import EventStream
 
 DEFAULT_FAIL_ON = "penalty_box,dead_engine,crash,unparsed_gpu_error"
 

@@ -31,8 +31,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from typer._click import ClickException, Context
-from typer._click.types import FloatParamType, IntParamType
+import typer
 from typer.core import TyperGroup, TyperOption
 
 from omlx_logscan.errors import LogscanError
@@ -248,7 +247,7 @@ def _value(param: TyperOption, value: Any) -> Any:
     return value
 
 
-def _checked(ctx: Context, where: Path, key: str, param: TyperOption, value: Any) -> Any:
+def _checked(ctx: typer.Context, where: Path, key: str, param: TyperOption, value: Any) -> Any:
     """``value`` as the option takes it, or a one-line error naming the file and the key."""
     problem = _problem(ctx, key, param, value)
     if problem is not None:
@@ -256,31 +255,32 @@ def _checked(ctx: Context, where: Path, key: str, param: TyperOption, value: Any
     return _value(param, value)
 
 
-def _problem(ctx: Context, key: str, param: TyperOption, value: Any) -> str | None:
+def _problem(ctx: typer.Context, key: str, param: TyperOption, value: Any) -> str | None:
     """What is wrong with a TOML value for an option; None: nothing (TOML's own types are checked
     first, so that click's conversion never meets a number where it wants text, or infinity)."""
     if param.is_flag:
         return None if isinstance(value, bool) else "must be true or false"
     items = value if isinstance(value, list) else [value]
-    if isinstance(param.type, IntParamType | FloatParamType):
+    number = param.type.name.removesuffix(" range")  # click's public names of its types: int, float, int range …
+    if number in ("int", "float"):
         if not all(isinstance(item, int | float) and not isinstance(item, bool) for item in items):
             return "must be a number"
         if not all(math.isfinite(item) for item in items):
             return "must be a finite number"
-        if isinstance(param.type, IntParamType) and any(isinstance(item, float) for item in items):
+        if number == "int" and any(isinstance(item, float) for item in items):
             return "must be a whole number"
     elif not all(isinstance(item, str) for item in items):
         return "must be a string (in quotes) or a list of strings"
     try:
         param.type_cast_value(ctx, _value(param, value))
-    except ClickException as exc:
+    except typer.TyperException as exc:  # typer's public base of click's exceptions
         return exc.format_message()
     except (TypeError, ValueError, OverflowError) as exc:
         return f"not a value of --{key} ({exc})"
     return None
 
 
-def command_defaults(ctx: Context, named: Path | None) -> dict[str, Any]:
+def command_defaults(ctx: typer.Context, named: Path | None) -> dict[str, Any]:
     """click's ``default_map`` for the command of ``ctx``: its options' defaults from the configuration
     files, with a line on stderr for each file used and each key a found file may not set."""
     group = ctx.parent.command if ctx.parent is not None else None
@@ -316,7 +316,7 @@ def _refusal(key: str, value: Any, current: Any) -> str | None:
     return None
 
 
-def _apply(ctx: Context, _param: Any, value: str | None) -> None:
+def _apply(ctx: typer.Context, _param: Any, value: str | None) -> None:
     """``--config``, processed before the command's other options: the files give their defaults."""
     if not ctx.resilient_parsing:  # not while the shell completes a word
         NAMED_CONFIG[:] = [Path(value).expanduser()] if value else []  # an input like any other: no -o may replace it

@@ -39,7 +39,7 @@ def fleet(
     Runs on DuckDB; the SQL it runs is in the package (omlx_logscan/fleet/sql) and runs unchanged on Spark.
     """
     from omlx_logscan.cli.values import check_output, output_path
-    from omlx_logscan.fleet.model import read_fleet
+    from omlx_logscan.fleet.summary import read_fleet
     from omlx_logscan.fleet.tables import local_inputs
     from omlx_logscan.output.files import protect
     from omlx_logscan.output.formats import open_output
@@ -53,7 +53,7 @@ def fleet(
     with open_output(destination) as out:
         match fmt:
             case FleetFormat.json:
-                from omlx_logscan.fleet.document import fleet_document
+                from omlx_logscan.fleet.json_document import fleet_document
                 from omlx_logscan.output.documents import write_json
 
                 write_json(fleet_document(result, sources), out)

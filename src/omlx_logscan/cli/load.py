@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from omlx_logscan.output.formats import RowWriter
     from omlx_logscan.output.masking import RedactionKey
     from omlx_logscan.parsing.probes import ProbeFile
-    from omlx_logscan.stream.model import EventStream
+    from omlx_logscan.stream.event_stream import EventStream
 
 
 def load_investigation(

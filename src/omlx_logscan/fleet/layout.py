@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from omlx_logscan.fleet.model import Fleet
+from omlx_logscan.fleet.summary import Fleet
 from omlx_logscan.timeutil import human_duration
 
 HOST_COLUMNS = ("host", "starts", "process time", "faults", "by kind", "penalty box", "dead time", "last fault")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from omlx_logscan.fleet.layout import SECTIONS
-from omlx_logscan.fleet.model import Fleet
+from omlx_logscan.fleet.summary import Fleet
 
 
 def fleet_markdown(fleet: Fleet) -> str:

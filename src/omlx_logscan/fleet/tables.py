@@ -21,7 +21,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 from omlx_logscan.errors import InputError, LogscanError
-from omlx_logscan.fleet.documents import write_document_tables
+from omlx_logscan.fleet.timeline_documents import write_document_tables
 from omlx_logscan.inputs.hosts import is_glob
 
 # The tables the SQL reads and, for a fleet where none of a table's files exist (no dead windows

@@ -18,11 +18,11 @@ from collections import defaultdict
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from omlx_logscan.analysis.model import Analysis, DeadWindow, Incident, Session
 from omlx_logscan.analysis.outage_model import Outage
-from omlx_logscan.output.blocks import Part, ReportBlock
+from omlx_logscan.analysis.results import Analysis, DeadWindow, Incident, Session
 from omlx_logscan.output.outages import outage_title
 from omlx_logscan.output.phrases import plural
+from omlx_logscan.output.report_blocks import Part, ReportBlock
 from omlx_logscan.timeutil import parse
 
 _END_REASONS = {

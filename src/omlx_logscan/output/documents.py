@@ -8,8 +8,8 @@ from typing import IO, TYPE_CHECKING, Any
 
 from omlx_logscan import __version__
 from omlx_logscan.analysis.attribution import Attribution, Evidence, LoadContext, WhyFaulted, explain
-from omlx_logscan.analysis.model import Analysis, Signature
 from omlx_logscan.analysis.overlays import OverlayCorrelation
+from omlx_logscan.analysis.results import Analysis, Signature
 from omlx_logscan.output.errors import errors_document
 from omlx_logscan.output.outages import outage_dict, outage_notes
 from omlx_logscan.output.overlays import RATE_RATIO_TEST
@@ -19,7 +19,7 @@ from omlx_logscan.output.why import evidence_what, hidden_phrases, load_label, l
 from omlx_logscan.output.zoned import event_rows, zone_document
 from omlx_logscan.parsing.event import Event
 from omlx_logscan.parsing.provenance import WriterVersions, writer_versions
-from omlx_logscan.stream.model import EventStream, header, skipped_files
+from omlx_logscan.stream.event_stream import EventStream, header, skipped_files
 
 if TYPE_CHECKING:
     from omlx_logscan.analysis.bounds import Bounds

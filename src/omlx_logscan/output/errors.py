@@ -7,8 +7,8 @@ from collections.abc import Callable
 from typing import Any
 
 from omlx_logscan.analysis.errors import ANY_SHOWN, DETAIL, ErrorGroup, Errors
-from omlx_logscan.output.blocks import Part, ReportBlock
 from omlx_logscan.output.markup import fence_for, fit_code
+from omlx_logscan.output.report_blocks import Part, ReportBlock
 from omlx_logscan.timeutil import human_time
 
 ERRORS_TITLE = "Errors"

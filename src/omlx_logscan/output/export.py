@@ -26,7 +26,7 @@ from omlx_logscan.parsing.dense import to_polars
 from omlx_logscan.timeutil import LOCAL_STAMP, LocalTime
 
 if TYPE_CHECKING:
-    from omlx_logscan.analysis.model import Analysis
+    from omlx_logscan.analysis.results import Analysis
     from omlx_logscan.inputs.oshistory import OsHistory
     from omlx_logscan.parsing.event import Event
 

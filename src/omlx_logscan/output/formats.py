@@ -21,10 +21,10 @@ if TYPE_CHECKING:
     from omlx_logscan.analysis.bounds import Bounds
     from omlx_logscan.analysis.check import CheckResult
     from omlx_logscan.analysis.investigation import Investigation
-    from omlx_logscan.analysis.model import Analysis
+    from omlx_logscan.analysis.results import Analysis
     from omlx_logscan.output.text import EventRows
     from omlx_logscan.parsing.event import Event
-    from omlx_logscan.stream.model import EventStream
+    from omlx_logscan.stream.event_stream import EventStream
 
 
 class EventFormat(StrEnum):
@@ -339,15 +339,18 @@ def write_check_error(fmt: CheckFormat, reason: str, output: Path | None) -> Non
     if fmt in (CheckFormat.text, CheckFormat.json):
         return
     with open_output(output) as out:
-        if fmt is CheckFormat.junit:
-            from omlx_logscan.output.junit import write_junit_error
+        match fmt:
+            case CheckFormat.junit:
+                from omlx_logscan.output.junit import write_junit_error
 
-            write_junit_error(reason, out)
-        elif fmt is CheckFormat.sarif:
-            from omlx_logscan.output.sarif import write_sarif_error
+                write_junit_error(reason, out)
+            case CheckFormat.sarif:
+                from omlx_logscan.output.sarif import write_sarif_error
 
-            write_sarif_error(reason, out)
-        else:
-            from omlx_logscan.output.ci import error_annotation
+                write_sarif_error(reason, out)
+            case CheckFormat.github:
+                from omlx_logscan.output.ci import error_annotation
 
-            out.write(error_annotation(reason) + "\n")
+                out.write(error_annotation(reason) + "\n")
+            case _:
+                assert_never(fmt)

@@ -2,7 +2,9 @@
 (``output/schemas/NAME.json``).
 
 Each file is one schema; the parts documents share live in ``common.json`` and are referred to by
-their ``$id`` (``urn:omlx-logscan:common``). ``bundled`` gives one schema with every schema it
+their ``$id`` (``urn:omlx-logscan:common``). A closed set the code types as a ``typing.Literal`` is
+written ``"enum": "NAME"`` (NAME a key of ``typed_sets``): the schema lists that type's values, so the
+schemas and the data model cannot drift apart. ``bundled`` gives one schema with every schema it
 refers to embedded under ``$defs`` (a compound schema, as draft 2020-12 defines it), so a
 validator needs nothing but the one file ``logscan schema NAME`` prints.
 """
@@ -12,7 +14,7 @@ from __future__ import annotations
 import json
 from functools import cache
 from importlib.resources import files
-from typing import Any
+from typing import Any, get_args
 
 # The schemas a reader may ask for: the documents (their ``schema`` field is ``omlx-logscan/NAME/2``)
 # and ``event``, one row of ``events -f ndjson``.
@@ -23,10 +25,46 @@ _PARTS = ("common",)  # files that hold shared definitions, not a schema a reade
 
 
 @cache
+def typed_sets() -> dict[str, tuple[str, ...]]:
+    """The values of each closed set the code types, by the name of its type (imported when a schema is
+    read, not when the command line starts)."""
+    from omlx_logscan.analysis.attribution import Supported, Trigger
+    from omlx_logscan.analysis.outage_model import OutageKind
+    from omlx_logscan.analysis.results import CallSite, Outcome, SessionEnd, WindowEnd
+    from omlx_logscan.parsing.catalog import FaultKind
+    from omlx_logscan.parsing.kinds import EventKind
+
+    types = {
+        "EventKind": EventKind,
+        "FaultKind": FaultKind,
+        "CallSite": CallSite,
+        "Outcome": Outcome,
+        "OutageKind": OutageKind,
+        "SessionEnd": SessionEnd,
+        "WindowEnd": WindowEnd,
+        "Trigger": Trigger,
+        "Supported": Supported,
+    }
+    return {name: get_args(literal) for name, literal in types.items()}
+
+
+def _with_typed_sets(schema: Any) -> Any:
+    """``schema`` with each ``"enum": "NAME"`` replaced by the values of the type NAME."""
+    if isinstance(schema, dict):
+        return {
+            key: list(typed_sets()[value]) if key == "enum" and isinstance(value, str) else _with_typed_sets(value)
+            for key, value in schema.items()
+        }
+    if isinstance(schema, list):
+        return [_with_typed_sets(value) for value in schema]
+    return schema
+
+
+@cache
 def raw(name: str) -> dict[str, Any]:
-    """One schema file as written, its references to the others unresolved."""
+    """One schema file as written, its references to the others unresolved, its typed sets listed."""
     text = files("omlx_logscan.output").joinpath("schemas", f"{name}.json").read_text(encoding="utf-8")
-    return json.loads(text)  # type: ignore[no-any-return]
+    return _with_typed_sets(json.loads(text))  # type: ignore[no-any-return]
 
 
 @cache

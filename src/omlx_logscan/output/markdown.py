@@ -6,8 +6,7 @@ import os
 from typing import TYPE_CHECKING
 
 from omlx_logscan.analysis.attribution import WhyFaulted
-from omlx_logscan.analysis.model import Analysis, DeadWindow
-from omlx_logscan.output.blocks import ReportBlock
+from omlx_logscan.analysis.results import Analysis, DeadWindow
 from omlx_logscan.output.chart import gantt_chart
 from omlx_logscan.output.errors import errors_markdown
 from omlx_logscan.output.markup import code_block, code_span, fit_code, md_cell, md_text
@@ -29,8 +28,9 @@ from omlx_logscan.output.phrases import (
     window_end_phrase,
 )
 from omlx_logscan.output.provenance import input_versions, versions_phrase
+from omlx_logscan.output.report_blocks import ReportBlock
 from omlx_logscan.output.why import EVIDENCE_LABEL, fault_lines, overlay_lines
-from omlx_logscan.stream.model import header
+from omlx_logscan.stream.event_stream import header
 from omlx_logscan.timeutil import human_time
 
 if TYPE_CHECKING:  # the bounds and their words load with an OS history only

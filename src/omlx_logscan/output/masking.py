@@ -34,7 +34,7 @@ from omlx_logscan.parsing.dense import Dense
 
 if TYPE_CHECKING:
     from omlx_logscan.parsing.event import Event
-    from omlx_logscan.stream.model import EventStream
+    from omlx_logscan.stream.event_stream import EventStream
 
 KEY_FILE = "redact.key"
 

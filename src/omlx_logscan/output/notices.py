@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 
-from omlx_logscan.analysis.model import DeadWindow, Incident
+from omlx_logscan.analysis.results import DeadWindow, Incident
 from omlx_logscan.output.phrases import dead_for, plural
 from omlx_logscan.timeutil import human_duration, human_time
 

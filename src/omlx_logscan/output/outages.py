@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from omlx_logscan.analysis.outage_model import COMPLETIONS_SHOWN, TRAFFIC_HIDDEN, Outage, Outages
-from omlx_logscan.output.blocks import Part, ReportBlock
 from omlx_logscan.output.markup import code_block, fence_for, fit_code, md_text
+from omlx_logscan.output.report_blocks import Part, ReportBlock
 from omlx_logscan.timeutil import human_duration, human_time
 
 KIND_TITLES = {

@@ -7,13 +7,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from omlx_logscan.analysis.model import Analysis, DeadWindow, Incident, Signature, shows_penalty_box
 from omlx_logscan.analysis.outage_model import LEVEL_EVIDENCE_RECORDS
+from omlx_logscan.analysis.results import Analysis, DeadWindow, Incident, Signature, shows_penalty_box
 from omlx_logscan.analysis.signatures import cache_clear_call, crash_site
 from omlx_logscan.output.errors import errors_sentence
 from omlx_logscan.output.outages import outages_sentence
 from omlx_logscan.parsing.catalog import FATAL_LOGGER, PENALTY_BOX_CODE
-from omlx_logscan.stream.model import EventStream, header
+from omlx_logscan.stream.event_stream import EventStream, header
 from omlx_logscan.timeutil import clock_seconds, human_duration, human_time, seconds, to_second
 
 LEVEL_NOTES = {

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any
 
-from omlx_logscan.analysis.model import Analysis
 from omlx_logscan.analysis.probes import (
     ALIVE,
     CLEARS,
@@ -20,6 +19,7 @@ from omlx_logscan.analysis.probes import (
     ProbeFinding,
     ProbeProof,
 )
+from omlx_logscan.analysis.results import Analysis
 from omlx_logscan.output.outages import outage_title
 from omlx_logscan.output.phrases import plural
 from omlx_logscan.parsing.probes import ProbeFile

@@ -4,7 +4,7 @@ banner or a Homebrew path states, and whether the two disagree. Every format tak
 from __future__ import annotations
 
 from omlx_logscan.parsing.provenance import WriterVersions, writer_versions
-from omlx_logscan.stream.model import EventStream
+from omlx_logscan.stream.event_stream import EventStream
 
 
 def input_versions(stream: EventStream) -> WriterVersions | None:

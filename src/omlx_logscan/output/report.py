@@ -20,10 +20,9 @@ from pathlib import Path
 from omlx_logscan import __version__
 from omlx_logscan.analysis.attribution import WhyFaulted, explain
 from omlx_logscan.analysis.bounds import UNKNOWN
-from omlx_logscan.analysis.model import Analysis, Session
+from omlx_logscan.analysis.results import Analysis, Session
 from omlx_logscan.errors import InputError
 from omlx_logscan.inputs.sources import Source, read_chunks
-from omlx_logscan.output.blocks import MIN_KEPT_ROWS, Part, ReportBlock
 from omlx_logscan.output.chart import gantt_chart
 from omlx_logscan.output.errors import errors_report
 from omlx_logscan.output.markdown import DEAD_WINDOW_HEAD, dead_window_row
@@ -50,9 +49,10 @@ from omlx_logscan.output.phrases import (
 )
 from omlx_logscan.output.provenance import input_versions, versions_phrase
 from omlx_logscan.output.redact import PLACEHOLDERS, Names, logged, redact_logged, unmark
+from omlx_logscan.output.report_blocks import MIN_KEPT_ROWS, Part, ReportBlock
 from omlx_logscan.output.why import EVIDENCE_LABEL, LABEL_WIDTH, fault_parts, overlay_lines
 from omlx_logscan.output.wrap import CONTINUED
-from omlx_logscan.stream.model import header
+from omlx_logscan.stream.event_stream import header
 from omlx_logscan.timeutil import human_duration, human_time, seconds
 
 COMMENT_LIMIT = 65_536  # GitHub's maximum length of an issue body or comment, in characters

@@ -9,7 +9,7 @@ from functools import cache
 from typing import IO, TYPE_CHECKING
 
 from omlx_logscan.analysis.attribution import WhyFaulted
-from omlx_logscan.analysis.model import Analysis, Session
+from omlx_logscan.analysis.results import Analysis, Session
 from omlx_logscan.output.errors import ERRORS_TITLE, EXAMPLE_LABEL, errors_text_lines, sessions_phrase
 from omlx_logscan.output.outages import outage_lines
 from omlx_logscan.output.phrases import (
@@ -34,7 +34,7 @@ from omlx_logscan.output.provenance import input_versions, short_range, versions
 from omlx_logscan.output.why import fault_lines, overlay_lines
 from omlx_logscan.parsing.event import Event
 from omlx_logscan.parsing.provenance import writer_versions
-from omlx_logscan.stream.model import EventStream, header
+from omlx_logscan.stream.event_stream import EventStream, header
 from omlx_logscan.timeutil import human_time, to_second
 
 if TYPE_CHECKING:
@@ -69,7 +69,7 @@ def check_text(result: CheckResult, con: Console) -> None:
     from rich.text import Text
 
     from omlx_logscan.output.findings import check_headline, finding_message, rule_threshold
-    from omlx_logscan.stream.model import skipped_files
+    from omlx_logscan.stream.event_stream import skipped_files
 
     con.print(Text(check_headline(result), style="bold"))
     for rule in result.rules.names:

@@ -18,7 +18,7 @@ from omlx_logscan.timeutil import LOCAL_STAMP, LocalTime, local_time_kind, local
 
 if TYPE_CHECKING:
     from omlx_logscan.parsing.event import Event
-    from omlx_logscan.stream.model import EventStream
+    from omlx_logscan.stream.event_stream import EventStream
 
 
 @dataclass

@@ -13,11 +13,13 @@ refines the kind (a pressure ``action``, a start ``marker``, ...); the tags ``ba
 from __future__ import annotations
 
 import re
+from typing import Literal
 
 from omlx_logscan.parsing.catalog_arrivals import ARRIVALS
 from omlx_logscan.parsing.catalog_evidence import METAL_ERROR
 from omlx_logscan.parsing.catalog_starts import START_ROWS
 from omlx_logscan.parsing.catalog_starts import UVICORN_TAG as UVICORN_TAG  # the shutdown rows' tag too
+from omlx_logscan.parsing.kinds import EventKind
 from omlx_logscan.parsing.template import Template
 
 _GB = r"(?P<{0}>[\d.]+)\s*GB"
@@ -73,7 +75,7 @@ def _generation(opening: str, tag: str) -> Template:
     return Template("request_complete", rf"^{re.escape(opening)}{CHAT_COUNTS}{_RATE_AND_PROMPT}", tag)
 
 
-def _rows(kind: str, *rows: tuple[str, str]) -> tuple[Template, ...]:
+def _rows(kind: EventKind, *rows: tuple[str, str]) -> tuple[Template, ...]:
     """The templates of one kind, each row ``(tag, pattern)``."""
     return tuple(Template(kind, pattern, tag) for tag, pattern in rows)
 
@@ -456,7 +458,12 @@ GPU_CODE_NAMES = {
 
 
 # Fault incident kinds, from the code name of an incident's first record.
-INCIDENT_KINDS = {
+# A GPU fault's kind: the one its first record's code names, other_gpu for any other code (the schemas'
+# ``fault_kind``).
+FaultKind = Literal[
+    "timeout", "submissions_ignored", "out_of_memory", "impacting_interactivity", "resource_limit", "other_gpu"
+]
+INCIDENT_KINDS: dict[str, FaultKind] = {
     TIMEOUT_CODE: "timeout",
     PENALTY_BOX_CODE: "submissions_ignored",
     OUT_OF_MEMORY_CODE: "out_of_memory",

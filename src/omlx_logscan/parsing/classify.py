@@ -25,7 +25,7 @@ from omlx_logscan.parsing.catalog import (
 from omlx_logscan.parsing.dumps import DUMP_FRAME, dump_fields
 from omlx_logscan.parsing.event import Event
 from omlx_logscan.parsing.grammar import FAULTHANDLER_OPENING, Line
-from omlx_logscan.parsing.kinds import TAG_FIELDS
+from omlx_logscan.parsing.kinds import TAG_FIELDS, EventKind
 from omlx_logscan.parsing.messages import Known, known, messages
 from omlx_logscan.parsing.panics import panic_fields
 from omlx_logscan.parsing.records import Record
@@ -160,7 +160,7 @@ def classify(record: Record, source: str, index: int) -> list[Event]:
     logger = _logger_of(head, identity)
     level = head.level or ("CRITICAL" if head.form == "abort" else identity.level if identity is not None else None)
 
-    def make(kind: str, fields: dict[str, Any], level: str | None = level) -> Event:
+    def make(kind: EventKind, fields: dict[str, Any], level: str | None = level) -> Event:
         continuation = record.continuation
         if continuation is not None:
             fields["continuation"] = continuation

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from omlx_logscan.parsing.kinds import EventKind
 
 
 @dataclass
 class Event:
     """One typed event. ``time`` is ISO local time or None; ``fields`` are kind-specific."""
 
-    kind: str
+    kind: EventKind
     time: str | None
     source: str
     line: int

@@ -8,16 +8,44 @@ can list the kinds without compiling its regexes.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Final, Literal, NamedTuple
 
 if TYPE_CHECKING:
     from omlx_logscan.parsing.event import Event
 
 
+# Every event kind's name, in REGISTRY's order (the schemas' ``kind`` lists these).
+EventKind = Literal[
+    "process_start",
+    "process_exit",
+    "engine_start",
+    "engine_stop",
+    "model_load",
+    "model_unload",
+    "model_load_failed",
+    "shutdown",
+    "restart_requested",
+    "gpu_error",
+    "memory_pressure",
+    "cache_clear",
+    "request_complete",
+    "request_arrival",
+    "request_error",
+    "request_abort",
+    "kernel_panic",
+    "crash_report",
+    "faulthandler_dump",
+    "error",
+    "warning",
+    "record",
+    "probe",
+]
+
+
 class Kind(NamedTuple):
     """One event kind and what an event of it shows."""
 
-    name: str
+    name: EventKind
     # The process died: a lifetime with one ended in a crash.
     crash_evidence: bool = False
     # A process was already running: a startup marker after it opens a new start, not the same one.
@@ -86,13 +114,13 @@ REGISTRY: tuple[Kind, ...] = (
 )
 
 
-KINDS: tuple[str, ...] = tuple(kind.name for kind in REGISTRY)
+KINDS: tuple[EventKind, ...] = tuple(kind.name for kind in REGISTRY)
 
 
-ARRIVAL_KIND = "request_arrival"
+ARRIVAL_KIND: Final = "request_arrival"
 
 
-PROBE_KIND = "probe"
+PROBE_KIND: Final = "probe"
 
 
 CRASH_KINDS = frozenset(kind.name for kind in REGISTRY if kind.crash_evidence)

@@ -15,7 +15,7 @@ from functools import cache
 from types import ModuleType
 
 from omlx_logscan.errors import LogscanError
-from omlx_logscan.inputs.blocks import ByteBlock
+from omlx_logscan.inputs.byte_blocks import ByteBlock
 from omlx_logscan.inputs.decoding import mend_lines
 from omlx_logscan.parsing.catalog import CHAT_COMPLETION, CHAT_COUNTS, NO_REQUEST_ID
 from omlx_logscan.parsing.catalog_arrivals import ARRIVAL_FORMS, ARRIVALS

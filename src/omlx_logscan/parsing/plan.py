@@ -17,7 +17,7 @@ from functools import cache
 import polars as pl
 
 from omlx_logscan.errors import InputError
-from omlx_logscan.inputs.blocks import ByteBlock
+from omlx_logscan.inputs.byte_blocks import ByteBlock
 from omlx_logscan.parsing.catalog import CHAT_COMPLETION, CHAT_COUNTS, NO_REQUEST_ID
 from omlx_logscan.parsing.catalog_arrivals import ARRIVAL_FORMS, ARRIVALS
 from omlx_logscan.parsing.dense import as_numbers, from_polars

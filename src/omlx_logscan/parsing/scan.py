@@ -23,7 +23,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING
 
 from omlx_logscan.errors import InputError
-from omlx_logscan.inputs.blocks import ByteBlock, linked, read_blocks
+from omlx_logscan.inputs.byte_blocks import ByteBlock, linked, read_blocks
 from omlx_logscan.inputs.decoding import compression_of, file_head, normalise, refuse_binary, sniff_codec
 from omlx_logscan.inputs.lines import KeptLine
 from omlx_logscan.inputs.prefixes import line_shape

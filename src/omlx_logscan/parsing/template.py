@@ -8,11 +8,12 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from omlx_logscan.parsing.catalog_entries import ENTRIES, FOREIGN
+from omlx_logscan.parsing.kinds import EventKind
 
 
 @dataclass(frozen=True)
 class Template:
-    kind: str
+    kind: EventKind
     pattern: str
     tag: str = ""
     literal: str = ""  # the fixed text the pattern opens with, when not given

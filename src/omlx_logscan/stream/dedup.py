@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from omlx_logscan.parsing.dense import Dense, concat, to_polars
 from omlx_logscan.parsing.event import Event
-from omlx_logscan.stream.model import Accounting
+from omlx_logscan.stream.event_stream import Accounting
 from omlx_logscan.timeutil import parse
 
 if TYPE_CHECKING:

@@ -43,7 +43,7 @@ from omlx_logscan.parsing.recognition import Recognition
 from omlx_logscan.parsing.records import Assembler, Assembly, Record, assemble_one
 from omlx_logscan.parsing.scan import SourceScan, scan_source
 from omlx_logscan.stream.dedup import count_once, dedup_key
-from omlx_logscan.stream.model import RECORDS_SCHEMA, Accounting, EventStream, SourceInfo
+from omlx_logscan.stream.event_stream import RECORDS_SCHEMA, Accounting, EventStream, SourceInfo
 from omlx_logscan.stream.starts import collapse_starts
 from omlx_logscan.stream.streaming import EnoughRows, StreamedOrder, keyed_rows
 from omlx_logscan.timeutil import parse, stamp_of

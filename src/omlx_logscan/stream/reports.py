@@ -11,7 +11,7 @@ from __future__ import annotations
 from datetime import datetime, tzinfo
 
 from omlx_logscan.parsing.event import Event
-from omlx_logscan.stream.model import EventStream
+from omlx_logscan.stream.event_stream import EventStream
 from omlx_logscan.timeutil import parse, stamp_of, wall_clock
 
 

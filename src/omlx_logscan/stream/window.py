@@ -10,7 +10,7 @@ from datetime import datetime
 from omlx_logscan.parsing.dense import Dense, ms_of, timed_within
 from omlx_logscan.parsing.event import Event
 from omlx_logscan.parsing.kinds import ARRIVAL_KIND
-from omlx_logscan.stream.model import EventStream, SourceInfo
+from omlx_logscan.stream.event_stream import EventStream, SourceInfo
 from omlx_logscan.timeutil import parse
 
 

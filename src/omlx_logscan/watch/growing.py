@@ -20,7 +20,7 @@ from omlx_logscan.parsing.dense import ARRIVAL_SCHEMA, REQUEST_SCHEMA, Dense, fo
 from omlx_logscan.parsing.event import Event
 from omlx_logscan.parsing.grammar import LEVEL_RANK
 from omlx_logscan.parsing.kinds import ARRIVAL_KIND
-from omlx_logscan.stream.model import RECORDS_SCHEMA, Accounting, EventStream, SourceInfo
+from omlx_logscan.stream.event_stream import RECORDS_SCHEMA, Accounting, EventStream, SourceInfo
 from omlx_logscan.timeutil import parse
 
 RecordRow = tuple[int, int, str | None]  # source, line, time (None: undated)

@@ -19,8 +19,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
 
-from omlx_logscan.analysis.model import DeadWindow, Incident
 from omlx_logscan.analysis.outage_model import WEDGE_AFTER_S
+from omlx_logscan.analysis.results import DeadWindow, Incident
 from omlx_logscan.errors import EXIT_DEAD, LogscanError
 from omlx_logscan.inputs.follow import Follower
 from omlx_logscan.inputs.lines import KeptLine

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from omlx_logscan.analysis.model import DeadWindow, Incident
+from omlx_logscan.analysis.results import DeadWindow, Incident
 from omlx_logscan.output.notices import dead_end_message, dead_message, fault_message
 
 

@@ -13,9 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from omlx_logscan.analysis.lifetimes import analyze
-from omlx_logscan.analysis.model import INCIDENT_GAP_S, Analysis, DeadWindow, Incident, Session
 from omlx_logscan.analysis.outages import SETTLING_KINDS, WEDGE_MIN_UNFINISHED
 from omlx_logscan.analysis.probes import ProbeProof, generation_dead
+from omlx_logscan.analysis.results import INCIDENT_GAP_S, Analysis, DeadWindow, Incident, Session
 from omlx_logscan.parsing.event import Event
 from omlx_logscan.parsing.kinds import ARRIVAL_KIND, CRASH_KINDS
 from omlx_logscan.timeutil import seconds

@@ -4,18 +4,32 @@ from __future__ import annotations
 
 import statistics
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from omlx_logscan.analysis.errors import Errors
 from omlx_logscan.analysis.outage_model import Outages
 from omlx_logscan.analysis.requests import RequestIndex
-from omlx_logscan.parsing.catalog import PENALTY_BOX_CODE
+from omlx_logscan.parsing.catalog import PENALTY_BOX_CODE, FaultKind
 from omlx_logscan.parsing.event import Event
 from omlx_logscan.parsing.kinds import CRASH_KINDS
-from omlx_logscan.stream.model import EventStream
+from omlx_logscan.stream.event_stream import EventStream
 from omlx_logscan.timeutil import seconds
 
 INCIDENT_GAP_S = 2.0  # gpu_error records closer than this are one fault
+
+# What became of the engine after a fault (the schemas' ``outcome`` lists these, in this order).
+Outcome = Literal["absorbed", "penalty_box", "crash", "fatal_exit", "unknown"]
+
+# How a process lifetime ended: an orderly stop, a crash, a fatal exit for a clean restart, replaced with
+# neither in view, or still running at the end of the log (the schemas' session ``end_reason``).
+SessionEnd = Literal["shutdown", "crash", "fatal_exit", "restart", "eof"]
+
+# Which engine operation failed, from a fault's stack or record (the schemas' ``call_site``; analysis.
+# signatures.call_site finds it, output.phrases names it).
+CallSite = Literal["cache_clear", "decode", "prefill", "ane_dispatch", "unknown"]
+
+# What ended a dead window: the same words, for the window's process (the schemas' window ``end_reason``).
+WindowEnd = Literal["restart", "crash", "fatal_exit", "shutdown", "eof"]
 
 
 def shows_penalty_box(record: Event) -> bool:
@@ -23,7 +37,7 @@ def shows_penalty_box(record: Event) -> bool:
     return record.fields.get("code_name") == PENALTY_BOX_CODE
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Session:
     """One process lifetime."""
 
@@ -34,7 +48,7 @@ class Session:
     start_in_log: bool = True
     start_inferred: bool = False  # no start line: a new fault after a dead window implies a new process
     end: str | None = None
-    end_reason: str = "eof"
+    end_reason: SessionEnd = "eof"
     omlx_version: str | None = None
     pid: int | None = None
     engine_starts: int | None = None  # None: the log level hides the INFO lines that show them
@@ -83,8 +97,8 @@ class Incident:
 
     records: list[Event]
     session: int
-    kind: str = "other_gpu"
-    outcome: str = "unknown"
+    kind: FaultKind = "other_gpu"
+    outcome: Outcome = "unknown"
     signature: str | None = None
     later_requests: int | None = None
     dead_window: int | None = None  # index of the dead window this incident opens
@@ -145,20 +159,20 @@ class Incident:
         }
 
 
-@dataclass
+@dataclass(kw_only=True)
 class DeadWindow:
     """From a penalty-box entry to the end of its process: the engine cannot generate."""
 
     session: int
     start: str | None
     last_failure: str | None
-    end: str | None
-    end_exact: bool
-    end_after: str | None
-    end_reason: str
+    end: str | None = None  # the builder sets the end from what ended the window
+    end_exact: bool = False
+    end_after: str | None = None
+    end_reason: WindowEnd
     repeats: int
     intervals_s: list[float]
-    requests_completed: int | None  # None: the log level hides finished requests
+    requests_completed: int | None = None  # None: the log level hides finished requests
     log_end: str | None
     end_inferred: bool = False  # no start line: the failures stopped while the log went on
 
@@ -207,19 +221,19 @@ class DeadWindow:
         }
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Signature:
     """One distinct normalised stack and the faults that share it."""
 
     id: str
     frames: list[dict[str, Any]]
     exception: str | None
-    call_site: str  # an id of analysis.signatures.call_site; output.phrases.call_site_label names it
+    call_site: CallSite  # output.phrases.call_site_label names it
     innermost_code: str
     faults: int
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Analysis:
     stream: EventStream
     sessions: list[Session]

@@ -14,6 +14,7 @@ from typing import Any
 from omlx_logscan.parsing.dense import ARRIVAL_SCHEMA, Dense
 from omlx_logscan.parsing.event import Event
 from omlx_logscan.parsing.grammar import LEVEL_RANK
+from omlx_logscan.parsing.kinds import EventKind
 from omlx_logscan.parsing.recognition import is_omlx
 from omlx_logscan.timeutil import clock_seconds, seconds
 
@@ -110,7 +111,7 @@ class EventStream:
     events: list[Event]
     requests: Dense  # dense finished-request rows (REQUEST_SCHEMA, and "key"/"text" when asked for)
     accounting: Accounting
-    kind_counts: Counter[str]
+    kind_counts: Counter[EventKind]
     unparsed: list[tuple[str, int, str]]
     levels: list[str]  # levels present anywhere, lowest first
     clock_jumps: list[dict[str, Any]] = field(default_factory=list)

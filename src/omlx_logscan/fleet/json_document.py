@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from omlx_logscan.fleet.model import Fleet
+from omlx_logscan.fleet.summary import Fleet
 
 FLEET_SCHEMA = "omlx-logscan/fleet/2"
 
