@@ -86,6 +86,7 @@ class Runner:
         return done, outputs
 
 
+@pytest.mark.slow
 def test_check_step_with_findings_annotates_summarises_and_writes_sarif(tmp_path: Path) -> None:
     runner = Runner(tmp_path)
     (runner.workspace / "soak").mkdir()
@@ -162,6 +163,7 @@ needs_actionlint = pytest.mark.skipif(
 )
 
 
+@pytest.mark.slow
 @needs_actionlint
 def test_workflow_example_passes_actionlint() -> None:
     assert actionlint(WORKFLOW.read_text(encoding="utf-8"), WORKFLOW) == []
@@ -169,6 +171,7 @@ def test_workflow_example_passes_actionlint() -> None:
     assert actionlint(broken, WORKFLOW) != []
 
 
+@pytest.mark.slow
 @needs_actionlint
 def test_the_actions_steps_pass_actionlint() -> None:
     """actionlint reads workflows, not action metadata: the action's steps are linted as the job of a

@@ -13,6 +13,7 @@ BENCH = Path(__file__).resolve().parents[1] / "bench" / "fleet_bench.py"
 pytest.importorskip("duckdb", reason="logscan fleet runs on DuckDB, a dependency")
 
 
+@pytest.mark.slow
 def test_a_small_fleet_matches_every_hosts_timeline(tmp_path: Path) -> None:
     done = subprocess.run(
         [

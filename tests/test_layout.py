@@ -149,6 +149,7 @@ _RICH = re.compile(r"^rich(\.|$)")
 _OS_HISTORY_ONLY = {"plistlib", "dateutil", "omlx_logscan.analysis.bounds", "omlx_logscan.inputs.oshistory"}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("run", sorted(MACHINE_RUNS))
 def test_machine_formats_do_not_import_rich(run: str) -> None:
     """rich is for terminals; a JSON or NDJSON run (a CI gate, a script) starts faster without it."""

@@ -99,6 +99,7 @@ def _arguments(line: str) -> list[str]:
     return words
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("line", RUN)
 def test_a_readme_command_runs_as_written(line: str, user: Path) -> None:
     arguments = _arguments(line)
@@ -118,6 +119,7 @@ def _config_example() -> str:
     return body
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["pyproject.toml", ".logscan.toml"])
 def test_the_configuration_example_works_in_either_file(name: str, user: Path) -> None:
     """The example sets the zone and a stricter check: the check counts its max-faults threshold, and no

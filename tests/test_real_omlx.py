@@ -77,12 +77,14 @@ def test_known_defects_name_real_logs_and_aspects_once() -> None:
         assert log in ids and (aspect in ASPECTS or aspect == "check") and item in (0, 2, 3, 4, 5)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
 @pytest.mark.parametrize("aspect", sorted(ASPECTS))
 def test_reading_matches_truth(aspect: str, case: Case) -> None:
     judge(case, aspect, ASPECTS[aspect](case))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
 def test_check_exit_code_and_findings(case: Case) -> None:
     """The CI gate, as a user runs it (a real process) and in process (CliRunner): the same answer,

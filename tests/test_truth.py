@@ -18,6 +18,7 @@ def test_fixture_set_covers_formats_levels_and_rotation() -> None:
         assert part in names
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", CASES)
 def test_event_counts_equal_truth(case: str) -> None:
     expected = truth(case)
@@ -42,6 +43,7 @@ def test_event_counts_equal_truth(case: str) -> None:
     assert acc.unparsed == 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", CASES)
 def test_faults_equal_truth(case: str) -> None:
     expected = truth(case)
@@ -58,6 +60,7 @@ def test_faults_equal_truth(case: str) -> None:
             assert fault.outcome == outcome
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", CASES)
 def test_dead_windows_equal_truth(case: str) -> None:
     expected = truth(case)

@@ -33,6 +33,7 @@ def test_timeline_text_on_the_example() -> None:
     assert "read 2224 lines" in result.output  # the accounting, on stderr (mixed in by the runner)
 
 
+@pytest.mark.slow
 def test_timeline_json_schema_and_fields() -> None:
     result = runner.invoke(app, ["timeline", str(EXAMPLE), "-f", "json", "-q"])
     assert result.exit_code == 0
@@ -195,6 +196,7 @@ def test_sessions_command() -> None:
     assert runner.invoke(app, ["sessions", str(EXAMPLE), "-q"]).exit_code == 0
 
 
+@pytest.mark.slow
 def test_real_subprocess_module_entry_point(tmp_path: Path) -> None:
     result = subprocess.run(
         [sys.executable, "-m", "omlx_logscan", "timeline", str(EXAMPLE), "--format", "json", "--quiet"],
@@ -216,6 +218,7 @@ def test_real_subprocess_module_entry_point(tmp_path: Path) -> None:
     assert missing.stderr.startswith("logscan: error:") and "Traceback" not in missing.stderr
 
 
+@pytest.mark.slow
 def test_the_process_exits_with_every_line_written_and_its_code() -> None:
     """The entry point leaves without tearing the interpreter down: nothing buffered may be lost,
     and a failed check still exits 1."""
@@ -255,6 +258,7 @@ def test_machine_formats_do_not_load_the_terminal_renderer() -> None:
     assert "omlx_logscan.stream.read" in imported and not imported & {"rich.console", "rich.table", "rich.text"}
 
 
+@pytest.mark.slow
 def test_timeline_with_os_history_names_versions_and_adds_bounds() -> None:
     history = EXAMPLE.parent / "os-history.txt"
     result = runner.invoke(app, ["timeline", str(EXAMPLE), "--os-history", str(history), "-f", "json", "-q"])

@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from conftest import ROOT
 from omlx_logscan.parsing.catalog import GPU_CODE_NAMES, GPU_CODE_PREFIX, RESOURCE_LIMIT_CODE
 
@@ -44,6 +46,7 @@ def _run(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(command, capture_output=True, text=True, env=ENV, timeout=120, check=False)
 
 
+@pytest.mark.slow
 def test_a_metal_error_a_client_sent_is_no_fault(tmp_path: Path) -> None:
     messages = [echo.format(error) for echo in ECHOES for error in METAL_ERRORS]
     log = _log(tmp_path, messages)

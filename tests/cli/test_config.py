@@ -111,6 +111,7 @@ def _cases() -> list[tuple[str, str]]:
     return sorted((key, commands[0]) for key, commands in option_keys(group()).items())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("key", "command"), _cases(), ids=[key for key, _ in _cases()])
 def test_a_found_file_sets_only_what_shows_or_reads_or_tightens(
     key: str, command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
@@ -180,6 +181,7 @@ def run(args: list[str], cwd: Path, **env: str) -> subprocess.CompletedProcess[s
     )
 
 
+@pytest.mark.slow
 def test_a_log_bundle_cannot_overwrite_run_or_pass_a_failing_check(tmp_path: Path) -> None:
     """The attack of issue 29: a .logscan.toml shipped in a bundle, and ``logscan check`` run inside it."""
     victim = tmp_path / "victim.txt"
@@ -221,6 +223,7 @@ BAD_VALUES = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("content", list(BAD_VALUES), ids=[c[:20] for c in BAD_VALUES])
 def test_a_bad_configuration_is_one_line_and_exit_2(content: str, tmp_path: Path) -> None:
     (tmp_path / ".logscan.toml").write_text(content)

@@ -79,6 +79,7 @@ def test_watch_refuses_to_write_the_file_it_follows(tmp_path: Path) -> None:
     assert result.exit_code == 2 and "is the followed log" in result.stderr
 
 
+@pytest.mark.slow
 def test_an_output_that_is_no_regular_file_is_written_to_itself() -> None:
     result = run(["sessions", str(EXAMPLE), "-q", "-f", "json", "-o", "/dev/stdout"])
     assert result.returncode == 0 and json.loads(result.stdout)["schema"] == "omlx-logscan/sessions/2"
@@ -150,6 +151,7 @@ def test_ctrl_c_in_a_batch_command_is_130_and_keeps_the_old_output(tmp_path: Pat
     assert out.read_text() == "old\n" and len(list(tmp_path.iterdir())) == 1
 
 
+@pytest.mark.slow
 def test_ctrl_c_while_a_pipe_s_writer_stays_silent_is_130_at_once() -> None:
     """A read of a pipe whose writer holds it open and writes nothing is not waited for."""
     process = subprocess.Popen(
@@ -191,6 +193,7 @@ def test_watch_appends_to_its_output(tmp_path: Path) -> None:
     assert lines[0] == '{"earlier": true}' and len(lines) > 1 and all(json.loads(line) for line in lines)
 
 
+@pytest.mark.slow
 def test_dash_output_is_stdout_and_the_extension_picks_the_format(tmp_path: Path) -> None:
     result = runner.invoke(app, ["sessions", str(EXAMPLE), "-q", "-o", "-", "-f", "json"])
     assert json.loads(result.stdout)["schema"] == "omlx-logscan/sessions/2" and not Path("-").exists()
@@ -236,6 +239,7 @@ def test_a_document_on_stdout_gets_no_verdict_line(fmt: str) -> None:
 # 2. No false all-clear
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", [*BATCH])
 def test_input_that_is_no_omlx_log_is_refused_by_every_command(command: str) -> None:
     extra = ["--by", "omlx"] if command == "bounds" else []
@@ -276,6 +280,7 @@ def test_routine_records_count_only_when_they_are_omlx_records(tmp_path: Path, l
     assert runner.invoke(app, ["timeline", str(log), "-q"]).exit_code == code
 
 
+@pytest.mark.slow
 def test_watch_refuses_a_file_that_is_no_omlx_log_unless_forced(tmp_path: Path) -> None:
     result = run(["watch", str(ROOT / "README.md"), "--exit-at-end"])
     assert result.returncode == 2 and "does not look like an oMLX log" in result.stderr
@@ -304,6 +309,7 @@ def test_crash_evidence_alone_is_recognised(tmp_path: Path, text: str) -> None:
     assert runner.invoke(app, ["sessions", str(log), "-q"]).exit_code == 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("compress", [gzip.compress, bz2.compress, lzma.compress])
 def test_compressed_data_is_read_by_its_magic_bytes_without_a_suffix_and_on_stdin(
     tmp_path: Path, compress: object
@@ -336,6 +342,7 @@ def test_zstd_is_read_or_refused_with_a_hint(tmp_path: Path) -> None:
         assert result.exit_code == 2 and "corrupt" in result.stderr
 
 
+@pytest.mark.slow
 def test_an_empty_window_says_so_and_check_passes_unless_fail_on_empty() -> None:
     result = runner.invoke(app, ["check", str(EXAMPLE), "--since", "2030-01-01"])
     assert result.exit_code == 0
@@ -420,6 +427,7 @@ def test_lifetime_numbers_do_not_depend_on_the_window() -> None:
     assert faults and all(numbers[f["time"]] == f["session"] for f in faults)
 
 
+@pytest.mark.slow
 def test_stdin_is_read_when_it_is_a_pipe_or_a_file_else_the_default_folder(tmp_path: Path) -> None:
     expected = runner.invoke(app, ["sessions", str(EXAMPLE), "-q", "-f", "json"]).stdout
     with open(EXAMPLE, "rb") as handle:
@@ -491,6 +499,7 @@ def test_usage_errors_are_one_line_and_a_hint() -> None:
         assert runner.invoke(app, args).stderr == result.stderr
 
 
+@pytest.mark.slow
 def test_color_always_and_never() -> None:
     always = runner.invoke(app, ["timeline", str(EXAMPLE), "-q", "--color", "always"], env={"NO_COLOR": "1"})
     assert "\x1b[" in always.stdout
@@ -521,6 +530,7 @@ def _completions(line: str) -> list[str]:
     return completed.stdout.split()
 
 
+@pytest.mark.slow
 def test_enumerated_values_complete_and_a_comma_list_completes_its_last_name() -> None:
     assert _completions("logscan events -f j") == ["json"]
     assert _completions("logscan events -k gpu") == ["gpu_error"]
@@ -567,6 +577,7 @@ def test_piped_sessions_are_plain_aligned_text_one_line_each() -> None:
     assert lines[0].index("end reason") == lines[1].index("restart") == lines[-1].index(" eof ") + 1
 
 
+@pytest.mark.slow
 def test_configuration_from_pyproject_upward(tmp_path: Path) -> None:
     (tmp_path / "pyproject.toml").write_text(
         '[tool.logscan]\ntz = "UTC"\n[tool.logscan.check]\nmax-faults = 1000\nfail-on = ["crash"]\n'
@@ -597,6 +608,7 @@ def test_configuration_from_pyproject_upward(tmp_path: Path) -> None:
     assert bad.returncode == 2 and "'bogus' is no option" in bad.stderr and len(bad.stderr.splitlines()) == 1
 
 
+@pytest.mark.slow
 def test_watch_takes_tz() -> None:
     result = runner.invoke(app, ["watch", str(EXAMPLE), "--tz", "Mars/Base", "--exit-at-end"])
     assert result.exit_code == 2 and "not a time zone" in result.stderr
@@ -646,6 +658,7 @@ def test_every_command_accepts_what_the_common_options_table_says(flags: list[st
         assert not missing, f"logscan {name} lacks {missing}"
 
 
+@pytest.mark.slow
 def test_quiet_is_taken_by_every_command(tmp_path: Path) -> None:
     """``-q`` anywhere: fleet and schema write nothing on stderr but errors, and take it all the same."""
     document = tmp_path / "mac.json"
@@ -668,6 +681,7 @@ def test_help_names_every_compression_that_is_read() -> None:
 DECIMAL_HOURS = re.compile(r"\d\.\d+ h\b|\d,\d{3} h\b|\d\.\d{2}\s")  # "1.4 h", "2,086 h", a bare "1.36"
 
 
+@pytest.mark.slow
 def test_one_duration_style_in_bounds_fleet_and_overlays(tmp_path: Path) -> None:
     """``42 s``, ``12 min``, ``2 h 05 min``, ``3 d 4 h`` everywhere: no decimal hours, no bare hour figures."""
     document = tmp_path / "mac.json"

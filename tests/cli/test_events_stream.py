@@ -64,6 +64,7 @@ LOGS = [(path, "ndjson") for path in sorted(REAL.glob("*.log"))]
 LOGS += [(EXAMPLE, "csv"), (GENERATED / "s1-file-info" / "omlx.log.gz", "csv")]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("path", "fmt"), LOGS, ids=lambda value: getattr(value, "name", value))
 def test_streamed_rows_are_the_batch_rows_in_the_batch_order(path: Path, fmt: str, streamed_runs: list[str]) -> None:
     batch, streamed = _batch_and_streamed(path, "-f", fmt)
@@ -73,6 +74,7 @@ def test_streamed_rows_are_the_batch_rows_in_the_batch_order(path: Path, fmt: st
     assert streamed.stderr == batch.stderr.replace(str(path), "<stdin>")  # the accounting, or the refusal
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "window",
     [
@@ -90,6 +92,7 @@ def test_a_window_streams_the_rows_a_batch_read_keeps(window: list[str], streame
     assert ("no records between" in batch.stderr) == (window[1] == "2030-01-01")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fmt", ["table", "csv"])
 def test_streamed_table_and_csv_are_the_batch_ones(fmt: str, streamed_runs: list[str], tmp_path: Path) -> None:
     """Through a named pipe of the same name, so the table's ``where`` column reads the same."""
@@ -243,6 +246,7 @@ def _first_line(stream: Any, deadline: float) -> bytes:
     return got
 
 
+@pytest.mark.slow
 def test_rows_come_while_a_slow_writer_still_holds_the_pipe_open() -> None:
     """A real process fed through a pipe: the first rows come out while the writer has written only part
     of the log and keeps the pipe open, idle for longer than ``IDLE_S`` (as a logger writes whole
@@ -267,6 +271,7 @@ def test_rows_come_while_a_slow_writer_still_holds_the_pipe_open() -> None:
     assert first + rest == batch.stdout.replace(str(EXAMPLE).encode(), b"<stdin>")
 
 
+@pytest.mark.slow
 def test_a_limit_on_a_silent_pipe_ends_the_run_while_the_writer_holds_it_open() -> None:
     """``-n`` stops the reading: the run does not wait for a writer that sends nothing more."""
     lines = EXAMPLE.read_bytes().splitlines(keepends=True)
@@ -284,6 +289,7 @@ def test_a_limit_on_a_silent_pipe_ends_the_run_while_the_writer_holds_it_open() 
     assert len(rows) == 3 and all(json.loads(row)["source"] == "<stdin>" for row in rows)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("options", "end", "prefix"),
     [
@@ -327,6 +333,7 @@ def test_a_fault_comes_through_an_open_pipe_before_the_input_ends(options: list[
     assert first + rest == batch.stdout
 
 
+@pytest.mark.slow
 def test_a_writer_that_pauses_between_bursts_gets_the_batch_rows(tmp_path: Path) -> None:
     """Each pause hands on the lines sent so far, mid-traceback too; rows and accounting stay the batch's."""
     lines = (GENERATED / "s1-console-info" / "omlx.log.gz").read_bytes()

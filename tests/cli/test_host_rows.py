@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from conftest import EXAMPLE
@@ -29,6 +30,7 @@ def _both(arguments: list[str]) -> list[str]:
     return [result.stdout, process.stdout]
 
 
+@pytest.mark.slow
 def test_csv_rows_have_a_host_column_empty_without_a_host(tmp_path: Path) -> None:
     log = str(write_log(tmp_path / "omlx.log", STILL_DEAD))
     for host, want in ((["--host", "mac-07"], "mac-07"), ([], "")):
@@ -38,6 +40,7 @@ def test_csv_rows_have_a_host_column_empty_without_a_host(tmp_path: Path) -> Non
             assert all("host" not in json.loads(row["fields"]) for row in rows)  # a column, not a field
 
 
+@pytest.mark.slow
 def test_ndjson_and_json_events_carry_the_host(tmp_path: Path) -> None:
     log = str(write_log(tmp_path / "omlx.log", STILL_DEAD))
     for output in _both(["events", "-q", "-f", "ndjson", "--host", "mac-07", log]):
@@ -49,6 +52,7 @@ def test_ndjson_and_json_events_carry_the_host(tmp_path: Path) -> None:
     assert all("host" not in json.loads(line) for line in unnamed.stdout.splitlines())
 
 
+@pytest.mark.slow
 def test_sessions_faults_and_dead_windows_carry_the_host(tmp_path: Path) -> None:
     log = str(write_log(tmp_path / "omlx.log", STILL_DEAD))
     for output in _both(["timeline", "-q", "-f", "json", "--host", "mac-07", log]):
@@ -62,6 +66,7 @@ def test_sessions_faults_and_dead_windows_carry_the_host(tmp_path: Path) -> None
         assert rows and {row["host"] for row in rows} == {"mac-07"}
 
 
+@pytest.mark.slow
 def test_bounds_reads_the_os_history_of_the_host_in_a_hosts_file(tmp_path: Path) -> None:
     hosts = tmp_path / "hosts.toml"
     hosts.write_text(f'[[host]]\nname = "mac-07"\npaths = ["{EXAMPLE}"]\nos-history = "{HISTORY}"\n')

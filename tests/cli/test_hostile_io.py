@@ -77,6 +77,7 @@ def _inputs(tmp_path: Path) -> dict[str, tuple[list[str], Path]]:
     }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("kind", "command"),
     [
@@ -102,6 +103,7 @@ def test_no_output_replaces_any_input_of_any_option(tmp_path: Path, kind: str, c
     assert target.read_bytes() == before
 
 
+@pytest.mark.slow
 def test_fleet_output_never_replaces_a_document_it_reads(tmp_path: Path) -> None:
     document = tmp_path / "mac-07.json"
     made = run(["timeline", str(EXAMPLE), "-q", "-f", "json", "-o", str(document)])
@@ -145,6 +147,7 @@ def _export(args: list[str], after: int = 0, signum: int = 0) -> subprocess.Comp
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("signum", [signal.SIGKILL, signal.SIGTERM, signal.SIGINT])
 def test_a_stopped_export_leaves_the_old_tables_whole(tmp_path: Path, signum: int) -> None:
     """Two hosts in one run: the files of its first are written, then it stops."""
@@ -170,6 +173,7 @@ def test_a_stopped_export_leaves_the_old_tables_whole(tmp_path: Path, signum: in
     assert sorted(p.name for p in (out / ".logscan").iterdir()) == ["current", "gen-2", "lock"]
 
 
+@pytest.mark.slow
 def test_an_export_of_the_folder_layout_before_generations_is_carried_over(tmp_path: Path) -> None:
     out = tmp_path / "tables"
     assert _export([str(EXAMPLE), "--host", "mac-01", "-q", "-o", str(out)]).returncode == 0
@@ -187,6 +191,7 @@ def test_an_export_of_the_folder_layout_before_generations_is_carried_over(tmp_p
     assert all((out / table).is_symlink() for table in ("events", "faults", "sessions"))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
 def test_a_signal_while_writing_the_output_leaves_no_temporary_file(tmp_path: Path, signum: int) -> None:
     log = tmp_path / "big.log"
@@ -229,6 +234,7 @@ def _rotated_folder(folder: Path) -> dict[str, bytes]:
     return slices
 
 
+@pytest.mark.slow
 def test_every_file_of_a_log_folder_is_read_or_named_with_the_reason(tmp_path: Path) -> None:
     slices = _rotated_folder(tmp_path / "logs")
     result = run(["check", str(tmp_path / "logs"), "-f", "json"])
@@ -245,6 +251,7 @@ def test_every_file_of_a_log_folder_is_read_or_named_with_the_reason(tmp_path: P
     assert "notes.txt: not an oMLX log name" in text.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", ["events", "timeline", "sessions", "check", "report", "bounds"])
 def test_an_empty_current_log_is_no_error_for_any_command(tmp_path: Path, command: str) -> None:
     folder = tmp_path / "logs"
@@ -263,6 +270,7 @@ def test_a_closed_stdin_is_one_line() -> None:
     one_error(run(["sessions", "-"], stdin=None, pass_fds=(), preexec_fn=lambda: os.close(0)), "stdin is closed")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "command", [["sessions", str(EXAMPLE)], ["timeline", str(EXAMPLE)], ["check", str(EXAMPLE)], ["events", "-"]]
 )
@@ -281,6 +289,7 @@ def test_stdout_on_a_full_disk_is_one_line(command: list[str]) -> None:
     one_error(result, "stdout: cannot write")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("change", "words"),
     [
@@ -299,6 +308,7 @@ def test_fleet_over_a_document_with_bad_values_is_one_line(tmp_path: Path, chang
     one_error(run(["fleet", str(tmp_path / "mac.json")]), words)
 
 
+@pytest.mark.slow
 def test_a_document_with_a_byte_order_mark_is_read(tmp_path: Path) -> None:
     made = run(["timeline", str(EXAMPLE), "-q", "-f", "json"])
     (tmp_path / "mac.json").write_bytes(b"\xef\xbb\xbf" + made.stdout.encode())
@@ -314,6 +324,7 @@ def test_option_values_that_name_nothing_are_refused(option: list[str], words: s
     one_error(run(["sessions", str(EXAMPLE), *option]), words)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "command",
     [["check", "-f", "sarif"], ["events", "-f", "parquet"], ["timeline", "-f", "json"], ["report"], ["export"]],
@@ -345,6 +356,7 @@ def test_an_unreadable_folder_or_rotated_file_is_one_line(tmp_path: Path, what: 
 # 9. A host name is a value, never a partition default.
 
 
+@pytest.mark.slow
 def test_fleet_keeps_hosts_named_like_partition_defaults(tmp_path: Path) -> None:
     names = ["null", "NULL", "__HIVE_DEFAULT_PARTITION__", "mac 07"]
     for name in names:
@@ -361,6 +373,7 @@ def test_fleet_keeps_hosts_named_like_partition_defaults(tmp_path: Path) -> None
 # 7 (inputs). Compressed data has a ratio guard; random bytes are no text.
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["gzip", "bzip2"])
 def test_a_compression_bomb_ends_in_one_line(tmp_path: Path, kind: str) -> None:
     text = b"a" * (64 << 20)  # text without a line break: the reader would hold it all
@@ -382,6 +395,7 @@ def test_random_blocks_are_never_taken_for_text() -> None:
     assert not any(not looks_binary(os.urandom(64 * 1024)) for _ in range(500))
 
 
+@pytest.mark.slow
 def test_a_truncated_gzip_gives_what_zcat_recovers(tmp_path: Path) -> None:
     lines = [WARNING_LINE.format(n // 60 % 60, n % 60, n) for n in range(60000)]
     packed = gzip.compress("".join(lines).encode(), 6)

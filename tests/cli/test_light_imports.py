@@ -50,6 +50,7 @@ def small_log(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not _native_in_use(), reason=f"the native scanner is not in use here ({native.scanner_name()})")
 @pytest.mark.parametrize("command", [["timeline", "-f", "json", "-q"], ["sessions", "-f", "json"], ["report"]])
 def test_a_small_log_needs_no_heavy_import(small_log: Path, command: list[str]) -> None:
@@ -58,6 +59,7 @@ def test_a_small_log_needs_no_heavy_import(small_log: Path, command: list[str]) 
     assert not modules & set(HEAVY), sorted(modules & set(HEAVY))
 
 
+@pytest.mark.slow
 def test_the_polars_plan_still_imports_polars(small_log: Path) -> None:
     """The check above can fail: the fallback path does import polars (asked for, so not refused where
     the native scanner is required, as in CI)."""
@@ -90,6 +92,7 @@ def _lexicon_read(*args: str) -> bool:
     return run.stdout.strip().splitlines()[-1] == "1"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", [["--version"], ["schema", "timeline"], ["timeline", "--help"]])
 def test_commands_that_read_no_log_do_not_read_the_lexicon(command: list[str]) -> None:
     assert not _lexicon_read(*command)

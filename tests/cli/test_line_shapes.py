@@ -53,6 +53,7 @@ def plain() -> subprocess.CompletedProcess[bytes]:
     return _check(str(EXAMPLE))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("shape", SHAPES)
 def test_every_line_shape_reads_as_the_log(
     shape: str, tmp_path: Path, plain: subprocess.CompletedProcess[bytes]
@@ -67,6 +68,7 @@ def test_every_line_shape_reads_as_the_log(
         assert result.stderr.splitlines()[:2] == plain.stderr.splitlines()[:2]  # the same lines, records, events
 
 
+@pytest.mark.slow
 def test_a_metal_error_in_a_line_no_reader_knows_fails_check(tmp_path: Path) -> None:
     path = tmp_path / "server.log"
     metal = b"<pod omlx> terminate called in mlx::core::metal::CommandEncoder::dispatch"

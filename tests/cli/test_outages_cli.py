@@ -100,6 +100,7 @@ def test_bounds_gives_outage_hours_by_kind(logs: dict[str, Path]) -> None:
     assert set(hours) == {"wedge", "fatal_exit", "retry_loop", "reboot"} and hours["wedge"] > 1.0
 
 
+@pytest.mark.slow
 def test_as_a_subprocess_a_quiet_night_passes_and_a_wedge_fails(tmp_path: Path, logs: dict[str, Path]) -> None:
     quiet, _ = outage_log(tmp_path, 7, "console", "info", ("quiet-night",))
     command = [sys.executable, "-m", "omlx_logscan", "check", "-q", *FAIL_ON]

@@ -29,6 +29,7 @@ def test_there_are_enough_pastes() -> None:
     assert len(OMLX_PASTES) >= 20 and len(OTHER_PASTES) >= 8
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", OMLX_PASTES, ids=lambda p: p.name)
 def test_omlx_text_in_any_shape_is_read(path: Path) -> None:
     result = runner.invoke(app, ["events", str(path), "-q", "-f", "ndjson"])
@@ -49,6 +50,7 @@ def _run(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("name", "code"),
     [("omlx/padded-short-logger.log", 0), ("omlx/nsrange-abort.log", 0), ("other/django-traceback.log", 2)],
@@ -58,6 +60,7 @@ def test_recognition_in_a_real_process(name: str, code: int) -> None:
     assert result.returncode == code, result.stderr
 
 
+@pytest.mark.slow
 def test_watch_asks_the_same_question(tmp_path: Path) -> None:
     accepted = _run("watch", str(PASTES / "omlx" / "level-first-short-logger.log"), "--exit-at-end", "-q")
     assert accepted.returncode == 0, accepted.stderr
@@ -72,6 +75,7 @@ REFUSED = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(p.name for p in REAL.glob("*.log")))
 def test_every_shared_paste_with_omlx_text_is_read(name: str) -> None:
     """Among them messages the catalog has no row for, known by the lexicon of oMLX's source:

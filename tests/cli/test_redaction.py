@@ -126,6 +126,7 @@ def test_the_planted_log_holds_every_secret(tmp_path: Path, config_home: Path) -
     assert set(leaks(shown.stdout)) == set(SECRETS) - {"the host's unkeyed pseudonym"}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("args", RUNS, ids=[" ".join(a[:1] + a[-1:]) for a in RUNS])
 def test_no_planted_secret_survives_redaction(
     args: list[str], tmp_path: Path, config_home: Path, monkeypatch: pytest.MonkeyPatch
@@ -174,6 +175,7 @@ def _host_of(log: Path, config_home: Path, *args: str) -> str:
     return str(json.loads(result.stdout)["host"])
 
 
+@pytest.mark.slow
 def test_pseudonyms_are_keyed_by_a_key_made_on_first_use(tmp_path: Path, config_home: Path) -> None:
     log = planted_log(tmp_path / "server.log")
     first = _host_of(log, config_home)

@@ -44,6 +44,7 @@ def own_numbers(timeline: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+@pytest.mark.slow
 def test_per_host_numbers_equal_each_hosts_own_timeline(fleet: Fleet) -> None:
     doc = fleet_json(str(fleet.tables))
     assert doc["schema"] == "omlx-logscan/fleet/2"
@@ -55,6 +56,7 @@ def test_per_host_numbers_equal_each_hosts_own_timeline(fleet: Fleet) -> None:
     assert doc["hosts"][0]["faults"] == 6 > doc["hosts"][1]["faults"] > 0  # the cut log has fewer faults
 
 
+@pytest.mark.slow
 def test_timeline_documents_give_the_same_answer_as_exports(fleet: Fleet) -> None:
     exported, documented = fleet_json(str(fleet.tables)), fleet_json(*map(str, fleet.documents))
     assert documented["hosts"] == exported["hosts"]

@@ -16,6 +16,7 @@ from fleet_data import fleet as fleet  # the fixture
 from omlx_logscan.fleet.json_document import FLEET_SCHEMA
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sources", ["exports", "glob", "documents", "mixed"])
 def test_the_fleet_document_meets_its_schema(fleet: Fleet, sources: str) -> None:
     chosen = {

@@ -41,6 +41,7 @@ def s3_endpoint(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
         server.stop()
 
 
+@pytest.mark.slow
 def test_an_export_in_s3_gives_the_local_answer(fleet: Fleet, s3_endpoint: str) -> None:
     boto3 = pytest.importorskip("boto3", reason="boto3 (the test extra) uploads the export")
     client = boto3.client("s3", endpoint_url=s3_endpoint)
@@ -55,6 +56,7 @@ def test_an_export_in_s3_gives_the_local_answer(fleet: Fleet, s3_endpoint: str) 
     assert json.loads(remote.stdout)["versions"] == json.loads(local.stdout)["versions"]
 
 
+@pytest.mark.slow
 def test_a_timeline_document_over_http(fleet: Fleet) -> None:
     handler = functools.partial(_Quiet, directory=str(fleet.documents[0].parent))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)

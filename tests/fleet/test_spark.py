@@ -50,6 +50,7 @@ class SparkConnection:
         return self.rows
 
 
+@pytest.mark.slow
 def test_the_same_sql_on_spark_gives_the_same_hosts_and_versions(fleet: Fleet, spark: Any) -> None:
     for view in VIEWS:
         spark.read.option("basePath", str(fleet.tables / view)).parquet(

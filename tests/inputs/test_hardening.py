@@ -87,6 +87,7 @@ def test_fifo(tmp_path: Path) -> None:
     assert stream.kind_counts["gpu_error"] == 1 and stream.accounting.lines == 2
 
 
+@pytest.mark.slow
 def test_line_of_50_megabytes(tmp_path: Path) -> None:
     log = tmp_path / "server.log"
     body = "x" * (50 * 1024 * 1024)
@@ -140,6 +141,7 @@ def test_compressed_inputs(tmp_path: Path, opener: object) -> None:
     assert stream_of(log).kind_counts["gpu_error"] == 1
 
 
+@pytest.mark.slow
 def test_truncated_gzip_keeps_what_was_read(tmp_path: Path) -> None:
     whole = gzip.compress((WARN.format(1, 1) * 50_000 + TIMEOUT_LINE).encode())
     log = tmp_path / "server.log.gz"

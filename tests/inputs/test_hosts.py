@@ -28,6 +28,7 @@ def two_macs(root: Path) -> list[Path]:
     return folders
 
 
+@pytest.mark.slow
 def test_host_labels_every_row_and_the_document() -> None:
     result = runner.invoke(app, ["timeline", str(EXAMPLE), "--host", "mac-07", "-f", "json", "-q"])
     doc = json.loads(result.stdout)
@@ -64,6 +65,7 @@ def test_two_hosts_given_together_are_never_one_server(tmp_path: Path) -> None:
     ]
 
 
+@pytest.mark.slow
 def test_hosts_file_gives_each_host_its_paths_zone_and_chip(tmp_path: Path) -> None:
     folders = two_macs(tmp_path)
     hosts_file = tmp_path / "hosts.toml"
@@ -108,6 +110,7 @@ def test_one_way_of_naming_hosts(tmp_path: Path) -> None:
     assert result.exit_code == 2 and "give one way of naming hosts" in result.output
 
 
+@pytest.mark.slow
 def test_redact_masks_the_host_and_home_folders_in_json(tmp_path: Path) -> None:
     log = tmp_path / "lab-mac-07" / "server.log"
     log.parent.mkdir()

@@ -67,6 +67,7 @@ def test_without_isal_gzip_goes_through_zlib(tmp_path: Path) -> None:
     assert stream_of(log).accounting.lines == 5000
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("without_isal")
 def test_without_isal_damaged_gzip_is_the_same_one_line_problem(tmp_path: Path) -> None:
     whole = gzip.compress(_warnings(200_000))
@@ -78,6 +79,7 @@ def test_without_isal_damaged_gzip_is_the_same_one_line_problem(tmp_path: Path) 
     assert 0 < stream.accounting.lines < 200_000
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("block_bytes", [byte_blocks.BLOCK_BYTES, 4096])
 @pytest.mark.parametrize("case", GZ_CASES)
 def test_gzip_gives_the_events_of_its_plain_twin(
@@ -104,6 +106,7 @@ def _warnings(count: int) -> bytes:
 _STEP_LINES = sources.READ_STEP // len(WARN.format(0, 0)) + 1  # the most lines one read gives
 
 
+@pytest.mark.slow
 def test_a_truncated_gzip_keeps_every_whole_line_before_the_damage(tmp_path: Path) -> None:
     """Not only the first chunk: every whole line that decompresses, but for the last read's worth."""
     text = _warnings(200_000)  # about 14 MB, so several chunks and many reads
@@ -124,6 +127,7 @@ def test_a_truncated_gzip_keeps_every_whole_line_before_the_damage(tmp_path: Pat
     assert "Traceback" not in result.output
 
 
+@pytest.mark.slow
 def test_gzip_damaged_in_the_middle_is_one_line_error_and_keeps_what_came_before(tmp_path: Path) -> None:
     text = _warnings(200_000)
     whole = bytearray(gzip.compress(text))
@@ -140,6 +144,7 @@ def test_gzip_damaged_in_the_middle_is_one_line_error_and_keeps_what_came_before
     assert 100_000 - 2 * _STEP_LINES < stream.accounting.lines < 200_000
 
 
+@pytest.mark.slow
 def test_garbage_after_the_gzip_stream_is_damage(tmp_path: Path) -> None:
     log = tmp_path / "server.log.gz"
     log.write_bytes(gzip.compress(_warnings(100_000)) + b"junk")

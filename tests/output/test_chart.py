@@ -206,6 +206,7 @@ def labels_outside(svg: str) -> list[str]:
     return out
 
 
+@pytest.mark.slow
 @needs_mermaid
 def test_rendered_charts_have_no_overlapping_axis_labels(tmp_path: Path) -> None:
     texts = {
@@ -225,6 +226,7 @@ def test_rendered_charts_have_no_overlapping_axis_labels(tmp_path: Path) -> None
     assert rendered == 5  # example 1, spread 2 (of its 3 groups), still-dead 1, one-minute 1
 
 
+@pytest.mark.slow
 @needs_mermaid
 def test_the_overlap_check_sees_the_old_axis(tmp_path: Path) -> None:
     """The check can fail: the chart as it was (no tick interval, month-day-hour labels) runs its labels

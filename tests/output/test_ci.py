@@ -256,6 +256,7 @@ def test_sarif_of_a_clean_log_has_no_results(tmp_path: Path) -> None:
     assert run["results"] == [] and run["invocations"] == [{"executionSuccessful": True, "exitCode": 0}]
 
 
+@pytest.mark.slow
 def test_sarif_and_junit_from_a_real_process(tmp_path: Path) -> None:
     """As CI runs it: ``python -m omlx_logscan``, the default --sarif-root being the current folder."""
     shutil.copy(EXAMPLE, tmp_path / "omlx.log")

@@ -47,6 +47,7 @@ def exported(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
+@pytest.mark.slow
 def test_every_table_is_written_with_its_schema_in_the_metadata(exported: Path) -> None:
     for name in TABLES:
         files = sorted((exported / name).glob("host=*/day=*/*.parquet"))
@@ -87,6 +88,7 @@ def test_duckdb_unions_the_hosts_and_keeps_each_hosts_own_faults(exported: Path)
     assert duckdb.sql(f"select count(distinct host) from {table(exported, 'dead_windows')}").fetchone() == (2,)
 
 
+@pytest.mark.slow
 def test_re_export_replaces_days_and_never_duplicates(tmp_path: Path) -> None:
     folders = two_macs(tmp_path)
     out = tmp_path / "tables"
@@ -103,6 +105,7 @@ def test_re_export_replaces_days_and_never_duplicates(tmp_path: Path) -> None:
     assert duckdb.sql(f"select count(*) from {table(out, 'faults')}").fetchone() == (6,)
 
 
+@pytest.mark.slow
 def test_two_zones_order_their_faults_in_utc(tmp_path: Path) -> None:
     folders = two_macs(tmp_path)
     hosts = tmp_path / "hosts.toml"
@@ -135,6 +138,7 @@ def test_events_parquet_has_the_export_events_schema(exported: Path, tmp_path: P
     )
 
 
+@pytest.mark.slow
 def test_redact_masks_host_names_and_home_folders(tmp_path: Path) -> None:
     folder = tmp_path / "alice-macbook"
     folder.mkdir()

@@ -180,6 +180,7 @@ def test_check_does_not_fail_on_errors_by_default_nor_on_rejected_requests(tmp_p
     assert runner.invoke(app, ["check", "-q", str(REAL / "omlx-issue-1503.log"), "--fail-on", "error"]).exit_code == 0
 
 
+@pytest.mark.slow
 def test_check_fail_on_error_as_a_real_process(tmp_path: Path) -> None:
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
     command = [sys.executable, "-m", "omlx_logscan", "check", "-q", "--fail-on", "error"]

@@ -105,6 +105,7 @@ def test_marks_cannot_be_forged_by_log_text() -> None:
     assert unmark(f"a {logged('b')} c") == "a b c"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "token",
     [

@@ -81,6 +81,7 @@ def test_every_code_line_of_a_report_of_many_faults_fits(tmp_path: Path) -> None
     assert "[user]" in text  # masked before it was wrapped
 
 
+@pytest.mark.slow
 def test_every_code_line_of_a_big_log_report_fits(big_log: Path) -> None:
     text = report_of(str(big_log))
     assert too_wide(text) == []
@@ -196,6 +197,7 @@ def drawn(markdown: str, folder: Path) -> dict[str, list[str] | int]:
     return found
 
 
+@pytest.mark.slow
 @needs_browser
 def test_the_reports_draw_at_760_px_with_nothing_scrolling(tmp_path: Path, big_log: Path) -> None:
     for log in (EXAMPLE, many_faults(tmp_path), big_log):
@@ -204,6 +206,7 @@ def test_the_reports_draw_at_760_px_with_nothing_scrolling(tmp_path: Path, big_l
         assert isinstance(found["blocks"], int) and found["blocks"] >= 4
 
 
+@pytest.mark.slow
 @needs_browser
 def test_the_browser_check_sees_a_line_of_100_characters_and_a_squeezed_date(tmp_path: Path) -> None:
     wide = "x" * 100

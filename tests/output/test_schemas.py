@@ -157,6 +157,7 @@ def test_every_tag_the_catalog_gives_is_in_its_fields_enum(kind: str) -> None:
 # -- the hook can fail ----------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_broken_document_fails_the_hook_that_every_test_runs_under(json_schema_violations: list[str]) -> None:
     result = runner.invoke(app, ["timeline", str(EXAMPLE), "-f", "json", "-q"])
     document = json.loads(result.stdout)
@@ -200,16 +201,19 @@ def test_an_unknown_omlx_logscan_document_is_a_violation() -> None:
 # -- every command, as a real subprocess ----------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(COMMANDS))
 def test_every_command_on_the_example_log(name: str) -> None:
     assert_valid(run_json(name, EXAMPLE, extra=("--host", "mac-01", "--tz", "Europe/Berlin")), name)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(COMMANDS))
 def test_every_command_on_all_the_real_logs_at_once(name: str) -> None:
     assert_valid(run_json(name, *sorted(REAL.glob("*.log"))), name)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("log", sorted(p.name for p in REAL.glob("*.log")))
 def test_every_command_on_each_real_log_in_process(log: str) -> None:
     for name, (command, *options) in COMMANDS.items():
@@ -219,6 +223,7 @@ def test_every_command_on_each_real_log_in_process(log: str) -> None:
         assert_valid(json.loads(result.stdout), name)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("seed", "fmt", "level"), [(1, "file", "debug"), (2, "console", "info"), (3, "file", "warning")]
 )
@@ -231,6 +236,7 @@ def test_every_command_on_generated_outage_logs(tmp_path: Path, seed: int, fmt: 
         assert_valid(run_json(name, path), name)
 
 
+@pytest.mark.slow
 def test_event_rows_of_ndjson_as_a_real_subprocess(tmp_path: Path) -> None:
     path, _ = outage_log(tmp_path, 4, "console", "debug", make_outages.INCIDENTS)
     result = subprocess.run(
@@ -261,6 +267,7 @@ def test_schema_prints_one_bundled_schema_and_a_wrong_name_lists_them() -> None:
         assert wrong.stderr.count("\n") == 1 and ", ".join(NAMES) in wrong.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", NAMES)
 def test_schema_as_a_real_subprocess_validates_what_its_command_writes(name: str, tmp_path: Path) -> None:
     target = tmp_path / f"{name}.schema.json"

@@ -56,6 +56,7 @@ def on_terminal(args: list[str], columns: int) -> str:
     return _COLOUR.sub("", shown.decode()).replace("\r\n", "\n")
 
 
+@pytest.mark.slow
 def test_the_timeline_fits_80_columns_without_breaking_a_word() -> None:
     shown = on_terminal(["timeline", str(EXAMPLE)], 80)
     piped = subprocess.run(
@@ -163,6 +164,7 @@ def test_a_wide_events_table_keeps_its_columns() -> None:
     assert rest and all(line.startswith(" " * 69) and len(line) <= 160 for line in rest)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("columns", [80, 100, 120])
 def test_a_sessions_list_narrower_than_its_table_gives_each_session_one_line(columns: int) -> None:
     shown = on_terminal(["sessions", str(EXAMPLE), "-q"], columns).splitlines()
@@ -198,6 +200,7 @@ def test_the_events_table_prints_each_row_before_the_next_event_exists() -> None
     assert seen_before == [True, True, True] and out.getvalue().count("server.log:18") == 3
 
 
+@pytest.mark.slow
 def test_a_report_on_a_terminal_is_drawn_and_says_how_to_get_its_markdown() -> None:
     shown = on_terminal(["report", str(EXAMPLE), "-q"], 100)
     lines = shown.splitlines()
@@ -210,3 +213,19 @@ def test_a_report_on_a_terminal_is_drawn_and_says_how_to_get_its_markdown() -> N
         [*LOGSCAN, "report", str(EXAMPLE), "-q"], capture_output=True, text=True, env=_environment(100)
     )
     assert piped.stdout.startswith("## oMLX log report\n") and "```mermaid" in piped.stdout and piped.stderr == ""
+
+
+def test_markdown_is_drawn_with_a_line_for_each_chart() -> None:
+    from rich.console import Console
+
+    from omlx_logscan.output.drawn import markdown_on_terminal
+
+    console = Console(record=True, width=60, color_system=None)
+    chart = ["```mermaid", "gantt", "  a :crit, 1, 2", "```"]
+    table = ["| a | b |", "|---|---|", "| 1 | 2 |"]
+    text = "\n".join(["### Escalation", "", "```", "20:19:38  Timeout", "```", "", *chart, "", *table, ""])
+    markdown_on_terminal(text, console)
+    shown = console.export_text()
+    assert "Escalation" in shown and "20:19:38  Timeout" in shown
+    assert "gantt" not in shown and "(A chart: GitHub draws it from the report's Markdown.)" in shown
+    assert not any(line.startswith(("```", "### ", "|---")) for line in shown.splitlines())

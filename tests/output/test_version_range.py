@@ -41,6 +41,7 @@ def _within(version: str, found: dict[str, Any]) -> bool:
     return words.order(found["min"]) <= place and (found["max"] is None or place <= words.order(found["max"]))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", REAL_RUNS, ids=lambda p: p.name)
 def test_a_real_run_gets_a_range_that_holds_its_version_and_excludes_another_minor(path: Path) -> None:
     found = _json("timeline", str(path))["header"]["omlx_version_range"]

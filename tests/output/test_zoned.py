@@ -57,6 +57,7 @@ def test_a_bad_zone_is_a_usage_error() -> None:
         zone("+25:00")
 
 
+@pytest.mark.slow
 def test_every_document_records_its_zone_and_every_time_its_offset() -> None:
     for command in ("timeline", "sessions", "events", "check"):
         result = runner.invoke(app, [command, str(EXAMPLE), "-f", "json", "-q", "--tz", "Europe/Berlin"])

@@ -5,6 +5,8 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
+import pytest
+
 from omlx_logscan.inputs.lines import KeptLine
 from omlx_logscan.parsing.classify import classify
 from omlx_logscan.parsing.records import KEEP_HEAD, KEEP_TAIL, assemble
@@ -51,11 +53,13 @@ def _ratio(shape: Callable[[int], list[str]], n: int) -> float:
     return best[1] / best[0]
 
 
+@pytest.mark.slow
 def test_blank_lines_between_records_take_linear_time() -> None:
     # Before: every blank line looked through the whole record for a traceback (10,000 blank lines 11 s).
     assert _ratio(_blank_lines, 10_000) < 10
 
 
+@pytest.mark.slow
 def test_chained_tracebacks_take_linear_time() -> None:
     assert _ratio(_chained_tracebacks, 1_500) < 10
 

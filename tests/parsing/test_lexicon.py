@@ -335,6 +335,7 @@ def test_every_catalog_row_names_its_entries_or_says_why_it_has_none() -> None:
         assert set(row.entries) <= ids, row.pattern
 
 
+@pytest.mark.slow
 def test_a_row_names_every_entry_its_pattern_matches() -> None:
     covered = _tool("name_rows").covered
     for row in CATALOG:

@@ -58,6 +58,7 @@ def test_another_program_s_record_needs_a_telling_message() -> None:
     assert seam.of_record("Engine loop error: boom", "omlx.engine_core", "ERROR", None) is not None
 
 
+@pytest.mark.slow
 def test_a_lookup_finds_what_every_entry_s_regex_finds() -> None:
     """Every 7th record of the real oMLX runs: ``match`` (one regex for the entries that begin with the
     message's first word, the word index for the rest) against each entry's regex tried alone."""

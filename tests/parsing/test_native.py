@@ -95,6 +95,7 @@ def test_the_scanners_chat_counts_are_the_catalogs() -> None:
     assert native.counts_pattern(native.COUNTS_PARTS) == CHAT_COUNTS
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(p.name for p in REAL.glob("*.log")))
 def test_every_real_log(name: str) -> None:
     assert_same(REAL / name)
@@ -105,6 +106,7 @@ def _plain_fixtures() -> list[Path]:
     return sorted(GENERATED.glob("*/*.log*"))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fixture", _plain_fixtures(), ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_every_generated_fixture(fixture: Path, tmp_path: Path) -> None:
     data = gzip.decompress(fixture.read_bytes()) if fixture.suffix == ".gz" else fixture.read_bytes()
@@ -168,6 +170,7 @@ MUTATIONS: dict[str, Callable[[bytes, random.Random], bytes]] = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mutation", sorted(MUTATIONS))
 def test_mutated_logs(mutation: str, bench_lines: list[bytes], tmp_path: Path) -> None:
     path = tmp_path / "mutated.log"
@@ -176,6 +179,7 @@ def test_mutated_logs(mutation: str, bench_lines: list[bytes], tmp_path: Path) -
     assert_same(path, 4099)
 
 
+@pytest.mark.slow
 def test_lines_cut_at_every_block_edge(bench_lines: list[bytes], tmp_path: Path) -> None:
     """Small blocks of every size in a range: each line boundary falls at some block's edge."""
     path = tmp_path / "edges.log"
@@ -260,6 +264,7 @@ _LINE = st.one_of(
 )
 
 
+@pytest.mark.slow
 @settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     st.lists(_LINE, max_size=40),
@@ -277,6 +282,7 @@ def test_generated_text(lines: list[str], newline: str, closed: bool, block_byte
     assert_same(path, block_bytes)
 
 
+@pytest.mark.slow
 @settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.binary(max_size=3000), st.integers(min_value=40, max_value=1000))
 def test_arbitrary_bytes(data: bytes, block_bytes: int) -> None:

@@ -6,6 +6,7 @@ import codecs
 import tempfile
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
@@ -43,6 +44,7 @@ def analyse_bytes(data: bytes, name: str = "server.log") -> tuple[dict[str, obje
     return document, acc.lines
 
 
+@pytest.mark.slow
 @FUZZ
 @given(st.binary(max_size=4000))
 def test_arbitrary_bytes(data: bytes) -> None:
@@ -57,6 +59,7 @@ real_line = st.sampled_from(REAL_LINES)
 pasted = st.lists(real_line, max_size=60)
 
 
+@pytest.mark.slow
 @FUZZ
 @given(pasted, st.randoms(use_true_random=False), st.integers(min_value=0, max_value=10_000))
 def test_real_lines_shuffled_duplicated_truncated(lines: list[str], rnd: object, cut: int) -> None:
@@ -73,6 +76,7 @@ def test_real_lines_shuffled_duplicated_truncated(lines: list[str], rnd: object,
     assert analyse_bytes(data)[0] == document
 
 
+@pytest.mark.slow
 @FUZZ  # the example: indented lines in UTF-16, once read without their indent's removal
 @given(pasted, st.sampled_from(["crlf", "latin-1", "utf-16"]))
 @example(['  File "/Users/mac/omlx/omlx/engine_core.py", line 175, in _engine_loop'] * 3, "utf-16")

@@ -139,6 +139,7 @@ request_line = st.builds(
 )
 
 
+@pytest.mark.slow
 @settings(deadline=None, max_examples=60, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.one_of(st.sampled_from(REAL_LINES), request_line), max_size=80), st.integers(16, 600))
 def test_any_block_size_agrees(lines: list[str], size: int) -> None:
@@ -157,6 +158,7 @@ def test_any_block_size_agrees(lines: list[str], size: int) -> None:
     assert cut == whole
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("template", CATALOG, ids=lambda t: t.pattern[:40])
 @settings(deadline=None, max_examples=40, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
@@ -388,6 +390,7 @@ _NEAR_NEXT = st.sampled_from(
 )
 
 
+@pytest.mark.slow
 @settings(deadline=None, max_examples=150, suppress_health_check=[HealthCheck.too_slow])
 @given(
     st.lists(

@@ -57,6 +57,7 @@ def _run_checks(command: list[str], texts: list[Path]) -> Iterator[str]:
             yield done.stdout
 
 
+@pytest.mark.slow
 def test_every_version_finds_what_the_plain_one_finds(texts: list[Path], tmp_path: Path) -> None:
     compiler = _compiler()
     if compiler is None:
@@ -71,6 +72,7 @@ def test_every_version_finds_what_the_plain_one_finds(texts: list[Path], tmp_pat
         assert len({line.split()[1] for line in report.splitlines()}) == 1, report
 
 
+@pytest.mark.slow
 def test_the_arm64_version_under_qemu(texts: list[Path], tmp_path: Path) -> None:
     cross, emulator = shutil.which("aarch64-linux-gnu-gcc"), shutil.which("qemu-aarch64")
     if cross is None or emulator is None:
@@ -81,6 +83,7 @@ def test_the_arm64_version_under_qemu(texts: list[Path], tmp_path: Path) -> None
     assert all({line.split()[0] for line in report.splitlines()} == {"neon", "plain"} for report in reports)
 
 
+@pytest.mark.slow
 @needs_native
 def test_the_scanner_gives_the_same_blocks_with_every_version(tmp_path: Path) -> None:
     """The scanner against the polars plan, block by block, with each version in turn."""
@@ -105,6 +108,7 @@ def test_the_scanner_gives_the_same_blocks_with_every_version(tmp_path: Path) ->
         SCANNER.use_search("sse9")
 
 
+@pytest.mark.slow
 @needs_native
 @settings(deadline=None, suppress_health_check=[HealthCheck.too_slow], max_examples=60)
 @given(st.lists(_LINE, max_size=40), st.integers(min_value=40, max_value=2000), st.data())

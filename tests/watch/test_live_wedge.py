@@ -6,6 +6,7 @@ import time
 from datetime import datetime, timedelta
 from pathlib import Path
 
+import pytest
 from test_parity import EventKeeper
 from test_watch import Watch, _following, _line, append, fatal_exit, watches  # noqa: F401 - watches is a fixture
 
@@ -28,6 +29,7 @@ def _start(at: datetime) -> str:
     return _line(at, "omlx.server", "INFO", "Server initialized with 1 models")
 
 
+@pytest.mark.slow
 def test_a_wedge_alerts_once_and_runs_on_dead_once(tmp_path: Path, watches: list[Watch]) -> None:  # noqa: F811
     log = tmp_path / "server.log"
     now = datetime.now()

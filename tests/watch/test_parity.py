@@ -118,12 +118,14 @@ def small_polls(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(follow, "READ_BYTES", 4096)
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("small_polls")
 @pytest.mark.parametrize("case", SINGLE_FILE_CASES)
 def test_generated_logs_replay_to_the_batch_state(case: str, tmp_path: Path) -> None:
     assert_same_state(_plain(case, tmp_path))
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("small_polls")
 @pytest.mark.parametrize("path", LOGS, ids=[p.name for p in LOGS])
 def test_real_logs_replay_to_the_batch_state(path: Path) -> None:
@@ -223,6 +225,7 @@ LINE_SHAPES = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("shape", sorted(LINE_SHAPES))
 def test_line_shapes_read_alike(shape: str, tmp_path: Path) -> None:
     """A last line without its newline is a line once the log is finished (the follower holds it until then)."""
@@ -283,6 +286,7 @@ def _fixture(case: str, tmp_path: Path) -> Path:
     return REAL / case if (REAL / case).exists() else REAL_OMLX / case
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", SUBPROCESS_CASES)
 def test_watch_exit_at_end_prints_what_timeline_reads(case: str, tmp_path: Path) -> None:
     path = _fixture(case, tmp_path)

@@ -151,6 +151,7 @@ def test_a_probe_asks_one_token_of_the_first_model_with_the_key(omlx: FakeOmlx) 
     assert body is not None and body["max_tokens"] == 1 and body["stream"] is False and body["model"] == "tiny-llama"
 
 
+@pytest.mark.slow
 def test_a_probe_tells_error_hung_and_down(omlx: FakeOmlx) -> None:
     omlx.mode = "500"
     error = probe_once(ProbeTarget(omlx.url, None, "other", 5.0))
@@ -170,6 +171,7 @@ def test_a_probe_tells_error_hung_and_down(omlx: FakeOmlx) -> None:
     assert stuck.outcome == "down" and "/v1/models did not answer" in stuck.detail
 
 
+@pytest.mark.slow
 def test_the_key_never_appears_in_what_a_probe_keeps(omlx: FakeOmlx) -> None:
     omlx.mode = "echo"
     result = probe_once(ProbeTarget(omlx.url, KEY, None, 5.0))
@@ -336,6 +338,7 @@ def test_probe_options_are_checked_in_one_line(tmp_path: Path) -> None:
         assert said in result.output and KEY not in result.output and "Traceback" not in result.output
 
 
+@pytest.mark.slow
 def test_exit_on_dead_with_a_hanging_server_at_info(tmp_path: Path, omlx: FakeOmlx, watches: list[Watch]) -> None:  # noqa: F811
     """The issue's run: an INFO log whose engine the log alone can only call possibly wedged, a server whose
     completions hang; ``--exit-on-dead`` exits 3 within --wedge-after + --probe-timeout."""
@@ -379,6 +382,7 @@ def test_exit_on_dead_with_a_hanging_server_at_info(tmp_path: Path, omlx: FakeOm
         assert KEY not in text
 
 
+@pytest.mark.slow
 def test_a_configuration_file_cannot_point_the_probe_elsewhere(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, omlx: FakeOmlx
 ) -> None:
@@ -499,6 +503,7 @@ def _probe_rows(watch: Watch) -> list[dict[str, Any]]:
     return [row for row in watch.rows() if row.get("kind") == "probe"]
 
 
+@pytest.mark.slow
 def test_done_when_a_dead_engine_at_info_is_proven_by_a_probe_and_alerted_once(
     tmp_path: Path,
     omlx: FakeOmlx,
@@ -527,6 +532,7 @@ def test_done_when_a_dead_engine_at_info_is_proven_by_a_probe_and_alerted_once(
     assert not any(row.get("watch") in ("dead", "wedge") for row in watch.rows())  # the log alone proved nothing
 
 
+@pytest.mark.slow
 def test_done_when_a_busy_server_is_never_probed_and_an_idle_one_once_per_wedge_after(
     tmp_path: Path,
     omlx: FakeOmlx,
@@ -554,6 +560,7 @@ def test_done_when_a_busy_server_is_never_probed_and_an_idle_one_once_per_wedge_
     assert not any(row.get("watch") == "probe_dead" for row in watch.rows())
 
 
+@pytest.mark.slow
 def test_done_when_the_key_is_in_no_row_message_or_hook_even_when_the_server_echoes_it(
     tmp_path: Path,
     omlx: FakeOmlx,

@@ -249,6 +249,7 @@ def test_an_alive_probe_in_a_dead_window_contradicts_it(tmp_path: Path) -> None:
     assert _verdicts(log, [_probe(T0 + timedelta(minutes=9), "alive")]) == [(1, "contradicts")]
 
 
+@pytest.mark.slow
 def test_a_report_with_many_probes_stays_under_githubs_limit(tmp_path: Path) -> None:
     log = _wedged_log(tmp_path)
     many = [(T0 + timedelta(minutes=11, seconds=5 * n), "hung") for n in range(500)]  # all in the possible wedge

@@ -11,6 +11,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from test_parity import EventKeeper
 
 from omlx_logscan.analysis.lifetimes import analyze
@@ -91,6 +92,7 @@ def _lines_until(process: subprocess.Popen[bytes], stream: str, wanted: str, tim
     raise AssertionError(f"no {wanted!r} within {timeout_s} s: {data!r}")
 
 
+@pytest.mark.slow
 def test_the_subprocess_alert_names_the_session_logscan_sessions_names(tmp_path: Path) -> None:
     log = write_log(tmp_path / "server.log", HISTORY)
     env = {**os.environ, "PYTHONPATH": str(SRC)}

@@ -341,6 +341,7 @@ def _replay(path: Path) -> tuple[list[Event], WatchState]:
     return sink.events, watcher.state
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", ["example", "s2-file-warning", "s5-console-info"])
 def test_live_state_matches_the_batch_analyzer(case: str, tmp_path: Path) -> None:
     """Replayed line by line, the log gives the batch command's events, sessions, faults and windows."""
@@ -598,6 +599,7 @@ def _following(watch: Watch) -> None:
     watch.wait_for(watch.err, lambda line: line.startswith("following "), within=STARTUP_S)
 
 
+@pytest.mark.slow
 def test_live_alert_single_on_dead_rotation_restart_and_rearm(tmp_path: Path, watches: list[Watch]) -> None:
     log = tmp_path / "server.log"
     log.write_text(startup(T0 - timedelta(hours=3)) + warning(T0 - timedelta(hours=2)))
@@ -658,6 +660,7 @@ def test_live_alert_single_on_dead_rotation_restart_and_rearm(tmp_path: Path, wa
     assert "2 sessions, 2 GPU faults, 2 dead windows" in summary and "on-dead ran 2x" in summary
 
 
+@pytest.mark.slow
 def test_exit_on_dead_when_the_log_appears_later(tmp_path: Path, watches: list[Watch]) -> None:
     base = tmp_path / "omlx"
     watch = Watch("--base-path", str(base), "--interval", "0.1", "-f", "table", "--exit-on-dead")
@@ -675,6 +678,7 @@ def test_exit_on_dead_when_the_log_appears_later(tmp_path: Path, watches: list[W
     assert watch.err[-1].startswith("logscan watch: stopped") and "engine dead since" in watch.err[-1]
 
 
+@pytest.mark.slow
 def test_sigterm_stops_cleanly(tmp_path: Path, watches: list[Watch]) -> None:
     log = tmp_path / "server.log"
     log.write_text("")
@@ -807,6 +811,7 @@ def test_the_alert_is_one_reverse_video_line_across_the_terminal(tmp_path: Path)
     assert "only a restart recovers it" in lines[alerts[0] + 1]
 
 
+@pytest.mark.slow
 def test_bell_rings_once_per_dead_window_as_a_subprocess(tmp_path: Path) -> None:
     log = _dead_log(tmp_path)
     quiet = subprocess.run([*WATCH, str(log), "--exit-at-end", "-f", "table"], capture_output=True, text=True)
