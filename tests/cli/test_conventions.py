@@ -351,6 +351,9 @@ def test_an_empty_window_says_so_and_check_passes_unless_fail_on_empty() -> None
     assert failing.exit_code == 1
     why = "logscan check: fail: no records between 2030-01-01 00:00:00 and the end (--fail-on-empty)"
     assert failing.stdout.splitlines()[-1] == why
+    for shown in (result.stdout, failing.stdout):  # no rule "passes" on nothing
+        assert shown.startswith("logscan check: nothing to check, no records (")
+        assert " pass " not in shown and shown.count("no records   0") == 4
     process = run(["check", str(EXAMPLE), "--since", "1h"])
     assert process.returncode == 0 and "no records between" in process.stderr
 

@@ -275,3 +275,19 @@ def test_sarif_and_junit_from_a_real_process(tmp_path: Path) -> None:
     uris = {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in sarif["runs"][0]["results"]}
     assert uris == {"omlx.log"}
     assert valid_junit((tmp_path / "out.xml").read_text(encoding="utf-8")).get("failures") == "4"
+
+
+def test_the_step_summary_of_an_empty_window_passes_no_rule() -> None:
+    from datetime import datetime
+
+    from conftest import analysis_of
+    from omlx_logscan.analysis.check import Rules, run_check
+    from omlx_logscan.analysis.lifetimes import analyze
+    from omlx_logscan.output.ci import summary_markdown
+    from omlx_logscan.stream.window import within
+
+    empty = within(analysis_of(EXAMPLE).stream, datetime(2030, 1, 1), None)
+    result = run_check(analyze(empty), Rules(("penalty_box", "crash")))
+    shown = summary_markdown(result)
+    assert "nothing to check, no records" in shown
+    assert "| `penalty_box` | no records | 0 |" in shown and "| pass |" not in shown

@@ -139,6 +139,13 @@ class CheckResult:
     def count(self, rule: str) -> int:
         return sum(1 for f in self.findings if f.rule == rule)
 
+    @property
+    def checked_nothing(self) -> bool:
+        """The input (or its window) held no record: no rule could find anything, nor pass on evidence."""
+        from omlx_logscan.stream.window import is_empty
+
+        return self.stream is not None and is_empty(self.stream)
+
 
 # -- the rules ----------------------------------------------------------------------------------
 

@@ -7,7 +7,7 @@ import sys
 from dataclasses import dataclass
 
 from omlx_logscan.analysis.check import CheckResult, Finding
-from omlx_logscan.output.findings import check_headline, finding_message, finding_title, rule_threshold
+from omlx_logscan.output.findings import check_headline, finding_message, finding_title, rule_threshold, rule_verdict
 from omlx_logscan.output.markup import code_span, md_cell, md_text
 from omlx_logscan.timeutil import human_time
 
@@ -110,7 +110,7 @@ def summary_markdown(result: CheckResult) -> str:
     ]
     for rule in result.rules.names:
         count = result.count(rule)
-        verdict = "**fail**" if count else "pass"
+        verdict = "**fail**" if count else rule_verdict(result, rule)
         out.append(f"| `{rule}` | {verdict} | {count} | {rule_threshold(result.rules, rule) or ''} |")
     if result.findings:
         out += ["", "| where | rule | finding |", "|---|---|---|"]

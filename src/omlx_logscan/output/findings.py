@@ -151,12 +151,20 @@ def _too_many_message(too_many: TooManyFaults) -> str:
     )
 
 
+def rule_verdict(result: CheckResult, rule: str) -> str:
+    """A rule's word in the verdict table: ``fail``, ``pass``, or ``no records`` when there was nothing to check."""
+    if result.count(rule):
+        return "fail"
+    return "no records" if result.checked_nothing else "pass"
+
+
 def check_headline(result: CheckResult) -> str:
     """``logscan check: 4 findings (penalty_box 2, dead_engine 2)`` or that there were none."""
     names = result.rules.names
     if not result.findings:
         count = len(names)
-        return f"logscan check: no findings ({count} rule{'' if count == 1 else 's'}: {', '.join(names)})"
+        found = "nothing to check, no records" if result.checked_nothing else "no findings"
+        return f"logscan check: {found} ({count} rule{'' if count == 1 else 's'}: {', '.join(names)})"
     failed = [rule for rule in names if result.count(rule)]
     parts = ", ".join(f"{rule} {result.count(rule)}" for rule in failed)
     return f"logscan check: {len(result.findings)} finding{'s' if len(result.findings) != 1 else ''} ({parts})"

@@ -68,14 +68,15 @@ def check_text(result: CheckResult, con: Console) -> None:
     """The terminal view: one line per rule, then one per finding."""
     from rich.text import Text
 
-    from omlx_logscan.output.findings import check_headline, finding_message, rule_threshold
+    from omlx_logscan.output.findings import check_headline, finding_message, rule_threshold, rule_verdict
     from omlx_logscan.stream.event_stream import skipped_files
 
     con.print(Text(check_headline(result), style="bold"))
     for rule in result.rules.names:
         count = result.count(rule)
         threshold = rule_threshold(result.rules, rule)
-        verdict = Text("fail" if count else "pass", style="bold red" if count else "green")
+        word = rule_verdict(result, rule)
+        verdict = Text(word, style={"fail": "bold red", "pass": "green"}.get(word, "yellow"))
         con.print(Text(f"  {rule:<20} "), verdict, Text(f"  {count}" + (f"  ({threshold})" if threshold else "")))
     for finding in result.findings:
         where = f"{finding.source}:{finding.line}" if finding.source else "(no record)"
