@@ -12,7 +12,6 @@ from collections.abc import Callable, Sequence
 from typing import Annotated, Any, NoReturn, TypeVar
 
 import typer
-from typer._types import TyperChoice  # typer's type of an enumerated option
 from typer.core import TyperGroup
 
 import omlx_logscan
@@ -21,13 +20,16 @@ from omlx_logscan.errors import EXIT_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED, Log
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-class SuggestingChoice(TyperChoice[Any]):
-    """An enumerated option's values, a mistyped one answered with the closest, as every other
-    enumerated value is (``cli/values.py``)."""
+def _suggesting(choice: Any) -> None:
+    """An enumerated option's values (typer's choice type): a mistyped one is answered with the
+    closest, as every other enumerated value is (``cli/values.py``)."""
+    plain = choice.get_invalid_choice_message
+    names = [str(getattr(name, "value", name)) for name in choice.choices]
 
-    def get_invalid_choice_message(self, value: Any, ctx: Any) -> str:  # click's Context, not public
-        names = self._normalized_mapping(ctx=ctx).values()
-        return super().get_invalid_choice_message(value, ctx).removesuffix(".") + did_you_mean([str(value)], names)
+    def message(value: Any, ctx: Any) -> str:  # ctx: click's Context, which typer does not export
+        return str(plain(value, ctx)).removesuffix(".") + did_you_mean([str(value)], names)
+
+    setattr(choice, "get_invalid_choice_message", message)  # this one instance's method
 
 
 class LogscanGroup(TyperGroup):
@@ -43,8 +45,8 @@ class LogscanGroup(TyperGroup):
         for command in self.commands.values():
             command.params.append(config_option())
             for param in command.params:
-                if type(param.type) is TyperChoice:
-                    param.type = SuggestingChoice(param.type.choices, param.type.case_sensitive)
+                if param.type.name == "choice":
+                    _suggesting(param.type)
 
     def main(
         self,
