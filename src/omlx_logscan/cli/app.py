@@ -29,7 +29,7 @@ def _suggesting(choice: Any) -> None:
     def message(value: Any, ctx: Any) -> str:  # ctx: click's Context, which typer does not export
         return str(plain(value, ctx)).removesuffix(".") + did_you_mean([str(value)], names)
 
-    setattr(choice, "get_invalid_choice_message", message)  # this one instance's method
+    choice.get_invalid_choice_message = message  # this one instance's method
 
 
 class LogscanGroup(TyperGroup):
