@@ -13,16 +13,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Final, Literal
 
 from omlx_logscan.analysis.results import Analysis
 from omlx_logscan.parsing.event import Event
-from omlx_logscan.parsing.probes import ProbeFile
+from omlx_logscan.parsing.probes import ProbeFile, ProbeOutcome
 from omlx_logscan.timeutil import parse
 
-ALIVE = "alive"
-ERROR = "error"
-HUNG = "hung"  # /v1/models answered, the completion did not in time: generation-dead
-DOWN = "down"  # nothing answered: the process is gone, which its log (or its absence) tells
+ALIVE: Final = "alive"
+ERROR: Final = "error"
+HUNG: Final = "hung"  # /v1/models answered, the completion did not in time: generation-dead
+DOWN: Final = "down"  # nothing answered: the process is gone, which its log (or its absence) tells
 ERRORS_FOR_DEAD = 2  # error answers in a row that prove generation-dead (one may be a client's mistake)
 
 
@@ -33,7 +34,7 @@ class ProbeProof:
 
     session: int
     since: str | None
-    outcome: str  # hung, or error (repeated)
+    outcome: ProbeOutcome  # hung, or error (repeated)
     probes: list[Event]
 
     @property
@@ -68,12 +69,13 @@ def generation_dead(analysis: Analysis | None, probes: Sequence[Event], running:
 
 
 # What a probe read back by ``timeline`` and ``report`` says of the outage it fell in (if any).
-CONFIRMS = "confirms"  # a possible wedge: no token, so the engine was dead, not idle
-CLEARS = "clears"  # a possible wedge: a token, so the server was idle
-PROVES = "proves"  # an outage the log shows (a penalty box, a wedge): no token either
-CONTRADICTS = "contradicts"  # an outage the log shows, yet a token came
-UNSEEN = "unseen"  # no outage in the log, yet the probes prove the engine generation-dead
-VERDICTS = (CONFIRMS, CLEARS, PROVES, CONTRADICTS, UNSEEN, ALIVE, ERROR, DOWN)
+ProbeVerdict = Literal["confirms", "clears", "proves", "contradicts", "unseen", "alive", "error", "down"]
+CONFIRMS: Final = "confirms"  # a possible wedge: no token, so the engine was dead, not idle
+CLEARS: Final = "clears"  # a possible wedge: a token, so the server was idle
+PROVES: Final = "proves"  # an outage the log shows (a penalty box, a wedge): no token either
+CONTRADICTS: Final = "contradicts"  # an outage the log shows, yet a token came
+UNSEEN: Final = "unseen"  # no outage in the log, yet the probes prove the engine generation-dead
+_ALONE: dict[object, ProbeVerdict] = {ALIVE: ALIVE, ERROR: ERROR, DOWN: DOWN}  # outside any outage
 
 
 @dataclass
@@ -84,7 +86,7 @@ class ProbeFinding:
     probe: Event
     session: int | None
     outage: int | None
-    verdict: str
+    verdict: ProbeVerdict
 
 
 def probe_findings(analysis: Analysis, probes: Sequence[Event]) -> list[ProbeFinding]:
@@ -126,15 +128,15 @@ def _outage_at(analysis: Analysis, session: int | None, time: str | None) -> int
     return None
 
 
-def _verdict(analysis: Analysis, outage: int | None, outcome: object, dead: bool) -> str:
+def _verdict(analysis: Analysis, outage: int | None, outcome: object, dead: bool) -> ProbeVerdict:
     if outage is None:
-        return UNSEEN if dead else str(outcome)
+        return UNSEEN if dead else _ALONE[outcome]
     certain = analysis.outages.items[outage].certain
     if dead:
         return PROVES if certain else CONFIRMS
     if outcome == ALIVE:
         return CONTRADICTS if certain else CLEARS
-    return str(outcome)
+    return _ALONE[outcome]
 
 
 @dataclass

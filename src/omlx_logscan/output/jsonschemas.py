@@ -30,9 +30,11 @@ def typed_sets() -> dict[str, tuple[str, ...]]:
     read, not when the command line starts)."""
     from omlx_logscan.analysis.attribution import Supported, Trigger
     from omlx_logscan.analysis.outage_model import OutageKind
+    from omlx_logscan.analysis.probes import ProbeVerdict
     from omlx_logscan.analysis.results import CallSite, Outcome, SessionEnd, WindowEnd
     from omlx_logscan.parsing.catalog import FaultKind
     from omlx_logscan.parsing.kinds import EventKind
+    from omlx_logscan.parsing.probes import ProbeOutcome, ProbeTrigger
 
     types = {
         "EventKind": EventKind,
@@ -44,6 +46,9 @@ def typed_sets() -> dict[str, tuple[str, ...]]:
         "WindowEnd": WindowEnd,
         "Trigger": Trigger,
         "Supported": Supported,
+        "ProbeOutcome": ProbeOutcome,
+        "ProbeTrigger": ProbeTrigger,
+        "ProbeVerdict": ProbeVerdict,
     }
     return {name: get_args(literal) for name, literal in types.items()}
 

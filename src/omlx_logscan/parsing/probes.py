@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from datetime import tzinfo
-from typing import Any
+from typing import Any, Literal, get_args
 
 from omlx_logscan.errors import InputError
 from omlx_logscan.inputs.sources import Source
@@ -19,7 +19,10 @@ from omlx_logscan.parsing.event import Event
 from omlx_logscan.parsing.kinds import PROBE_KIND
 from omlx_logscan.timeutil import parse, stamp_of, wall_clock
 
-OUTCOMES = frozenset({"alive", "error", "hung", "down"})
+# What a probe of ``watch --probe`` found, and why the watch sent it (``watch/probing.py``).
+ProbeOutcome = Literal["alive", "error", "hung", "down"]
+ProbeTrigger = Literal["possible_wedge", "fault", "silence", "heartbeat"]
+OUTCOMES: frozenset[str] = frozenset(get_args(ProbeOutcome))
 SNIFF_BYTES = 65536  # enough for watch's first row, however long its message
 _EVENT_KEYS = frozenset({"kind", "source", "line"})  # an event's row (``Event.as_dict``)
 _NOTICE_KEY = "watch"  # an alert's or a hook's row

@@ -4,17 +4,21 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from omlx_logscan.analysis.results import DeadWindow, Incident
 from omlx_logscan.output.notices import dead_end_message, dead_message, fault_message
+
+# What a notice tells: a fault; the engine dead (a penalty box, a wedge, a probe's proof) or back;
+# a hook's run.
+NoticeKind = Literal["fault", "dead", "wedge", "probe_dead", "dead_end", "command"]
 
 
 @dataclass
 class Notice:
     """An alert, a fault or a hook result: words for people and a row for machines."""
 
-    kind: str  # fault, dead, dead_end, command
+    kind: NoticeKind
     message: str
     data: dict[str, Any]
     detail: list[str] = field(default_factory=list)  # a hook's output lines

@@ -22,6 +22,7 @@ from typing import Any
 
 from omlx_logscan.analysis.probes import ALIVE, DOWN, ERROR, HUNG
 from omlx_logscan.errors import LogscanError
+from omlx_logscan.parsing.probes import ProbeOutcome, ProbeTrigger
 from omlx_logscan.timeutil import stamp_of
 
 API_KEY_VARIABLE = "OMLX_API_KEY"
@@ -46,7 +47,7 @@ class ProbeTarget:
 class ProbeResult:
     """What one probe found; ``detail`` is the server's error text or the connection's failure."""
 
-    outcome: str  # alive, error, hung, down
+    outcome: ProbeOutcome
     latency_s: float | None = None
     status: int | None = None
     detail: str = ""
@@ -214,14 +215,14 @@ class ProbeRunner:
         self.target = target
         self._probe = probe
         self._thread: threading.Thread | None = None
-        self._done: tuple[str, str, ProbeResult] | None = None
+        self._done: tuple[ProbeTrigger, str, ProbeResult] | None = None
         self.sent = 0
 
     @property
     def busy(self) -> bool:
         return self._thread is not None
 
-    def start(self, trigger: str) -> None:
+    def start(self, trigger: ProbeTrigger) -> None:
         """Send a probe now (the wall clock in the log's zone: ``--tz`` sets TZ), unless one is out."""
         if self._thread is not None:
             return
@@ -234,7 +235,7 @@ class ProbeRunner:
         self._thread = threading.Thread(target=run, name="logscan-probe", daemon=True)
         self._thread.start()
 
-    def take(self) -> tuple[str, str, ProbeResult] | None:
+    def take(self) -> tuple[ProbeTrigger, str, ProbeResult] | None:
         """The finished probe's trigger, when it was sent, and its result, once; None while it is out or none was."""
         thread = self._thread
         if thread is None or thread.is_alive():

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from omlx_logscan.parsing.event import Event
 from omlx_logscan.parsing.kinds import CRASH_KINDS, PROBE_KIND
+from omlx_logscan.parsing.probes import ProbeTrigger
 from omlx_logscan.watch.probe import ProbeResult, ProbeTarget
 
 FAULT_WAIT_S = 5.0  # a closed GPU fault whose outcome is still unknown this long after: probe it
@@ -53,7 +54,7 @@ class ProbeSchedule:
         self.finished_at = self.line_at = self.probed_at = now
         self.fault_at, self.started = None, True
 
-    def due(self, now: float, arrivals_hidden: bool) -> str | None:
+    def due(self, now: float, arrivals_hidden: bool) -> ProbeTrigger | None:
         """The trigger of a probe to send now, if one is due (the caller checks the log proves no outage)."""
         if not self.started:
             self.restart(now)
@@ -70,7 +71,9 @@ class ProbeSchedule:
         return None
 
 
-def probe_event(source: str, sent: str, trigger: str, target: ProbeTarget, result: ProbeResult, message: str) -> Event:
+def probe_event(
+    source: str, sent: str, trigger: ProbeTrigger, target: ProbeTarget, result: ProbeResult, message: str
+) -> Event:
     """A probe's answer as an event of the watch's stream, timed when it was ``sent``: from then on the
     engine did not answer, if it did not. Line 0: it is no line of the log. The URL has no credentials
     and the key is not in it."""

@@ -10,13 +10,14 @@ if TYPE_CHECKING:
 
     from omlx_logscan.inputs.lines import KeptLine
     from omlx_logscan.parsing.event import Event
-    from omlx_logscan.watch.notices import Notice
+    from omlx_logscan.watch.notices import Notice, NoticeKind
 
 
 _NOTICE_STYLE = {"dead_end": "bold green", "fault": "red", "command": "cyan"}
 
 
-_ALERTS = frozenset({"dead", "wedge", "probe_dead"})  # the lines that must not be missed in a scrolling log
+# The lines that must not be missed in a scrolling log.
+_ALERTS: frozenset[NoticeKind] = frozenset({"dead", "wedge", "probe_dead"})
 
 
 class TableSink:
