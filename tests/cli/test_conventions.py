@@ -351,9 +351,20 @@ def test_an_empty_window_says_so_and_check_passes_unless_fail_on_empty() -> None
     assert failing.exit_code == 1
     why = "logscan check: fail: no records between 2030-01-01 00:00:00 and the end (--fail-on-empty)"
     assert failing.stdout.splitlines()[-1] == why
+    assert result.stdout.startswith("logscan check: nothing to check, no records (")
+    assert failing.stdout.startswith("logscan check: 1 finding (empty 1)")
     for shown in (result.stdout, failing.stdout):  # no rule "passes" on nothing
-        assert shown.startswith("logscan check: nothing to check, no records (")
         assert " pass " not in shown and shown.count("no records   0") == 4
+    for fmt in ("json", "junit", "sarif", "github"):  # every format says the check failed, and why
+        shown = runner.invoke(app, ["check", str(EXAMPLE), "-q", "--since", "2030-01-01", "--fail-on-empty", "-f", fmt])
+        assert shown.exit_code == 1 and "empty" in shown.stdout, fmt
+    document = json.loads(
+        runner.invoke(
+            app, ["check", str(EXAMPLE), "-q", "--since", "2030-01-01", "--fail-on-empty", "-f", "json"]
+        ).stdout
+    )
+    assert document["status"] == "findings" and document["exit_code"] == 1
+    assert [finding["rule"] for finding in document["findings"]] == ["empty"]
     process = run(["check", str(EXAMPLE), "--since", "1h"])
     assert process.returncode == 0 and "no records between" in process.stderr
 

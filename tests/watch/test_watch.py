@@ -709,7 +709,10 @@ def test_exit_at_end_replays_a_finished_log_and_stops(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     kinds = [json.loads(line).get("kind") for line in result.stdout.splitlines()]
     assert kinds == ["process_start", "gpu_error", "request_error"]
-    assert "replayed 11 lines: 1 session, 1 GPU fault, 0 dead windows; at its end" in result.stderr
+    assert (
+        "replayed 11 lines: 1 session, 1 GPU fault, 0 dead windows; stopping: the log is read to its end"
+        in result.stderr
+    )
     assert "logscan watch: stopped after" in result.stderr
 
 

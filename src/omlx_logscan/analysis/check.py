@@ -20,6 +20,7 @@ from omlx_logscan.errors import EXIT_FINDINGS, EXIT_OK
 from omlx_logscan.parsing.catalog import OUT_OF_MEMORY_CODE, PENALTY_BOX_CODE, TIMEOUT_CODE, carries_metal_error
 from omlx_logscan.parsing.kinds import CRASH_KINDS
 from omlx_logscan.stream.event_stream import EventStream, header
+from omlx_logscan.stream.window import is_empty
 
 _CODE_RULES = {"timeout": TIMEOUT_CODE, "submissions_ignored": PENALTY_BOX_CODE, "out_of_memory": OUT_OF_MEMORY_CODE}
 
@@ -32,6 +33,7 @@ class Rules:
     max_faults: int | None = None
     max_dead_s: float | None = None
     max_outage_s: float | None = None  # --max-outage: outages of every kind longer than this
+    fail_on_empty: bool = False  # --fail-on-empty: an input (or window) with no record is a finding
 
     @property
     def names(self) -> list[str]:
@@ -43,6 +45,8 @@ class Rules:
             names.append("max_faults")
         if self.max_outage_s is not None:
             names.append("outage")
+        if self.fail_on_empty:
+            names.append("empty")
         return names
 
 
@@ -107,7 +111,14 @@ class UnparsedGpuError:
     text: str
 
 
-Subject = FaultFound | SessionEnded | DeadFound | TooManyFaults | OutageFound | ErrorFound | UnparsedGpuError
+@dataclass(frozen=True)
+class NothingChecked:
+    """The input, or its window, held no record: with --fail-on-empty, a CI job that read nothing fails."""
+
+
+Subject = (
+    FaultFound | SessionEnded | DeadFound | TooManyFaults | OutageFound | ErrorFound | UnparsedGpuError | NothingChecked
+)
 
 
 @dataclass(frozen=True)
@@ -142,8 +153,6 @@ class CheckResult:
     @property
     def checked_nothing(self) -> bool:
         """The input (or its window) held no record: no rule could find anything, nor pass on evidence."""
-        from omlx_logscan.stream.window import is_empty
-
         return self.stream is not None and is_empty(self.stream)
 
 
@@ -193,6 +202,8 @@ def _findings(analysis: Analysis, rule: str, rules: Rules) -> Iterable[Finding]:
             for source, line, text in unparsed
             if carries_metal_error(text)
         ]
+    if rule == "empty":
+        return [Finding(rule, NothingChecked(), None, None, None, None)] if is_empty(analysis.stream) else []
     if rule == "outage":
         allowed = rules.max_outage_s or 0.0
         return [_outage_finding(rule, o) for o in analysis.outages.items if o.open_at_end or o.at_least_s > allowed]

@@ -19,10 +19,12 @@ RULES = (  # every rule, in the order they are listed
     "retry_loop",
     "max_faults",
     "outage",
+    "empty",
 )
 
 
-THRESHOLD_RULES = ("max_faults", "outage")  # these run with their threshold (--max-faults, --max-outage)
+# These run through an option of their own: a threshold (--max-faults, --max-outage), --fail-on-empty.
+OPTION_RULES = ("max_faults", "outage", "empty")
 
 
-CHOOSABLE_RULES = tuple(name for name in RULES if name not in THRESHOLD_RULES)
+CHOOSABLE_RULES = tuple(name for name in RULES if name not in OPTION_RULES)

@@ -19,7 +19,7 @@ from omlx_logscan.cli.options import (
     completing,
     logs_command,
 )
-from omlx_logscan.errors import EXIT_FINDINGS, LogscanError
+from omlx_logscan.errors import LogscanError
 from omlx_logscan.output.formats import CheckFormat
 
 if TYPE_CHECKING:
@@ -87,15 +87,12 @@ def check(
 
     chosen = output_format(fmt, options.output, CheckFormat.text)
     try:
-        stream, result = _run(options, fail_on, max_faults, max_dead, (max_outage, wedge_after))
+        stream, result = _run(options, fail_on, max_faults, max_dead, (max_outage, wedge_after), fail_on_empty)
     except LogscanError as exc:  # a CI test reporter or code scanning should show why, not nothing
         write_check_error(chosen, str(exc), options.output)
         raise
     write_check(chosen, result, options.output, os.environ.get("GITHUB_STEP_SUMMARY"), sarif_root)
-    failed_empty = fail_on_empty and is_empty(stream)  # load_stream has said so on stderr
-    _say_verdict(chosen, options, result, failed_empty)
-    if failed_empty:
-        raise typer.Exit(EXIT_FINDINGS)
+    _say_verdict(chosen, options, result, fail_on_empty and is_empty(stream))  # load_stream said so on stderr
     if result.exit_code:
         raise typer.Exit(result.exit_code)
 
@@ -122,6 +119,7 @@ def _run(
     max_faults: int | None,
     max_dead: str | None,
     outages: tuple[str | None, str | None],
+    fail_on_empty: bool,
 ) -> tuple[EventStream, CheckResult]:
     """The stream read and the check's result, or a LogscanError when it cannot check; ``outages`` is
     (--max-outage, --wedge-after)."""
@@ -135,6 +133,7 @@ def _run(
         max_faults,
         duration_seconds(max_dead, "--max-dead") if max_dead is not None else None,
         duration_seconds(max_outage, "--max-outage") if max_outage is not None else None,
+        fail_on_empty,
     )
     if not rules.names:
         raise LogscanError("nothing to check: give --fail-on rules, --max-faults or --max-dead")

@@ -8,6 +8,7 @@ from omlx_logscan.analysis.check import (
     ErrorFound,
     FaultFound,
     Finding,
+    NothingChecked,
     OutageFound,
     Rules,
     SessionEnded,
@@ -58,6 +59,7 @@ RULE_WORDS: dict[str, tuple[str, str]] = {  # rule: (annotation title, what it f
     "retry_loop": ("Engine retry loop", "the same engine-loop error again and again without SubmissionsIgnored"),
     "max_faults": ("Too many GPU faults", "more GPU faults than --max-faults"),
     "outage": ("Outage", "an outage of any kind longer than --max-outage, or one still going when the log ends"),
+    "empty": ("Nothing checked", "an input, or a --since/--until window, with no record (--fail-on-empty)"),
 }
 
 
@@ -109,6 +111,8 @@ def finding_message(finding: Finding) -> str:
         return error_message(subject.group)
     if isinstance(subject, UnparsedGpuError):
         return f"a Metal or ANE error in a line that could not be parsed: {subject.text.strip()[:MAX_QUOTED_CHARS]}"
+    if isinstance(subject, NothingChecked):
+        return "no record to check (--fail-on-empty)"
     return _too_many_message(subject)
 
 

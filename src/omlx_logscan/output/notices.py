@@ -78,7 +78,7 @@ def counts_phrase(sessions: int, faults: int, windows: int) -> str:
 
 def replayed_line(lines: int, counts: str, *, at_end: bool) -> str:
     """Said when the history is read: what it held, and whether the watch now follows or stops."""
-    then = "at its end" if at_end else "now following"
+    then = "stopping: the log is read to its end" if at_end else "now following"
     return f"replayed {plural(lines, 'line')}: {counts}; {then}"
 
 
