@@ -17,8 +17,8 @@ def did_you_mean(given: Iterable[str], choices: Iterable[str]) -> str:
     typo of one, to end an error message with; empty when none is close."""
     from difflib import get_close_matches  # only on the way to an error
 
-    known = list(choices)
-    near = [match[0] for name in given if (match := get_close_matches(name, known, n=1))]
+    known = {choice.lower(): choice for choice in choices}  # GPU_ERROR is gpu_error in the wrong case
+    near = [known[match[0]] for name in given if (match := get_close_matches(name.lower(), list(known), n=1))]
     return f"; did you mean {', '.join(dict.fromkeys(near))}?" if near else ""
 
 

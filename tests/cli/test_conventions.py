@@ -560,6 +560,8 @@ def test_enumerated_values_complete_and_a_comma_list_completes_its_last_name() -
     [
         (["events", "-k", "gpu_eror"], "gpu_error"),
         (["events", "-k", "crash_report,gpu_eror"], "gpu_error"),
+        (["events", "-k", "GPU_ERROR"], "gpu_error"),
+        (["check", "--fail-on", "Penalty_Box"], "penalty_box"),
         (["watch", "-k", "gpu_eror"], "gpu_error"),
         (["check", "--fail-on", "penalty_bx"], "penalty_box"),
         (["events", "-f", "jsn"], "json"),

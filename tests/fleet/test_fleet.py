@@ -145,3 +145,12 @@ def test_a_fleet_without_dead_windows_reads_empty_tables(tmp_path: Path) -> None
         assert con.execute("SELECT COUNT(*) FROM dead_windows").fetchone() == (0,)
         assert con.execute("SELECT COUNT(*) FROM faults").fetchone() == (0,)
     assert read_fleet([str(tmp_path / "tables")]).hosts[0]["faults"] == 0
+
+
+def test_an_empty_section_in_markdown_says_none_not_a_bare_heading_row(tmp_path: Path) -> None:
+    log = tmp_path / "server.log"
+    log.write_text("2026-09-15 20:00:00,000 - omlx.server - WARNING - [-] - POST /v1/chat/completions → 400: bad\n")
+    invoke("export", str(log), "--host", "quiet-mac", "-o", str(tmp_path / "tables"))
+    shown = runner.invoke(app, ["fleet", str(tmp_path / "tables"), "-f", "markdown"]).stdout
+    part = shown.split("## First fault after each macOS upgrade", 1)[1].split("\n## ", 1)[0]
+    assert part.strip() == "None." and "| host | starts |" in shown

@@ -237,6 +237,7 @@ def test_sarif_of_the_example_is_valid_with_a_result_per_finding() -> None:
     }
     assert run["originalUriBaseIds"]["%SRCROOT%"]["uri"] == ROOT.as_uri() + "/"
     assert len({r["partialFingerprints"]["logscanFinding/v1"] for r in results}) == 4
+    assert all(re.fullmatch(r"\d{4}-\d\d-\d\dT[\d:.]+[+-]\d\d:\d\d", r["properties"]["time"]) for r in results)
 
 
 def test_sarif_names_a_log_outside_the_root_by_absolute_uri(tmp_path: Path) -> None:

@@ -45,6 +45,7 @@ def check(
             metavar="RULES",
             autocompletion=completing(CHOOSABLE_RULES),
             help=f"Comma list of rules: {', '.join(CHOOSABLE_RULES)}. {ERROR_RULE_HELP}",
+            show_default=DEFAULT_FAIL_ON.replace(",", ", "),  # spaces, so a narrow terminal breaks it there
         ),
     ] = DEFAULT_FAIL_ON,
     max_faults: Annotated[

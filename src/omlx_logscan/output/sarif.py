@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 from urllib.parse import quote
@@ -20,6 +21,7 @@ from omlx_logscan import __version__
 from omlx_logscan.analysis.check import CheckResult, Finding
 from omlx_logscan.errors import EXIT_INPUT
 from omlx_logscan.output.findings import finding_message, finding_title, rule_finds, rule_threshold, rule_title
+from omlx_logscan.output.zoned import stream_clock
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 
@@ -72,7 +74,7 @@ def _fingerprint(finding: Finding) -> str:
     return hashlib.sha256(key.encode()).hexdigest()[:32]
 
 
-def _result(finding: Finding, index: int, root: Path) -> dict[str, Any]:
+def _result(finding: Finding, index: int, root: Path, zoned: Callable[[str], str]) -> dict[str, Any]:
     out: dict[str, Any] = {
         "ruleId": finding.rule,
         "ruleIndex": index,
@@ -85,7 +87,8 @@ def _result(finding: Finding, index: int, root: Path) -> dict[str, Any]:
             location["region"] = {"startLine": finding.line}
         out["locations"] = [{"physicalLocation": location}]
     out["partialFingerprints"] = {FINGERPRINT: _fingerprint(finding)}
-    out["properties"] = {"time": finding.time, "session": finding.session, "worstCase": finding.worst_case}
+    time = zoned(finding.time) if finding.time else None  # with its offset, as every time in the JSON formats
+    out["properties"] = {"time": time, "session": finding.session, "worstCase": finding.worst_case}
     return out
 
 
@@ -98,11 +101,12 @@ def _log(run: dict[str, Any], out: IO[str]) -> None:
 def write_sarif(result: CheckResult, out: IO[str], root: Path) -> None:
     """The check as one SARIF run."""
     names = result.rules.names
+    zoned = stream_clock(result.stream).zoned if result.stream is not None else str
     run = {
         "tool": {"driver": _driver([_rule(result, rule) for rule in names])},
         "originalUriBaseIds": {ROOT_BASE: {"uri": Path(os.path.abspath(root)).as_uri().rstrip("/") + "/"}},
         "invocations": [{"executionSuccessful": True, "exitCode": result.exit_code}],
-        "results": [_result(finding, names.index(finding.rule), root) for finding in result.findings],
+        "results": [_result(finding, names.index(finding.rule), root, zoned) for finding in result.findings],
     }
     _log(run, out)
 
