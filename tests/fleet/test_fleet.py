@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from conftest import EXAMPLE
 from fleet_data import Fleet, invoke
 from fleet_data import fleet as fleet  # the fixture
 from omlx_logscan.cli.app import app
@@ -154,3 +155,13 @@ def test_an_empty_section_in_markdown_says_none_not_a_bare_heading_row(tmp_path:
     shown = runner.invoke(app, ["fleet", str(tmp_path / "tables"), "-f", "markdown"]).stdout
     part = shown.split("## First fault after each macOS upgrade", 1)[1].split("\n## ", 1)[0]
     assert part.strip() == "None." and "| host | starts |" in shown
+
+
+def test_an_export_without_host_says_it_took_this_machines_name(tmp_path: Path) -> None:
+    from omlx_logscan.inputs.hosts import this_host
+
+    unnamed = runner.invoke(app, ["export", str(EXAMPLE), "-o", str(tmp_path / "a")])
+    assert unnamed.exit_code == 0
+    assert f"exported {this_host()} (this machine's name: --host names the machine" in unnamed.stderr
+    named = runner.invoke(app, ["export", str(EXAMPLE), "--host", "mac-07", "-o", str(tmp_path / "b")])
+    assert named.exit_code == 0 and "exported mac-07: " in named.stderr and "this machine's" not in named.stderr

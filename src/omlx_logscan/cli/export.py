@@ -47,7 +47,8 @@ def export(options: CommonOptions) -> None:
             tables = HostExport(stream.host or host.name, analyze(stream), host.chip, history, fingerprint)
             written = export_host(tables, staged)
             rows = ", ".join(f"{count} {table}" for table, count in written.items())
-            done.append(f"exported {stream.host}: {rows} → {options.output}\n")
+            named = " (this machine's name: --host names the machine the logs came from)" if mine else ""
+            done.append(f"exported {stream.host}{named}: {rows} → {options.output}\n")
     if not options.quiet:
         sys.stderr.write("".join(done))
 
