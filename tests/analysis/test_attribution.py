@@ -491,3 +491,12 @@ def test_every_pressure_action_of_the_registry_is_pressure_evidence(
     """These actions were left out of attribution's own list; it is now derived from the kinds registry."""
     lines = [*info_start(), record(before(minutes=2), level, "omlx.process_memory_enforcer", message), *fault()]
     assert only(explain(analysis_from(tmp_path, lines)))["trigger"] == trigger
+
+
+def test_a_window_longer_than_the_log_has_no_median_and_says_why(tmp_path: Path) -> None:
+    start = before(minutes=5)
+    lines = [record(start, "INFO", "omlx.server", "CORS origins: ['*']"), *fault()]
+    load = explain(analysis_from(tmp_path, lines)).attributions[0].load
+    assert load.windows and load.windows[0].median_requests is None  # 5 minutes hold no 10-minute window
+    phrase = load_phrase(load, full=True)
+    assert "median ?" not in phrase and "no median (the log holds no live 10-min window" in phrase

@@ -107,12 +107,12 @@ def load_phrase(load: LoadContext, *, full: bool) -> str:
         return f"load unknown: {note}"
     parts = [
         f"{w.requests} request{'s' if w.requests != 1 else ''} in the {w.minutes} min before, "
-        f"median {median_figure(w.median_requests)}"
+        f"{_against(w.median_requests, w.minutes)}"
         for w in (load.windows if full else load.windows[:1])
     ]
     if full:
         parts += [
-            f"{w.tokens:,} tokens generated in the {w.minutes} min before, median {median_figure(w.median_tokens)}"
+            f"{w.tokens:,} tokens generated in the {w.minutes} min before, {_against(w.median_tokens, w.minutes)}"
             for w in load.windows
             if w.tokens is not None
         ]
@@ -186,11 +186,11 @@ def lead_time(total: float | None) -> str:
     return f"{total:.0f} s" if total < 120 else f"{total / 60:.0f} min"
 
 
-def median_figure(value: float | None) -> str:
-    """A count or its median: whole when it is, one decimal for small fractional medians."""
-    if value is None:
-        return "?"
-    return f"{value:,.0f}" if value == int(value) or value >= 10 else f"{value:.1f}"
+def _against(median: float | None, minutes: int) -> str:
+    """``median 4``, or why there is none: the log holds no live window that long to compare with."""
+    if median is None:
+        return f"no median (the log holds no live {minutes}-min window to compare with)"
+    return f"median {median:,.0f}" if median == int(median) or median >= 10 else f"median {median:.1f}"
 
 
 def evidence_line(evidence: Evidence) -> str:
