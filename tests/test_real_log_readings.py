@@ -172,6 +172,14 @@ def test_crash_report_sigabrt_is_one_crash(name: str) -> None:
     expect_unparsed(name, 0)
 
 
+def test_issue_1548_crash_report_pasted_from_its_header_is_one_crash() -> None:
+    # The Homebrew service's report pasted from its first header field (`Process:   Python [65813]`),
+    # without the `Translated Report` banner over it: the whole paste is the one report.
+    expect_events("omlx-issue-1548.log", [(1, "crash_report", {"exception_type": "EXC_CRASH (SIGABRT)"})])
+    expect_sessions("omlx-issue-1548.log", [{"end_reason": "crash"}])
+    expect_unparsed("omlx-issue-1548.log", 0)
+
+
 def test_issue_1106_user_summarised_stack_is_only_notes() -> None:
     # Three lines the user wrote (`← throws here`, `→ abort()`): no oMLX record, no lifetime.
     expect_events("omlx-issue-1106.log", [])

@@ -7,6 +7,7 @@ and crashes; ``pastes/other`` holds text of other programs. Every one is read th
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -84,3 +85,51 @@ def test_every_shared_paste_with_omlx_text_is_read(name: str) -> None:
     weights that miss parameters (1927)."""
     result = runner.invoke(app, ["sessions", str(REAL / name), "-q"])
     assert result.exit_code == (2 if name in REFUSED else 0), result.stderr
+
+
+# Logs of other programs that carry a Metal error (``pastes/metal-other``, written for these tests in
+# the shapes llama.cpp, ollama and mlx_lm.server print): the Metal error is what makes them read, so
+# ``check`` must fail on it, never pass (issue: a new user's trial).
+METAL_OTHER = {
+    "llama-cpp-metal-timeout.log": "7: unparsed_gpu_error: ",
+    "ollama-metal-timeout.log": "3: unparsed_gpu_error: ",
+    "mlx-lm-metal-abort.log": "3: crash: ",  # an abort with its [METAL] error: the crash oMLX's process dies by
+}
+
+
+@pytest.mark.parametrize("name", sorted(METAL_OTHER))
+def test_a_metal_error_of_another_program_fails_check(name: str) -> None:
+    result = runner.invoke(app, ["check", str(PASTES / "metal-other" / name)])
+    assert result.exit_code == 1, result.output
+    assert METAL_OTHER[name] in result.stdout
+
+
+def test_another_programs_loggers_are_no_omlx_evidence_whatever_their_messages() -> None:
+    """``myapp.engine - INFO - Engine started`` has a message oMLX writes, but a logger of another package."""
+    path = PASTES / "other" / "python-app-own-loggers.log"
+    assert runner.invoke(app, ["check", str(path)]).exit_code == 2
+    forced = runner.invoke(app, ["events", str(path), "--force", "-f", "json", "-q"])
+    document = json.loads(forced.stdout)
+    assert document["header"]["omlx_version_range"] is None  # no message of oMLX's source to tell a version by
+    assert [event.get("entry") for event in document["events"]] == [None] * 5
+
+
+def test_a_crash_report_pasted_from_its_header_fails_check() -> None:
+    result = runner.invoke(app, ["check", str(REAL / "omlx-issue-1548.log")])
+    assert result.exit_code == 1, result.output
+    assert "1548.log:1: crash: session 1 crashed (macOS crash report)" in result.stdout
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("path", "code"),
+    [
+        (PASTES / "metal-other" / "llama-cpp-metal-timeout.log", 1),
+        (PASTES / "other" / "python-app-own-loggers.log", 2),
+        (REAL / "omlx-issue-1548.log", 1),
+    ],
+    ids=lambda value: value.name if isinstance(value, Path) else str(value),
+)
+def test_check_in_a_real_process(path: Path, code: int) -> None:
+    result = _run("check", str(path), "-q")
+    assert result.returncode == code, result.stdout + result.stderr

@@ -9,8 +9,9 @@ import re
 import pytest
 
 from conftest import FIXTURES
+from omlx_logscan.parsing.catalog import candidates
 from omlx_logscan.parsing.lexicon import lexicon
-from omlx_logscan.parsing.messages import known, messages
+from omlx_logscan.parsing.messages import foreign, known, messages
 
 RECORD = re.compile(r"^\S+ \S+ - (\S+) - (\S+) - (?:\[[^]]*\] - )?(.*)$")
 
@@ -70,3 +71,31 @@ def test_a_lookup_finds_what_every_entry_s_regex_finds() -> None:
     for message in messages_seen:
         every = tuple(sorted((e for e in words.entries if e.regex.match(message)), key=lambda e: e.id))
         assert words.match(message) == every, message
+
+
+@pytest.mark.parametrize(
+    ("logger", "other"),
+    [
+        ("myapp.engine", True),  # another program's package
+        ("transformers.tokenization_utils_base", True),  # a library's: its text is not oMLX's either
+        ("omlx.engine_core", False),
+        ("omlx_app.app", False),
+        ("cache.paged_ssd_cache", False),  # omlx.cache.paged_ssd_cache, its prefix dropped by the paste
+        ("uvicorn.error", False),  # written through by oMLX's process
+        ("httpx", False),
+        ("scheduler", False),  # no dot: a shortened oMLX logger may look so
+        ("root", False),
+        (None, False),
+    ],
+)
+def test_a_dotted_logger_of_another_package_is_another_programs(logger: str | None, other: bool) -> None:
+    assert foreign(logger) is other
+
+
+@pytest.mark.parametrize("text", ["Engine started", "Loading model: resnet50"])
+def test_a_record_of_another_programs_logger_is_none_of_oMLXs_messages(text: str) -> None:
+    """Not by the catalog row its message matches, nor by the lexicon."""
+    row = next(t for t in candidates(text) if t.literal in text and t.regex.search(text))
+    for found in (row, None):
+        assert messages().of_record(text, "myapp.engine", "INFO", found) is None
+    assert messages().of_record(text, "omlx.engine_core", "INFO", row) is not None

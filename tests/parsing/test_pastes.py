@@ -70,3 +70,21 @@ def test_a_crash_report_pasted_in_parts_leaves_no_line_unparsed(tmp_path: Path) 
     assert [event.kind for event in stream.events] == ["crash_report"]
     assert stream.accounting.unparsed == 0
     assert stream.accounting.lines == stream.accounting.accounted == 8
+
+
+def test_a_crash_report_pasted_from_its_header_is_one_crash_report(tmp_path: Path) -> None:
+    """A paste that begins at the report's first header field (``Process:``, its name and pid) is the
+    report, its ``Date/Time:`` among its fields; a ``Process:`` line without a pid is no header."""
+    fields = [
+        ("Process", "Python [4242]"),
+        ("Coalition", "homebrew.mxcl.omlx [901]"),
+        ("Date/Time", "2026-09-15 20:19:38.1234 +0100"),
+        ("Exception Type", "EXC_CRASH (SIGABRT)"),
+        ("Termination Reason", "Namespace SIGNAL, Code 6, Abort trap: 6"),
+    ]
+    stream = _stream(tmp_path, "".join(f"{name + ':':<22}{value}\n" for name, value in fields))
+    assert [(event.line, event.kind) for event in stream.events] == [(1, "crash_report")]
+    assert stream.events[0].fields["exception_type"] == "EXC_CRASH (SIGABRT)" and stream.accounting.unparsed == 0
+    (tmp_path / "note").mkdir()
+    note = _stream(tmp_path / "note", "Process: the model loads, then it stops\n")
+    assert not note.events and note.accounting.unparsed == 1

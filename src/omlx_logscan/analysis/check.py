@@ -19,6 +19,7 @@ from omlx_logscan.analysis.results import Analysis, DeadWindow, Incident, Sessio
 from omlx_logscan.errors import EXIT_FINDINGS, EXIT_OK
 from omlx_logscan.parsing.catalog import OUT_OF_MEMORY_CODE, PENALTY_BOX_CODE, TIMEOUT_CODE, carries_metal_error
 from omlx_logscan.parsing.kinds import CRASH_KINDS
+from omlx_logscan.parsing.recognition import written_by_omlx
 from omlx_logscan.stream.event_stream import EventStream, header
 from omlx_logscan.stream.window import is_empty
 
@@ -197,11 +198,12 @@ def _findings(analysis: Analysis, rule: str, rules: Rules) -> Iterable[Finding]:
         return [_error_finding(group) for group in analysis.errors.groups]
     if rule == "unparsed_gpu_error":
         unparsed = analysis.stream.unparsed
-        return [
+        found = [
             Finding(rule, UnparsedGpuError(text), None, source, line, None)
             for source, line, text in unparsed
             if carries_metal_error(text)
         ]
+        return found + [_unread_fault_finding(rule, fault) for fault in faults if _unread(fault)]
     if rule == "empty":
         return [Finding(rule, NothingChecked(), None, None, None, None)] if is_empty(analysis.stream) else []
     if rule == "outage":
@@ -221,6 +223,18 @@ def _findings(analysis: Analysis, rule: str, rules: Rules) -> Iterable[Finding]:
             first_over.session,
         )
     ]
+
+
+def _unread(incident: Incident) -> bool:
+    """A fault the log shows nothing of but its Metal text: no record of it is oMLX's (another
+    program's line, a bare paste), and nothing after it says how it ended. Left to the fault
+    rules, it would pass the default check: a Metal error given a clean bill."""
+    return incident.outcome == "unknown" and not any(map(written_by_omlx, incident.records))
+
+
+def _unread_fault_finding(rule: str, incident: Incident) -> Finding:
+    first = incident.first
+    return Finding(rule, UnparsedGpuError(first.message), incident.time, first.source, first.line, incident.session)
 
 
 def _fault_finding(rule: str, incident: Incident, requests_visible: bool) -> Finding:

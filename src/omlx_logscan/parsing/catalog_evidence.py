@@ -39,3 +39,8 @@ METAL_ERROR = re.compile(
 
 # A line that names an oMLX logger as a record names its logger: ``omlx.process_memory_enforcer - INFO - …``.
 OMLX_LOGGER = re.compile(r"(?:^|[\s`'\"(\[])omlx(?:_app)?(?:\.\w+)* - ")
+
+
+# The packages of the other loggers oMLX's process writes through: oMLX's logging setup
+# (omlx/logging_config.py) sets the levels of ``uvicorn`` and ``uvicorn.access``, ``httpx`` and ``httpcore``.
+PROCESS_LOGGER_PACKAGES = frozenset({"uvicorn", "httpx", "httpcore"})

@@ -87,6 +87,12 @@ _PANIC_OPENING = r"panic\(cpu \d+ caller 0x[0-9a-fA-F]+\): "
 PANIC = re.compile(rf"^{_PANIC_OPENING}(?P<panic>.*)$")  # the panic's own words are the group ``panic``
 
 
+# How a macOS crash report begins: the banner over an ``.ips`` file's translation, or the first
+# field of its header, the crashed process's name and pid (``Process:   Python [65813]``), where a
+# paste begins at the header (Apple's reports put the ``Process`` field first).
+_CRASH_REPORT_OPENING = r"(?:(?:-+\s*)?Translated Report \(Full Report Below\)|Process:\s+\S.*\[\d+\]\s*$)"
+
+
 # Forms, most specific first. Each regex is anchored at the start of the cleaned line.
 _FORMS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (name, re.compile(rx))
@@ -107,7 +113,7 @@ _FORMS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ("faulthandler", rf"^(?P<msg>{re.escape(FAULTHANDLER_OPENING)}.*)$"),
         ("panic", rf"^(?P<msg>{_PANIC_OPENING}.*)$"),
         ("panic_header", rf"^(?P<msg>{HEADER_OPENING}.*)$"),
-        ("crash_report", r"^(?P<msg>(?:-+\s*)?Translated Report \(Full Report Below\).*)$"),
+        ("crash_report", rf"^(?P<msg>{_CRASH_REPORT_OPENING}.*)$"),
         ("banner", rf"^(?P<msg>(?:{_opening('banner')}).*)$"),
         ("capture", rf"^(?P<msg>(?:{_opening('capture')}).*)$"),
     )

@@ -17,6 +17,7 @@ from functools import cache
 from typing import Protocol
 
 from omlx_logscan.parsing.catalog import LOGGER_PREFIX, UVICORN_TAG, candidates
+from omlx_logscan.parsing.catalog_evidence import PROCESS_LOGGER_PACKAGES
 from omlx_logscan.parsing.lexicon import Entry, Lexicon, lexicon
 from omlx_logscan.parsing.template import Template
 
@@ -88,6 +89,8 @@ class LexiconMessages:
     def of_record(self, text: str, logger: str | None, level: str | None, row: Template | None) -> Known | None:
         """A full record's message, given the logger and level it names and the catalog row it matched
         (None: none): the row's entries when it has one, else the entries of that logger and level."""
+        if foreign(logger):
+            return None
         if row is None:
             found = self.lexicon.match(text, logger, level)
             if not (logger or "").startswith(LOGGER_PREFIX):  # another program's record: oMLX's text only if telling
@@ -180,6 +183,25 @@ def identity(entries: Sequence[Entry]) -> Known:
         loggers.pop() if len(loggers) == 1 else None,
         tuple(e.id for e in entries),
     )
+
+
+@cache
+def foreign(logger: str | None) -> bool:
+    """Whether a record's logger is another program's: a dotted name whose package is neither oMLX's
+    (``omlx``, ``omlx_app``, or one of ``omlx``'s packages a paste wrote without the prefix:
+    ``cache.paged_ssd_cache``) nor one oMLX's process writes through (uvicorn, httpx). oMLX names
+    its loggers ``__name__``; a name without a dot (``scheduler``, ``root``) may be oMLX's, shortened."""
+    if logger is None or "." not in logger or logger.startswith(LOGGER_PREFIX):
+        return False
+    package = logger.split(".", 1)[0]
+    return package not in PROCESS_LOGGER_PACKAGES and package not in _omlx_packages()
+
+
+@cache
+def _omlx_packages() -> frozenset[str]:
+    """The packages of ``omlx`` its loggers are named in (``cache``, ``engine``, ``admin``, ...)."""
+    parts = (entry.logger.split(".") for entry in messages().lexicon.entries if entry.logger)
+    return frozenset(names[1] for names in parts if len(names) > 2 and names[0] == LOGGER_PREFIX)
 
 
 @cache

@@ -17,14 +17,23 @@ from omlx_logscan.parsing.catalog_evidence import CRASH, OMLX_INSTALL, OMLX_LOGG
 from omlx_logscan.parsing.classify import NOT_MESSAGES
 from omlx_logscan.parsing.event import Event
 from omlx_logscan.parsing.kinds import OMLX_ONLY_KINDS
-from omlx_logscan.parsing.messages import known
+from omlx_logscan.parsing.messages import foreign, known
 from omlx_logscan.parsing.records import Record
+
+
+def written_by_omlx(event: Event) -> bool:
+    """An oMLX logger's record, or a message of oMLX's source: what ties an event to oMLX by more
+    than its kind (a Metal error alone any program on the Mac may print)."""
+    return (event.logger or "").startswith(LOGGER_PREFIX) or event.entry is not None
 
 
 def is_omlx(event: Event) -> bool:
     """An oMLX logger's record, a kind only oMLX's logs hold (``OMLX_ONLY_KINDS``; not a start uvicorn
-    alone tells, which every uvicorn server writes), or an oMLX message."""
-    if (event.logger or "").startswith(LOGGER_PREFIX) or event.entry is not None:
+    alone tells, which every uvicorn server writes), or an oMLX message; never a record of another
+    program's logger (``myapp.engine``), whatever its message (a Metal error in it is known by its text)."""
+    if foreign(event.logger):
+        return False
+    if written_by_omlx(event):
         return True
     if event.kind == "process_start":
         return event.fields.get("marker", "") != UVICORN_TAG and event.fields.get("markers") != [UVICORN_TAG]
@@ -48,20 +57,27 @@ class Recognition:
         if self.recognised:
             return
         head = record.head
+        own = not foreign(head.logger)  # another program's record: its message is no sign, whatever it says
         self.recognised = (
             any(map(is_omlx, events))
             or (head.logger or "").startswith(LOGGER_PREFIX)
-            or (head.form not in NOT_MESSAGES and known(head.message) is not None)
+            or (own and head.form not in NOT_MESSAGES and known(head.message) is not None)
         )
         if not self.recognised:
-            self.see_lines((head.message, *record.extra))
+            self.see_lines((head.message,), messages=own)
+            self.see_lines(record.extra)
 
-    def see_lines(self, lines: Iterable[str]) -> None:
-        """Lines of text: unparsed ones, or those of a record."""
+    def see_lines(self, lines: Iterable[str], messages: bool = True) -> None:
+        """Lines of text: unparsed ones, or those of a record (``messages``: whether one of oMLX's
+        messages in them is a sign; not in the message of another program's logger)."""
         for text in lines:
             if self.recognised:
                 return
-            if carries_metal_error(text) or OMLX_LOGGER.search(text) or (text[:1].isalnum() and known(text)):
+            if (
+                carries_metal_error(text)
+                or OMLX_LOGGER.search(text)
+                or (messages and text[:1].isalnum() and known(text))
+            ):
                 self.recognised = True
                 return
             self._crash = self._crash or CRASH.search(text) is not None
