@@ -278,11 +278,14 @@ def _last_record(session: Session, record: RecordAt | None) -> RecordAt | None:
 
 
 def _active_after_last_shutdown(events: list[Event], builder: _Builder, window_end: str | None) -> bool:
-    """Work after the last orderly-stop line: it was a model unload or the like, not the end."""
+    """Work after the last orderly-stop line: it was a model unload or the like, not the end. An
+    untimed stop line (uvicorn's, in a capture) comes after the time before it: the requests kept
+    from another file (a file log read with its capture) are placed by time, not by its file order."""
     last = max(i for i, ev in enumerate(events) if ev.kind == "shutdown")
     if any(ev.kind in SERVING_KINDS for ev in events[last + 1 :]):
         return True
-    return builder.requests.count(events[last].time, window_end, after=events[last]) > 0
+    stop = events[last]
+    return builder.requests.count(stop.time or stop.prev_time, window_end, after=stop) > 0
 
 
 def _settled_outcome(incident: Incident) -> Outcome | None:
