@@ -15,9 +15,10 @@ from typing import Any
 
 from omlx_logscan.analysis.errors import ErrorGroup
 from omlx_logscan.analysis.outage_model import Outage
-from omlx_logscan.analysis.results import Analysis, DeadWindow, Incident, Session
+from omlx_logscan.analysis.results import Analysis, DeadWindow, Incident, Session, aborted_at_exit
 from omlx_logscan.errors import EXIT_FINDINGS, EXIT_OK
 from omlx_logscan.parsing.catalog import OUT_OF_MEMORY_CODE, PENALTY_BOX_CODE, TIMEOUT_CODE, carries_metal_error
+from omlx_logscan.parsing.event import Event
 from omlx_logscan.parsing.kinds import CRASH_KINDS
 from omlx_logscan.stream.event_stream import EventStream, header
 
@@ -107,7 +108,17 @@ class UnparsedGpuError:
     text: str
 
 
-Subject = FaultFound | SessionEnded | DeadFound | TooManyFaults | OutageFound | ErrorFound | UnparsedGpuError
+@dataclass(frozen=True)
+class UnplacedCrash:
+    """Crash evidence the log cannot place (``results.cannot_be_placed``) that shows a process dying
+    while it ran: in no session, yet never passed over. An abort as a process exited is not one."""
+
+    event: Event
+
+
+Subject = (
+    FaultFound | SessionEnded | DeadFound | TooManyFaults | OutageFound | ErrorFound | UnparsedGpuError | UnplacedCrash
+)
 
 
 @dataclass(frozen=True)
@@ -230,6 +241,12 @@ def _process_end_findings(analysis: Analysis, reason: str, visible: bool) -> lis
     for session in analysis.sessions:
         if session.end_reason == reason and session.index not in covered:
             out.append(_session_end_finding(session, reason))
+    if reason == "crash":
+        out += [
+            Finding(reason, UnplacedCrash(ev), None, ev.source, ev.line, None)
+            for ev in analysis.unplaced
+            if not aborted_at_exit(ev)
+        ]
     return out
 
 

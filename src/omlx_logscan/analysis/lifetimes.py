@@ -25,6 +25,7 @@ from omlx_logscan.analysis.results import (
     Session,
     SessionEnd,
     WindowEnd,
+    cannot_be_placed,
     repeats_stopped,
     shows_penalty_box,
 )
@@ -77,13 +78,19 @@ class _Builder:
         self.stream = stream
         self.requests = RequestIndex(stream)
         self.records = RecordIndex(stream)
+        # Crash evidence a dated log cannot place (``cannot_be_placed``): not a session of its own.
+        dated = any(s.first for s in stream.sources)
+        self.unplaced = [ev for ev in stream.events if dated and cannot_be_placed(ev)]
 
     # -- sessions ---------------------------------------------------------------------------
     def sessions(self) -> list[Session]:
         """Lifetimes from the events; a log of oMLX records with no event is one, already running."""
         sessions: list[Session] = []
         current: Session | None = None
+        unplaced = {id(ev) for ev in self.unplaced}
         for event in self.stream.events:
+            if id(event) in unplaced:
+                continue
             if event.kind == "process_start":
                 current = _session_started_by(len(sessions) + 1, event)
                 sessions.append(current)
@@ -209,6 +216,7 @@ def analyze(stream: EventStream, *, wedge_after_s: float | None = None) -> Analy
         log_start=log_start,
         log_end=log_end,
         requests=builder.requests,
+        unplaced=builder.unplaced,
     )
     analysis.outages = find_outages(analysis, stream.arrivals, wedge_after_s)
     analysis.errors = errors_of(sessions)

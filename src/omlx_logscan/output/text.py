@@ -28,6 +28,7 @@ from omlx_logscan.output.phrases import (
     signature_share,
     span_phrase,
     summary,
+    unplaced_notes,
     window_end_phrase,
 )
 from omlx_logscan.output.provenance import input_versions, short_range, versions_phrase
@@ -398,8 +399,9 @@ def sessions_table(analysis: Analysis, con: Console) -> None:
     width = wrap_width(con)
     rows = [_session_cells(s) for s in analysis.sessions]
     plain = _plain_columns([list(SESSION_COLUMNS), *rows])
+    notes = [f"note: {printable(line)}" for line in unplaced_notes(analysis)]
     if width is None:
-        for line in plain:
+        for line in [*plain, *notes]:
             con.print(Text(line))
         return
     table_width = max(map(len, plain)) + len(SESSION_COLUMNS)  # a rule of three cells for two spaces
@@ -416,6 +418,8 @@ def sessions_table(analysis: Analysis, con: Console) -> None:
     if faulted:
         count = f"{len(faulted)} of {plural(len(analysis.sessions), 'session')}"
         say(con, f"{FAULT_MARK} {count} had GPU faults: {sessions_phrase(faulted)}", FAULT_STYLE)
+    for note in notes:
+        say(con, note, "red", hang=6)
 
 
 FAULT_STYLE = "bold red"
