@@ -135,3 +135,17 @@ def test_the_cli_names_the_dump_it_cannot_place(tmp_path: Path) -> None:
     assert [schema_errors(document) for document in documents.values()] == [[], []]
     assert [(f["session"], f["time"], f["line"]) for f in documents["check"]["findings"]] == [(None, None, 1)]
     assert len(documents["timeline"]["sessions"]) == 3 and len(documents["timeline"]["crashes"]) == 1
+
+
+def test_check_passes_on_an_abort_at_exit_and_says_so(tmp_path: Path) -> None:
+    """The note comes with the verdict (text, and a GitHub notice), as a user runs it and in process."""
+    base = _folder(tmp_path, AT_EXIT).parent
+    note = "crash.log:1: Python fatal error (faulthandler): Aborted; a crash dump with no time, an abort as the process"
+    for form, said in (("text", f"note: {note}"), ("github", f"title=Crash evidence that cannot be placed::{note}")):
+        arguments = ["check", "--base-path", str(base), "--fail-on", "crash", "--format", form]
+        done = subprocess.run(
+            [sys.executable, "-m", "omlx_logscan", *arguments], capture_output=True, text=True, timeout=120, check=False
+        )
+        result = CliRunner().invoke(app, arguments)
+        assert (done.returncode, result.exit_code) == (0, 0)
+        assert said in done.stdout and said in result.stdout

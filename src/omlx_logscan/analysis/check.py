@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from omlx_logscan.analysis.errors import ErrorGroup
@@ -142,6 +142,9 @@ class CheckResult:
     findings: list[Finding]
     input: dict[str, Any]
     stream: EventStream | None = None  # what it ran on, for the zone of its times
+    # Crash evidence the log cannot place that no finding is about (an abort as a process exited):
+    # said with the verdict, never passed over.
+    notes: list[Event] = field(default_factory=list)
 
     @property
     def exit_code(self) -> int:
@@ -177,7 +180,9 @@ def run_check(analysis: Analysis, rules: Rules) -> CheckResult:
         "dead_windows": len(analysis.dead_windows),
         "sessions": len(analysis.sessions),
     }
-    return CheckResult(rules, findings, summary_input, analysis.stream)
+    found = {id(f.subject.event) for f in findings if isinstance(f.subject, UnplacedCrash)}
+    notes = [event for event in analysis.unplaced if id(event) not in found]
+    return CheckResult(rules, findings, summary_input, analysis.stream, notes)
 
 
 def _findings(analysis: Analysis, rule: str, rules: Rules) -> Iterable[Finding]:

@@ -141,10 +141,11 @@ CRASH_WORDS = {
 
 def crash_rows(analysis: Analysis) -> list[dict[str, Any]]:
     """Evidence of a dying process or Mac: aborts, fatal exits, faulthandler dumps, panics, crash reports."""
-    return [_crash_row(event, analysis) for event in analysis.crash_evidence()]
+    unplaced = {id(event) for event in analysis.unplaced}
+    return [_crash_row(event, unplaced=id(event) in unplaced) for event in analysis.crash_evidence()]
 
 
-def _crash_row(event: Event, analysis: Analysis) -> dict[str, Any]:
+def _crash_row(event: Event, *, unplaced: bool) -> dict[str, Any]:
     detail = event.fields.get("panic") or event.fields.get("exception_type") or event.fields.get("error")
     if event.kind == "process_exit":
         detail = (
@@ -155,7 +156,7 @@ def _crash_row(event: Event, analysis: Analysis) -> dict[str, Any]:
     site = crash_site(event)
     if site is not None:  # the crashing thread's frame, from the dump
         detail = f"{detail or '?'}, in {site['module']}:{site['line']} {site['func']}"
-    if any(event is ev for ev in analysis.unplaced):
+    if unplaced:
         detail = f"{detail or '?'}; {unplaced_phrase(event)}"
     return {
         "time": event.time,
@@ -174,10 +175,10 @@ def unplaced_phrase(event: Event) -> str:
     return f"a crash dump with no time{exited}; it cannot be placed in a session"
 
 
-def unplaced_notes(analysis: Analysis) -> list[str]:
-    """One line for each piece of crash evidence the log cannot place: ``crash.log:1: …``."""
-    rows = (_crash_row(event, analysis) for event in analysis.unplaced)
-    return [f"{row['source'].rsplit('/', 1)[-1]}:{row['line']}: {row['what']}: {row['detail']}" for row in rows]
+def unplaced_note(event: Event) -> str:
+    """A line for crash evidence the log cannot place: ``crash.log:1: …``."""
+    row = _crash_row(event, unplaced=True)
+    return f"{row['source'].rsplit('/', 1)[-1]}:{row['line']}: {row['what']}: {row['detail']}"
 
 
 def _fatal_exit_detail(reason: str | None) -> str:

@@ -28,7 +28,7 @@ from omlx_logscan.output.phrases import (
     signature_share,
     span_phrase,
     summary,
-    unplaced_notes,
+    unplaced_note,
     window_end_phrase,
 )
 from omlx_logscan.output.provenance import input_versions, short_range, versions_phrase
@@ -83,6 +83,8 @@ def check_text(result: CheckResult, con: Console) -> None:
         where = f"{finding.source}:{finding.line}" if finding.source else "(no record)"
         style = "bold red" if finding.worst_case else ""
         say(con, printable(f"{where}: {finding.rule}: {finding_message(finding)}"), style, hang=4)
+    for event in result.notes:
+        say(con, printable(f"note: {unplaced_note(event)}"), "yellow", hang=4)
     for name, reason in skipped_files(result.stream).items():  # what was not checked is said with the verdict
         say(con, printable(f"skipped {name}: {reason}"), "dim", hang=4)
 
@@ -399,7 +401,7 @@ def sessions_table(analysis: Analysis, con: Console) -> None:
     width = wrap_width(con)
     rows = [_session_cells(s) for s in analysis.sessions]
     plain = _plain_columns([list(SESSION_COLUMNS), *rows])
-    notes = [f"note: {printable(line)}" for line in unplaced_notes(analysis)]
+    notes = [f"note: {printable(unplaced_note(event))}" for event in analysis.unplaced]
     if width is None:
         for line in [*plain, *notes]:
             con.print(Text(line))
