@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
+import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -28,6 +30,12 @@ from omlx_logscan.analysis.signatures import cache_clear_call
 
 RUNS = FIXTURES / "real-omlx"
 VARIANTS = ("server", "console")  # oMLX's file log, and the console capture of the same processes
+# Both read together, in either order: the same processes, so the same reading as either alone.
+PAIRS = ("server+console", "console+server")
+# oMLX's log folder as a user hands it over: server.log and crash.log (faulthandler's, where oMLX
+# wrote one), and that folder with the capture beside them as Homebrew names it (omlx.log).
+FOLDERS = {"folder": ("server", "crash"), "folder+capture": ("server", "crash", "console")}
+FOLDER_NAMES = {"server": "server.log", "crash": "crash.log", "console": "omlx.log"}
 ORDERLY = frozenset({"sigint", "sigterm"})
 # A log line is stamped by the same clock as the truth, to the millisecond, a little after the act.
 LATE = timedelta(milliseconds=500)
@@ -44,7 +52,8 @@ CODES = {"absorbed": {"Timeout"}, "penalty_box": {"Timeout", "SubmissionsIgnored
 
 @dataclass(frozen=True)
 class Case:
-    """One log of one run: ``run`` is ``<scenario>@<version>``, ``variant`` server or console."""
+    """The logs of one run read at once: ``run`` is ``<scenario>@<version>``, ``variant`` one of
+    ``VARIANTS`` (one file), ``PAIRS`` (both files, in that order) or ``FOLDERS`` (a log folder)."""
 
     run: str
     variant: str
@@ -54,8 +63,18 @@ class Case:
         return f"{self.run}/{self.variant}"
 
     @property
-    def path(self) -> Path:
-        return RUNS / f"{self.run}.{self.variant}.log"
+    def arguments(self) -> list[str]:
+        """What the user hands the tool: the files, or the folder."""
+        if self.variant in FOLDERS:
+            return [str(folder_of(self.run, FOLDERS[self.variant]))]
+        return [str(file_of(self.run, part)) for part in self.variant.split("+")]
+
+    @property
+    def files(self) -> list[Path]:
+        """Every file the tool reads."""
+        if self.variant in FOLDERS:
+            return sorted(folder_of(self.run, FOLDERS[self.variant]).iterdir())
+        return [Path(argument) for argument in self.arguments]
 
     @property
     def truth(self) -> dict[str, Any]:
@@ -73,7 +92,7 @@ class Case:
     @property
     def shows_starts(self) -> bool:
         """A process's start lines are in the log: INFO lines, or the banner a console prints at any level."""
-        return self.shows_info or self.variant == "console"
+        return self.shows_info or "console" in self.variant or self.variant == "folder+capture"
 
     def local(self, utc: str) -> datetime:
         """A truth time as the log writes it: wall time in the run's zone."""
@@ -86,6 +105,28 @@ def runs() -> list[str]:
 
 def cases() -> list[Case]:
     return [Case(run, variant) for run in runs() for variant in VARIANTS]
+
+
+def together() -> list[Case]:
+    """Each run's logs read together: both files in either order, and its log folder (with crash.log
+    only where oMLX wrote one: without, the folder is server.log alone, read as it is above)."""
+    found = [Case(run, variant) for run in runs() for variant in (*PAIRS, "folder+capture")]
+    return found + [Case(run, "folder") for run in runs() if file_of(run, "crash").is_file()]
+
+
+def file_of(run: str, part: str) -> Path:
+    return RUNS / f"{run}.{part}.log"
+
+
+@cache
+def folder_of(run: str, parts: tuple[str, ...]) -> Path:
+    """A log folder of the run's ``parts`` (those it has) under oMLX's and Homebrew's names, made once."""
+    folder = Path(tempfile.mkdtemp(prefix=f"{run}-")) / "logs"
+    folder.mkdir()
+    for part in parts:
+        if file_of(run, part).is_file():
+            shutil.copyfile(file_of(run, part), folder / FOLDER_NAMES[part])
+    return folder
 
 
 @cache
@@ -103,7 +144,7 @@ class Reading:
 
 @cache
 def reading(case: Case) -> Reading:
-    analysis = analyze(stream_of(case.path), wedge_after_s=WEDGE_AFTER_S)
+    analysis = analyze(stream_of(*case.arguments), wedge_after_s=WEDGE_AFTER_S)
     return Reading(analysis, explain(analysis).attributions)
 
 
@@ -419,7 +460,7 @@ def request_problems(case: Case) -> list[str]:
 def unparsed_problems(case: Case) -> list[str]:
     """Every line of real oMLX output is read: none unparsed, none lost."""
     accounting = reading(case).analysis.stream.accounting
-    lines = len(case.path.read_bytes().splitlines())
+    lines = sum(len(path.read_bytes().splitlines()) for path in case.files)
     problems = [] if accounting.unparsed == 0 else [f"{accounting.unparsed} unparsed lines"]
     if not accounting.lines == accounting.accounted == lines:
         problems.append(f"{lines} lines, read {accounting.lines}, accounted {accounting.accounted}")
@@ -434,7 +475,7 @@ CHECK_RULES = "penalty_box,dead_engine,crash,wedge"
 def check_arguments(case: Case) -> list[str]:
     return [
         "check",
-        str(case.path),
+        *case.arguments,
         "--tz",
         case.truth["tz"],
         "--fail-on",

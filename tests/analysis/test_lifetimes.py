@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import FIXTURES, stream_of
 from omlx_logscan import analyze, read_events, resolve
 from omlx_logscan.analysis.check import Rules, run_check
 from omlx_logscan.analysis.results import Analysis
@@ -142,3 +143,17 @@ def test_the_lines_written_as_oMLX_is_imported_open_the_start_they_precede(tmp_p
         (at(0), True, "shutdown"),
         (at(4), True, "eof"),
     ]
+
+
+@pytest.mark.parametrize("run", ["a-info-clean@0.5.3", "b-info-seed@0.5.3"])
+def test_a_file_log_and_its_capture_read_together_end_as_either_alone_in_either_order(run: str) -> None:
+    """The capture's uvicorn stop lines are untimed and the requests kept are the first file's: the
+    requests after a stop are those timed after the line before it, whichever file holds them."""
+    server, capture = (FIXTURES / "real-omlx" / f"{run}.{part}.log" for part in ("server", "console"))
+
+    def ends(*paths: Path) -> list[tuple[str | None, str]]:
+        return [(s.end, s.end_reason) for s in analyze(stream_of(*paths)).sessions]
+
+    alone = ends(server)
+    assert [reason for _, reason in alone] == [reason for _, reason in ends(capture)]
+    assert ends(server, capture) == ends(capture, server) == alone

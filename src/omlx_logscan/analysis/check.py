@@ -10,14 +10,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from omlx_logscan.analysis.errors import ErrorGroup
 from omlx_logscan.analysis.outage_model import Outage
-from omlx_logscan.analysis.results import Analysis, DeadWindow, Incident, Session
+from omlx_logscan.analysis.results import Analysis, DeadWindow, Incident, Session, aborted_at_exit
 from omlx_logscan.errors import EXIT_FINDINGS, EXIT_OK
 from omlx_logscan.parsing.catalog import OUT_OF_MEMORY_CODE, PENALTY_BOX_CODE, TIMEOUT_CODE, carries_metal_error
+from omlx_logscan.parsing.event import Event
 from omlx_logscan.parsing.kinds import CRASH_KINDS
 from omlx_logscan.parsing.recognition import written_by_omlx
 from omlx_logscan.stream.event_stream import EventStream, header
@@ -117,8 +118,24 @@ class NothingChecked:
     """The input, or its window, held no record: with --fail-on-empty, a CI job that read nothing fails."""
 
 
+@dataclass(frozen=True)
+class UnplacedCrash:
+    """Crash evidence the log cannot place (``results.cannot_be_placed``) that shows a process dying
+    while it ran: in no session, yet never passed over. An abort as a process exited is not one."""
+
+    event: Event
+
+
 Subject = (
-    FaultFound | SessionEnded | DeadFound | TooManyFaults | OutageFound | ErrorFound | UnparsedGpuError | NothingChecked
+    FaultFound
+    | SessionEnded
+    | DeadFound
+    | TooManyFaults
+    | OutageFound
+    | ErrorFound
+    | UnparsedGpuError
+    | NothingChecked
+    | UnplacedCrash
 )
 
 
@@ -143,6 +160,9 @@ class CheckResult:
     findings: list[Finding]
     input: dict[str, Any]
     stream: EventStream | None = None  # what it ran on, for the zone of its times
+    # Crash evidence the log cannot place that no finding is about (an abort as a process exited):
+    # said with the verdict, never passed over.
+    notes: list[Event] = field(default_factory=list)
 
     @property
     def exit_code(self) -> int:
@@ -176,7 +196,9 @@ def run_check(analysis: Analysis, rules: Rules) -> CheckResult:
         "dead_windows": len(analysis.dead_windows),
         "sessions": len(analysis.sessions),
     }
-    return CheckResult(rules, findings, summary_input, analysis.stream)
+    found = {id(f.subject.event) for f in findings if isinstance(f.subject, UnplacedCrash)}
+    notes = [event for event in analysis.unplaced if id(event) not in found]
+    return CheckResult(rules, findings, summary_input, analysis.stream, notes)
 
 
 def _findings(analysis: Analysis, rule: str, rules: Rules) -> Iterable[Finding]:
@@ -255,6 +277,12 @@ def _process_end_findings(analysis: Analysis, reason: str, visible: bool) -> lis
     for session in analysis.sessions:
         if session.end_reason == reason and session.index not in covered:
             out.append(_session_end_finding(session, reason))
+    if reason == "crash":
+        out += [
+            Finding(reason, UnplacedCrash(ev), None, ev.source, ev.line, None)
+            for ev in analysis.unplaced
+            if not aborted_at_exit(ev)
+        ]
     return out
 
 

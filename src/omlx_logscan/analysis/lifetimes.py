@@ -25,6 +25,7 @@ from omlx_logscan.analysis.results import (
     Session,
     SessionEnd,
     WindowEnd,
+    cannot_be_placed,
     repeats_stopped,
     shows_penalty_box,
 )
@@ -77,13 +78,19 @@ class _Builder:
         self.stream = stream
         self.requests = RequestIndex(stream)
         self.records = RecordIndex(stream)
+        # Crash evidence a dated log cannot place (``cannot_be_placed``): not a session of its own.
+        dated = any(s.first for s in stream.sources)
+        self.unplaced = [ev for ev in stream.events if dated and cannot_be_placed(ev)]
 
     # -- sessions ---------------------------------------------------------------------------
     def sessions(self) -> list[Session]:
         """Lifetimes from the events; a log of oMLX records with no event is one, already running."""
         sessions: list[Session] = []
         current: Session | None = None
+        unplaced = {id(ev) for ev in self.unplaced}
         for event in self.stream.events:
+            if id(event) in unplaced:
+                continue
             if event.kind == "process_start":
                 current = _session_started_by(len(sessions) + 1, event)
                 sessions.append(current)
@@ -209,6 +216,7 @@ def analyze(stream: EventStream, *, wedge_after_s: float | None = None) -> Analy
         log_start=log_start,
         log_end=log_end,
         requests=builder.requests,
+        unplaced=builder.unplaced,
     )
     analysis.outages = find_outages(analysis, stream.arrivals, wedge_after_s)
     analysis.errors = errors_of(sessions)
@@ -278,11 +286,14 @@ def _last_record(session: Session, record: RecordAt | None) -> RecordAt | None:
 
 
 def _active_after_last_shutdown(events: list[Event], builder: _Builder, window_end: str | None) -> bool:
-    """Work after the last orderly-stop line: it was a model unload or the like, not the end."""
+    """Work after the last orderly-stop line: it was a model unload or the like, not the end. An
+    untimed stop line (uvicorn's, in a capture) comes after the time before it: the requests kept
+    from another file (a file log read with its capture) are placed by time, not by its file order."""
     last = max(i for i, ev in enumerate(events) if ev.kind == "shutdown")
     if any(ev.kind in SERVING_KINDS for ev in events[last + 1 :]):
         return True
-    return builder.requests.count(events[last].time, window_end, after=events[last]) > 0
+    stop = events[last]
+    return builder.requests.count(stop.time or stop.prev_time, window_end, after=stop) > 0
 
 
 def _settled_outcome(incident: Incident) -> Outcome | None:

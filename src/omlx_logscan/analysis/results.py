@@ -11,6 +11,7 @@ from omlx_logscan.analysis.outage_model import Outages
 from omlx_logscan.analysis.requests import RequestIndex
 from omlx_logscan.parsing.catalog import PENALTY_BOX_CODE, FaultKind
 from omlx_logscan.parsing.event import Event
+from omlx_logscan.parsing.grammar import FAULTHANDLER_ABORT
 from omlx_logscan.parsing.kinds import CRASH_KINDS
 from omlx_logscan.stream.event_stream import EventStream
 from omlx_logscan.timeutil import seconds
@@ -62,11 +63,12 @@ class Session:
     exit_notes: list[Event] = field(default_factory=list, repr=False)
 
     def note_exit_aborts(self) -> None:
-        """Moves the C++ runtime aborts written after a stopped session's last orderly-stop line from
-        its events to its exit notes: it had stopped in order, so they do not say it crashed."""
+        """Moves the aborts written after a stopped session's last orderly-stop line (the C++ runtime's,
+        and faulthandler's dump of the SIGABRT) from its events to its exit notes: it had stopped in
+        order, so they do not say it crashed."""
         last = max(i for i, ev in enumerate(self.events) if ev.kind == "shutdown")
         after = self.events[last + 1 :]
-        notes = [ev for ev in after if ev.kind == "process_exit" and ev.fields.get("reason") == "abort"]
+        notes = [ev for ev in after if is_abort(ev)]
         if notes:
             self.exit_notes = notes
             self.events = self.events[: last + 1] + [ev for ev in after if ev not in notes]
@@ -246,12 +248,47 @@ class Analysis:
     requests: RequestIndex  # finished requests by time, for counts over any window
     outages: Outages = field(default_factory=Outages)  # every outage of every kind (analysis/outages.py)
     errors: Errors = field(default_factory=Errors)  # failures other than GPU faults (analysis/errors.py)
+    # Crash evidence with no time in or around it (faulthandler's crash.log beside a dated log): it is
+    # in no session, and no session is made of it (``cannot_be_placed``).
+    unplaced: list[Event] = field(default_factory=list)
 
     def crash_evidence(self) -> list[Event]:
         """The stream's events that show a process or the Mac dying (CRASH_KINDS), less the aborts a
         session wrote after its orderly stop."""
         notes = {id(ev) for session in self.sessions for ev in session.exit_notes}
         return [ev for ev in self.stream.events if ev.kind in CRASH_KINDS and id(ev) not in notes]
+
+
+def is_abort(event: Event) -> bool:
+    """Whether ``event`` is a process's SIGABRT: the C++ runtime's abort line, or faulthandler's dump of it."""
+    if event.kind == "faulthandler_dump":
+        return bool(event.fields.get("error") == FAULTHANDLER_ABORT)
+    return bool(event.kind == "process_exit" and event.fields.get("reason") == "abort")
+
+
+def aborted_at_exit(event: Event) -> bool:
+    """A faulthandler dump of a SIGABRT in which no thread has a Python frame: Python had stopped
+    running (a crash while serving shows the event loop's and the engine's frames), so the process
+    aborted as it exited, as the Linux runs abort after their orderly stop."""
+    threads = event.fields.get("threads") or []
+    return (
+        event.kind == "faulthandler_dump"
+        and is_abort(event)
+        and bool(threads)
+        and not any(thread.get("frames") for thread in threads)
+    )
+
+
+def cannot_be_placed(event: Event) -> bool:
+    """Crash evidence with no time of its own nor any around it in its file (crash.log, which oMLX's
+    faulthandler appends to, holds none): no session of a dated log can be said to have written it."""
+    return (
+        event.kind in CRASH_KINDS
+        and event.time is None
+        and event.prev_time is None
+        and event.next_time is None
+        and event.time_of_day is None
+    )
 
 
 REPEATS_STOPPED_MIN_S = 1800.0  # silence after the last repeat that says the dead process is gone

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from omlx_logscan.analysis.check import CheckResult, Finding
 from omlx_logscan.output.findings import check_headline, finding_message, finding_title, rule_threshold, rule_verdict
 from omlx_logscan.output.markup import code_span, md_cell, md_text
+from omlx_logscan.output.phrases import unplaced_note
 from omlx_logscan.timeutil import human_time
 
 ANNOTATION_CAP = 10  # GitHub shows at most 10 error annotations per step
@@ -88,8 +89,16 @@ def github_annotations(result: CheckResult, cap: int = ANNOTATION_CAP) -> list[s
             f"::notice title=logscan check::{rest} more fault{'s' if rest != 1 else ''} not annotated "
             f"(GitHub shows at most {cap} error annotations per step); the step summary lists them"
         )
+    lines += [
+        f"::notice file={escape_property(workspace_relative(event.source))},line={event.line},"
+        f"title={escape_property(UNPLACED_TITLE)}::{escape_data(unplaced_note(event))}"
+        for event in result.notes
+    ]
     lines.append(check_headline(result))
     return lines
+
+
+UNPLACED_TITLE = "Crash evidence that cannot be placed"
 
 
 def error_annotation(reason: str) -> str:

@@ -14,10 +14,18 @@ from omlx_logscan.analysis.check import (
     SessionEnded,
     TooManyFaults,
     UnparsedGpuError,
+    UnplacedCrash,
 )
 from omlx_logscan.output.errors import error_message
 from omlx_logscan.output.outages import outage_line
-from omlx_logscan.output.phrases import CRASH_WORDS, dead_for, fault_phrase, plural, window_end_phrase
+from omlx_logscan.output.phrases import (
+    CRASH_WORDS,
+    dead_for,
+    fault_phrase,
+    plural,
+    unplaced_phrase,
+    window_end_phrase,
+)
 from omlx_logscan.parsing.catalog import (
     FATAL_LOGGER,
     GPU_CODE_PREFIX,
@@ -109,6 +117,8 @@ def finding_message(finding: Finding) -> str:
         return outage_line(subject.outage)
     if isinstance(subject, ErrorFound):
         return error_message(subject.group)
+    if isinstance(subject, UnplacedCrash):
+        return f"{CRASH_WORDS[subject.event.kind]}: {unplaced_phrase(subject.event)}"
     if isinstance(subject, UnparsedGpuError):
         return f"a Metal or ANE error in a line that could not be parsed: {subject.text.strip()[:MAX_QUOTED_CHARS]}"
     if isinstance(subject, NothingChecked):

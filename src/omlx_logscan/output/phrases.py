@@ -8,11 +8,19 @@ from dataclasses import dataclass
 from typing import Any
 
 from omlx_logscan.analysis.outage_model import LEVEL_EVIDENCE_RECORDS
-from omlx_logscan.analysis.results import Analysis, DeadWindow, Incident, Signature, shows_penalty_box
+from omlx_logscan.analysis.results import (
+    Analysis,
+    DeadWindow,
+    Incident,
+    Signature,
+    aborted_at_exit,
+    shows_penalty_box,
+)
 from omlx_logscan.analysis.signatures import cache_clear_call, crash_site
 from omlx_logscan.output.errors import errors_sentence
 from omlx_logscan.output.outages import outages_sentence
 from omlx_logscan.parsing.catalog import FATAL_LOGGER, PENALTY_BOX_CODE
+from omlx_logscan.parsing.event import Event
 from omlx_logscan.stream.event_stream import EventStream, header
 from omlx_logscan.timeutil import clock_seconds, human_duration, human_time, seconds, to_second
 
@@ -133,30 +141,44 @@ CRASH_WORDS = {
 
 def crash_rows(analysis: Analysis) -> list[dict[str, Any]]:
     """Evidence of a dying process or Mac: aborts, fatal exits, faulthandler dumps, panics, crash reports."""
-    rows = []
-    for event in analysis.crash_evidence():
-        detail = event.fields.get("panic") or event.fields.get("exception_type") or event.fields.get("error")
-        if event.kind == "process_exit":
-            detail = (
-                "uncaught C++ exception (C++ runtime abort)"
-                if event.fields.get("reason") == "abort"
-                else _fatal_exit_detail(event.fields.get("reason_text"))
-            )
-        site = crash_site(event)
-        if site is not None:  # the crashing thread's frame, from the dump
-            detail = f"{detail or '?'}, in {site['module']}:{site['line']} {site['func']}"
-        rows.append(
-            {
-                "time": event.time,
-                "after": None if event.time else event.prev_time,
-                "kind": event.kind,
-                "what": CRASH_WORDS[event.kind],
-                "detail": detail,
-                "source": event.source,
-                "line": event.line,
-            }
+    unplaced = {id(event) for event in analysis.unplaced}
+    return [_crash_row(event, unplaced=id(event) in unplaced) for event in analysis.crash_evidence()]
+
+
+def _crash_row(event: Event, *, unplaced: bool) -> dict[str, Any]:
+    detail = event.fields.get("panic") or event.fields.get("exception_type") or event.fields.get("error")
+    if event.kind == "process_exit":
+        detail = (
+            "uncaught C++ exception (C++ runtime abort)"
+            if event.fields.get("reason") == "abort"
+            else _fatal_exit_detail(event.fields.get("reason_text"))
         )
-    return rows
+    site = crash_site(event)
+    if site is not None:  # the crashing thread's frame, from the dump
+        detail = f"{detail or '?'}, in {site['module']}:{site['line']} {site['func']}"
+    if unplaced:
+        detail = f"{detail or '?'}; {unplaced_phrase(event)}"
+    return {
+        "time": event.time,
+        "after": None if event.time else event.prev_time,
+        "kind": event.kind,
+        "what": CRASH_WORDS[event.kind],
+        "detail": detail,
+        "source": event.source,
+        "line": event.line,
+    }
+
+
+def unplaced_phrase(event: Event) -> str:
+    """What crash evidence the log cannot place shows, and that it is in no session."""
+    exited = ", an abort as the process exited (no thread has a Python frame)" if aborted_at_exit(event) else ""
+    return f"a crash dump with no time{exited}; it cannot be placed in a session"
+
+
+def unplaced_note(event: Event) -> str:
+    """A line for crash evidence the log cannot place: ``crash.log:1: …``."""
+    row = _crash_row(event, unplaced=True)
+    return f"{row['source'].rsplit('/', 1)[-1]}:{row['line']}: {row['what']}: {row['detail']}"
 
 
 def _fatal_exit_detail(reason: str | None) -> str:

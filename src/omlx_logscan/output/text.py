@@ -28,6 +28,7 @@ from omlx_logscan.output.phrases import (
     signature_share,
     span_phrase,
     summary,
+    unplaced_note,
     window_end_phrase,
 )
 from omlx_logscan.output.provenance import input_versions, short_range, versions_phrase
@@ -82,6 +83,8 @@ def check_text(result: CheckResult, con: Console) -> None:
         where = f"{finding.source}:{finding.line}" if finding.source else "(no record)"
         style = "bold red" if finding.worst_case else ""
         say(con, printable(f"{where}: {finding.rule}: {finding_message(finding)}"), style, hang=4)
+    for event in result.notes:
+        say(con, printable(f"note: {unplaced_note(event)}"), "yellow", hang=4)
     for name, reason in skipped_files(result.stream).items():  # what was not checked is said with the verdict
         say(con, printable(f"skipped {name}: {reason}"), "dim", hang=4)
 
@@ -398,8 +401,9 @@ def sessions_table(analysis: Analysis, con: Console) -> None:
     width = wrap_width(con)
     rows = [_session_cells(s) for s in analysis.sessions]
     plain = _plain_columns([list(SESSION_COLUMNS), *rows])
+    notes = [f"note: {printable(unplaced_note(event))}" for event in analysis.unplaced]
     if width is None:
-        for line in plain:
+        for line in [*plain, *notes]:
             con.print(Text(line))
         return
     table_width = max(map(len, plain)) + len(SESSION_COLUMNS)  # a rule of three cells for two spaces
@@ -416,6 +420,8 @@ def sessions_table(analysis: Analysis, con: Console) -> None:
     if faulted:
         count = f"{len(faulted)} of {plural(len(analysis.sessions), 'session')}"
         say(con, f"{FAULT_MARK} {count} had GPU faults: {sessions_phrase(faulted)}", FAULT_STYLE)
+    for note in notes:
+        say(con, note, "red", hang=6)
 
 
 FAULT_STYLE = "bold red"

@@ -79,6 +79,7 @@ def _opening(tag: str) -> str:
 
 # How the first lines of the blocks the system writes begin: a faulthandler dump and a kernel panic.
 FAULTHANDLER_OPENING = "Fatal Python error: "
+FAULTHANDLER_ABORT = "Aborted"  # the error CPython's faulthandler names for SIGABRT (its ``faulthandler.c``)
 
 
 _PANIC_OPENING = r"panic\(cpu \d+ caller 0x[0-9a-fA-F]+\): "
