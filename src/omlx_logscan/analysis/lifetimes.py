@@ -118,7 +118,8 @@ class _Builder:
                 out[-1].records.append(event)
                 continue
             first_name = event.fields.get("code_name")
-            out.append(Incident([event], session.index, INCIDENT_KINDS.get(str(first_name), "other_gpu")))
+            kind = INCIDENT_KINDS.get(str(first_name), "other_gpu")
+            out.append(Incident(records=[event], session=session.index, kind=kind))
         return out
 
 

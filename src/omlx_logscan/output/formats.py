@@ -171,10 +171,15 @@ class RowWriter:
             from omlx_logscan.output import rows
 
             row = self._row(event)
-            if self._fmt is EventFormat.csv:
-                rows.write_csv([row], sys.stdout, header=False)
-            else:
-                rows.write_ndjson([row], sys.stdout)
+            match self._fmt:
+                case EventFormat.csv:
+                    rows.write_csv([row], sys.stdout, header=False)
+                case EventFormat.ndjson:
+                    rows.write_ndjson([row], sys.stdout)
+                case EventFormat.table | EventFormat.json | EventFormat.parquet:  # a table has its own writer
+                    raise AssertionError(f"{self._fmt} rows are not written one at a time")
+                case _:
+                    assert_never(self._fmt)
         if self._left is not None:
             self._left -= 1
             if self._left == 0:
