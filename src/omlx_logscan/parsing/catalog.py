@@ -318,6 +318,15 @@ def candidates(message: str) -> tuple[Template, ...]:
     return _BY_FIRST.get(message[:1], _OPEN_START)
 
 
+def catalog_match(message: str) -> tuple[Template, re.Match[str]] | None:
+    """The first catalog row ``message`` matches, and its match (the literal every match holds is
+    tested first: ``in`` is far cheaper than a search)."""
+    for template in candidates(message):
+        if template.literal in message and (match := template.regex.search(message)):
+            return template, match
+    return None
+
+
 # Named groups that hold numbers: those whose pattern is digits (others, like request ids, model
 # names and a size with its unit, stay text).
 _NUMERIC_GROUP = re.compile(r"\(\?P<(\w+)>(?:(?:\[\d+\])?\\d(?:\+|\{\d+\})|\[\\d\.\]\+)\)")

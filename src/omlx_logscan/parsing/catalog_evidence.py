@@ -19,9 +19,15 @@ OMLX_INSTALL = re.compile(
 )
 
 
+# A line of a Python traceback: its head, or a frame's.
+TRACEBACK = r'Traceback \(most recent call last\)|^\s*File "[^"]+", line \d+'
+
+# The type a Python exception line begins with (``ValueError``, ``mlx.core.RuntimeError``, ``SystemExit``).
+EXCEPTION_TYPE = r"[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt)"
+
 # A line of a Python traceback, a macOS crash report or a crash stack (native or Objective-C).
 CRASH = re.compile(
-    r"Traceback \(most recent call last\)|^\s*File \"[^\"]+\", line \d+|^\s*(?:Exception Type|Termination Reason):"
+    TRACEBACK + r"|^\s*(?:Exception Type|Termination Reason):"
     r"|^Thread \d+ Crashed|Terminating app due to uncaught exception|\babort\(\)|__cxa_throw|std::__terminate"
     r"|^\d+\s+\S+\s+(?:\t|\s)*0x[0-9a-fA-F]+ "
 )

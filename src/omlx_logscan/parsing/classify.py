@@ -19,9 +19,10 @@ from omlx_logscan.parsing.catalog import (
     LOGGER_PREFIX,
     NUMERIC_FIELDS,
     RESOURCE_LIMIT_CODE,
-    candidates,
+    catalog_match,
     may_be_fatal_exit,
 )
+from omlx_logscan.parsing.catalog_evidence import EXCEPTION_TYPE
 from omlx_logscan.parsing.dumps import DUMP_FRAME, dump_fields
 from omlx_logscan.parsing.event import Event
 from omlx_logscan.parsing.grammar import FAULTHANDLER_OPENING, Line
@@ -34,7 +35,7 @@ from omlx_logscan.parsing.template import Template
 _FRAME = re.compile(r'^\s*File "(?P<path>[^"]+)", line (?P<line>\d+), in (?P<func>\S+)')
 
 
-_EXCEPTION_LINE = re.compile(r"^(?P<type>[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt)): ")
+_EXCEPTION_LINE = re.compile(rf"^(?P<type>{EXCEPTION_TYPE}): ")
 
 
 _EXCEPTION_TYPE = re.compile(r"^\s*Exception Type:\s+(?P<type>.+)$")
@@ -81,16 +82,6 @@ def _gpu_fields(record: Record, text: str) -> dict[str, Any] | None:
             break
     out: dict[str, Any] = {"code": code, "code_name": name, "context": context}
     return {**out, **_traceback_fields(_body(record))}
-
-
-def _catalog_match(message: str) -> tuple[Template, re.Match[str]] | None:
-    for template in candidates(message):
-        if template.literal not in message:  # every match contains it, and ``in`` is far cheaper than a search
-            continue
-        match = template.regex.search(message)
-        if match:
-            return template, match
-    return None
 
 
 def _values(match: re.Match[str]) -> dict[str, Any]:
@@ -155,7 +146,7 @@ def classify(record: Record, source: str, index: int) -> list[Event]:
     """The events one record yields: usually one, two for an abort or fatal exit or a stop line that
     quotes a GPU fault, none for routine lines."""
     head = record.head
-    matched = _catalog_match(head.message) if head.form not in NOT_MESSAGES else None
+    matched = catalog_match(head.message) if head.form not in NOT_MESSAGES else None
     identity = identify(record, matched[0] if matched is not None else None)
     logger = _logger_of(head, identity)
     level = head.level or ("CRITICAL" if head.form == "abort" else identity.level if identity is not None else None)

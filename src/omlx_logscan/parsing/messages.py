@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Protocol
 
-from omlx_logscan.parsing.catalog import LOGGER_PREFIX, UVICORN_TAG, candidates
+from omlx_logscan.parsing.catalog import LOGGER_PREFIX, UVICORN_TAG, catalog_match
 from omlx_logscan.parsing.catalog_evidence import PROCESS_LOGGER_PACKAGES
 from omlx_logscan.parsing.lexicon import Entry, Lexicon, lexicon
 from omlx_logscan.parsing.template import Template
@@ -121,7 +121,8 @@ class LexiconMessages:
     def by_row(self, text: str) -> tuple[Entry, ...]:
         """The entries of the catalog row ``text`` matches: those of them whose wording the text
         holds, or all of them (the row knows a shape the entries do not)."""
-        row = next((t for t in candidates(text) if t.literal in text and t.regex.search(text)), None)
+        matched = catalog_match(text)
+        row = matched[0] if matched is not None else None
         if row is None or row.tag == UVICORN_TAG or not row.entries:
             return ()
         table = self._row_table(row)

@@ -16,6 +16,7 @@ from datetime import date, timedelta
 
 from omlx_logscan.inputs.lines import KeptLine
 from omlx_logscan.parsing.catalog import candidates, may_be_fatal_exit
+from omlx_logscan.parsing.catalog_evidence import EXCEPTION_TYPE, TRACEBACK
 from omlx_logscan.parsing.catalog_panics import DATE_TIME_OPENING
 from omlx_logscan.parsing.grammar import (
     BLOCK_FORMS,
@@ -160,7 +161,7 @@ KEEP_HEAD = 200
 KEEP_TAIL = 300
 
 
-_TRACEBACK_LINE = re.compile(r'^(?:Traceback \(most recent call last\)|\s*File "[^"]+", line \d+)')
+_TRACEBACK_LINE = re.compile(rf"^(?:{TRACEBACK})")
 
 
 @dataclass
@@ -368,7 +369,7 @@ def _dies(record: Record) -> bool:
 
 
 # An exception line: its type, and its text (what a record restated by it holds).
-_EXCEPTION = re.compile(r"^\s*[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt): (?P<text>\S.{8,})$")
+_EXCEPTION = re.compile(rf"^\s*{EXCEPTION_TYPE}: (?P<text>\S.{{8,}})$")
 
 
 def _restates(line: str, message: str) -> bool:
