@@ -260,21 +260,15 @@ class Watcher:
             self._wedge_alert(wedged, now)
 
     def _alert(self, window: DeadWindow, entry: Incident, now: float) -> None:
-        self.sink.notice(dead_notice(window, entry, self.options.path))
-        if self.options.on_dead:
-            self._hook("on-dead", self.options.on_dead, window.session, window.start, entry.penalty_record, now)
-        if self.options.exit_on_dead:
-            self._exit = EXIT_DEAD
+        notice = dead_notice(window, entry, self.options.path)
+        self._engine_dead(notice, window.session, window.start, entry.penalty_record, now)
 
     def _wedge_alert(self, seen: WedgeSeen, now: float) -> None:
         """A live wedge: alert and run --on-dead once (the process is alive; a dead window already alerted)."""
         session = seen.session
         data = {"session": session, "since": seen.since, "unfinished": seen.unfinished, "event": seen.event.as_dict()}
-        self.sink.notice(Notice("wedge", wedge_alert_message(seen.since, seen.unfinished, session), data))
-        if self.options.on_dead:
-            self._hook("on-dead", self.options.on_dead, session, seen.since, seen.event, now)
-        if self.options.exit_on_dead:
-            self._exit = EXIT_DEAD
+        notice = Notice("wedge", wedge_alert_message(seen.since, seen.unfinished, session), data)
+        self._engine_dead(notice, session, seen.since, seen.event, now)
 
     def _probe(self, now: float) -> None:
         """Take a finished probe's answer into the stream, or send one if the log cannot tell and none is out."""
@@ -314,9 +308,15 @@ class Watcher:
             "outcome": proof.outcome,
             "probes": [probe.as_dict() for probe in proof.probes],
         }
-        self.sink.notice(Notice("probe_dead", probe_dead_message(proof), data))
+        notice = Notice("probe_dead", probe_dead_message(proof), data)
+        self._engine_dead(notice, proof.session, proof.since, proof.last, now)
+
+    def _engine_dead(self, notice: Notice, session: int, since: str | None, event: Event, now: float) -> None:
+        """What every proof of a generation-dead engine does once (a penalty box, a wedge, probes): the
+        alert, --on-dead, and with --exit-on-dead the exit code."""
+        self.sink.notice(notice)
         if self.options.on_dead:
-            self._hook("on-dead", self.options.on_dead, proof.session, proof.since, proof.last, now)
+            self._hook("on-dead", self.options.on_dead, session, since, event, now)
         if self.options.exit_on_dead:
             self._exit = EXIT_DEAD
 
