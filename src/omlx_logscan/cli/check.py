@@ -24,7 +24,6 @@ from omlx_logscan.output.formats import CheckFormat
 
 if TYPE_CHECKING:
     from omlx_logscan.analysis.check import CheckResult
-    from omlx_logscan.stream.event_stream import EventStream
 
 DEFAULT_FAIL_ON = "penalty_box,dead_engine,crash,unparsed_gpu_error"
 
@@ -84,16 +83,15 @@ def check(
     """A CI gate: exit 0 when the log shows none of the --fail-on failures, 1 when it does, 2 when it cannot check."""
     from omlx_logscan.cli.values import output_format
     from omlx_logscan.output.formats import write_check, write_check_error
-    from omlx_logscan.stream.window import is_empty
 
     chosen = output_format(fmt, options.output, CheckFormat.text)
     try:
-        stream, result = _run(options, fail_on, max_faults, max_dead, (max_outage, wedge_after), fail_on_empty)
+        result = _run(options, fail_on, max_faults, max_dead, (max_outage, wedge_after), fail_on_empty)
     except LogscanError as exc:  # a CI test reporter or code scanning should show why, not nothing
         write_check_error(chosen, str(exc), options.output)
         raise
     write_check(chosen, result, options.output, os.environ.get("GITHUB_STEP_SUMMARY"), sarif_root)
-    _say_verdict(chosen, options, result, fail_on_empty and is_empty(stream))  # load_stream said so on stderr
+    _say_verdict(chosen, options, result, result.count("empty") > 0)  # load_stream said why on stderr
     if result.exit_code:
         raise typer.Exit(result.exit_code)
 
@@ -121,9 +119,9 @@ def _run(
     max_dead: str | None,
     outages: tuple[str | None, str | None],
     fail_on_empty: bool,
-) -> tuple[EventStream, CheckResult]:
-    """The stream read and the check's result, or a LogscanError when it cannot check; ``outages`` is
-    (--max-outage, --wedge-after)."""
+) -> CheckResult:
+    """The check's result, or a LogscanError when it cannot check; ``outages`` is (--max-outage,
+    --wedge-after)."""
     from omlx_logscan.analysis.check import Rules, run_check
     from omlx_logscan.analysis.lifetimes import analyze
     from omlx_logscan.cli.values import duration_seconds, parse_fail_on, wedge_after_seconds
@@ -142,4 +140,4 @@ def _run(
     unreadable = [source.problem for source in stream.sources if source.problem]
     if unreadable:
         raise LogscanError(f"cannot check the whole input: {unreadable[0]}")
-    return stream, run_check(analyze(stream, wedge_after_s=wedge_after_seconds(wedge_after)), rules)
+    return run_check(analyze(stream, wedge_after_s=wedge_after_seconds(wedge_after)), rules)
