@@ -37,6 +37,14 @@ TIMEOUT_LINE = (
 )
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--update-golden",
+        action="store_true",
+        help="write tests/golden's expected outputs again from today's (then review their git diff)",
+    )
+
+
 def unwrapped(text: str) -> list[str]:
     """The lines of a report with each log line that its code blocks wrap (``↪``) joined again."""
     lines: list[str] = []
