@@ -7,15 +7,20 @@ import json
 import os
 import sys
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import pytest
 
+from omlx_logscan.analysis.investigation import investigation_of
 from omlx_logscan.analysis.lifetimes import analyze
 from omlx_logscan.analysis.results import Analysis
 from omlx_logscan.inputs.sources import resolve
+from omlx_logscan.output.documents import timeline_document
+from omlx_logscan.output.phrases import crash_rows, summary
+from omlx_logscan.output.sections import Section, timeline_sections
 from omlx_logscan.output.wrap import CONTINUED
 from omlx_logscan.stream.event_stream import EventStream
 from omlx_logscan.stream.read import read_events
@@ -72,6 +77,22 @@ def stream_of(*paths: str | Path) -> EventStream:
 
 def analysis_of(*paths: str | Path) -> Analysis:
     return analyze(stream_of(*paths))
+
+
+def sections_of(analysis: Analysis, os_versions: dict[int, str] | None = None) -> list[Section]:
+    """The timeline's sections of an analysis read with no OS history and no overlays; ``os_versions``
+    gives each session a macOS version as an OS history would."""
+    return timeline_sections(replace(investigation_of(analysis), os_versions=os_versions))
+
+
+def summary_of(analysis: Analysis) -> str:
+    """The timeline's *Summary* paragraph of an analysis."""
+    return summary(analysis, crash_rows(analysis))
+
+
+def timeline_json(analysis: Analysis) -> dict[str, Any]:
+    """The ``timeline --format json`` document of an analysis (no OS history, no overlays)."""
+    return timeline_document(sections_of(analysis))
 
 
 def pasted(tmp_path: Path, text: str) -> Path:

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from conftest import summary_of
 from omlx_logscan.analysis.results import Analysis
-from omlx_logscan.output.phrases import escalation_rows, summary
+from omlx_logscan.output.phrases import escalation_rows
 
 
 def test_six_timeouts_with_the_reports_outcomes(example_analysis: Analysis) -> None:
@@ -46,7 +47,7 @@ def test_one_stack_for_all_faults(example_analysis: Analysis) -> None:
     assert sigs[0].call_site == "cache_clear"
     assert sigs[0].innermost_code == "mx.synchronize()  # default stream"
     assert [f["module"] for f in sigs[0].frames][-1] == "omlx/utils/metal_sync.py"
-    assert "identical for all 6 faults" in summary(example_analysis)
+    assert "identical for all 6 faults" in summary_of(example_analysis)
 
 
 def test_sessions_and_level(example_analysis: Analysis) -> None:

@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
+from conftest import timeline_json
 from omlx_logscan import analyze, read_events, resolve
-from omlx_logscan.output.documents import timeline_document
 from omlx_logscan.stream.read import all_events
 
 REAL = Path(__file__).resolve().parent / "fixtures" / "real"
@@ -30,7 +30,7 @@ def reading(name: str) -> Doc:
     """The ``timeline -f json`` document of one real log, with its events as ``events -f ndjson`` gives them."""
     stream = read_events(resolve([str(REAL / name)]), keep_request_text=True)
     stream.zone = UTC  # the expected times are the log's own: read in UTC, each carries "+00:00"
-    doc = timeline_document(analyze(stream))
+    doc = timeline_json(analyze(stream))
     doc["events"] = [event.as_dict() for event in all_events(stream)]
     return doc
 

@@ -22,11 +22,13 @@ from fault_logs import (
     record,
 )
 from omlx_logscan.analysis.attribution import WhyFaulted, explain
+from omlx_logscan.analysis.investigation import investigation_of
 from omlx_logscan.analysis.results import Analysis
 from omlx_logscan.cli.values import overlay_specs
 from omlx_logscan.inputs.overlays import parse_overlays
-from omlx_logscan.output.documents import add_why, attribution_dict, timeline_document
+from omlx_logscan.output.documents import attribution_dict, timeline_document
 from omlx_logscan.output.markdown import why_markdown
+from omlx_logscan.output.sections import timeline_sections
 from omlx_logscan.output.text import console, write_why_text
 from omlx_logscan.output.why import (
     fault_lines,
@@ -337,8 +339,7 @@ def test_the_example_log(tmp_path: Path) -> None:
 
 def test_json_document_gets_attribution_and_overlays(example_analysis: Analysis) -> None:
     overlays = parse_overlays(overlay_specs([f"gpu={EXAMPLE.parent / 'gpu-overlay.csv'}"]))
-    document = timeline_document(example_analysis)
-    add_why(document, explain(example_analysis, overlays))
+    document = timeline_document(timeline_sections(investigation_of(example_analysis, overlays=overlays)))
     attribution = document["faults"][0]["attribution"]
     assert set(attribution) >= {"call_site", "trigger", "evidence", "invisible"}
     assert set(document["overlays"][0]) >= {

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from conftest import EXAMPLE, analysis_of
+from conftest import EXAMPLE, analysis_of, sections_of
 from omlx_logscan.cli.app import app
 from omlx_logscan.output.chart import (
     EM_PER_CHAR,
@@ -123,7 +123,7 @@ def test_labels_are_short_enough_and_mermaid_safe(tmp_path: Path) -> None:
 
 def test_timeline_markdown_has_the_chart_of_the_report() -> None:
     text = markdown_of(EXAMPLE)
-    report = build_report(analysis_of(EXAMPLE))
+    report = build_report(sections_of(analysis_of(EXAMPLE)))
     assert charts(text) == charts(report) and len(charts(text)) == 1
 
 

@@ -9,11 +9,15 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from conftest import EXAMPLE, analysis_of, unwrapped
+from conftest import EXAMPLE, analysis_of, sections_of, unwrapped
+from omlx_logscan.analysis.investigation import investigation_of
 from omlx_logscan.analysis.results import Analysis
 from omlx_logscan.cli.app import app
+from omlx_logscan.inputs.oshistory import load_history
+from omlx_logscan.output.markdown import bounds_markdown
 from omlx_logscan.output.phrases import crash_rows
 from omlx_logscan.output.report import LINE_MAX, build_report
+from omlx_logscan.output.sections import timeline_sections
 from omlx_logscan.parsing.catalog import FATAL_EXIT_SUFFIX
 from synthetic import STILL_DEAD, absorbed_faults, busy, record, start, timeout, write_log
 
@@ -139,14 +143,16 @@ def test_huge_log_stays_under_githubs_limit(tmp_path: Path) -> None:
 
 
 def test_blocks_lose_their_last_rows_before_the_text_is_cut(example_analysis: Analysis) -> None:
-    text = build_report(example_analysis, limit=6400)  # the faults' shared attribution and the notes stay whole
+    text = build_report(
+        sections_of(example_analysis), limit=6400
+    )  # the faults' shared attribution and the notes stay whole
     assert len(text) < 6400 and fences_balanced(text) and headings(text) == EXAMPLE_SECTIONS
     assert "*6 of 6 fault attributions are cut at the “…” line above" in text
     assert "The rest of this report is cut" not in text
 
 
 def test_hard_cut_keeps_what_the_log_cannot_show(example_analysis: Analysis) -> None:
-    text = build_report(example_analysis, limit=4000)
+    text = build_report(sections_of(example_analysis), limit=4000)
     assert len(text) < 4000 and fences_balanced(text)
     cut, cannot = text.split("\n### What this log cannot show\n")
     assert cut.endswith(
@@ -192,11 +198,12 @@ def test_versions_in_the_order_the_log_shows_them(tmp_path: Path) -> None:
 
 
 def test_bounds_and_os_versions_are_filled_in(example_analysis: Analysis) -> None:
-    bounds = "| macOS | first fault |\n|---|---|\n| 27.0 | 2 h 38 m after the upgrade |"
-    os_versions = {s.index: "27.0" if s.index > 156 else "26.5.1" for s in example_analysis.sessions}
-    text = build_report(example_analysis, bounds_markdown=bounds, os_versions=os_versions)
+    history = load_history([EXAMPLE.parent / "os-history.txt"], [], None, use_system=False)
+    found = investigation_of(example_analysis, history)
+    assert found.bounds is not None
+    text = build_report(timeline_sections(found))
     assert headings(text) == [*EXAMPLE_SECTIONS[:9], "### Version bounds", *EXAMPLE_SECTIONS[9:]]
-    assert f"### Version bounds\n\n{bounds}\n" in text
+    assert f"### Version bounds\n\n{bounds_markdown(found.bounds).strip()}\n" in text
     assert "- **macOS:** 26.5.1, 27.0 (from the OS install history)" in text
     # every fault was on 27.0: said once, not at the end of each row (which would not fit 88 characters)
     escalation = text.split("### Escalation\n\n")[1].split("\n###")[0]

@@ -15,7 +15,7 @@ import pytest
 from markdown_it import MarkdownIt
 from typer.testing import CliRunner
 
-from conftest import EXAMPLE, analysis_of, bench_module, unwrapped
+from conftest import EXAMPLE, analysis_of, bench_module, sections_of, unwrapped
 from omlx_logscan.cli.app import app
 from omlx_logscan.output.markup import CODE_WIDTH
 from omlx_logscan.output.report import build_report
@@ -91,7 +91,7 @@ def test_every_code_line_of_a_big_log_report_fits(big_log: Path) -> None:
 def test_a_mixed_os_escalation_fits(tmp_path: Path) -> None:
     analysis = analysis_of(many_faults(tmp_path))
     os_versions = {s.index: "26.5.1" if s.index % 2 else "27.0.1 (25A5316i)" for s in analysis.sessions}
-    text = build_report(analysis, os_versions=os_versions)
+    text = build_report(sections_of(analysis, os_versions))
     assert too_wide(text) == []
     escalation = text.split("### Escalation")[1].split("\n###")[0]
     assert "[macOS 26.5.1]" in escalation and "[macOS 27.0.1" in escalation

@@ -13,9 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import bench_module, stream_of
+from conftest import bench_module, stream_of, timeline_json
 from omlx_logscan.analysis.lifetimes import analyze
-from omlx_logscan.output.documents import timeline_document
 from omlx_logscan.parsing import dense
 from omlx_logscan.parsing.catalog_arrivals import ARRIVAL_FORMS
 from omlx_logscan.parsing.dense import (
@@ -190,8 +189,8 @@ def test_a_whole_timeline_is_the_same_on_both_paths(tmp_path: Path, monkeypatch:
     def document() -> dict[str, object]:
         stream = stream_of(path)
         window = within(stream, datetime(2026, 6, 20, 12), datetime(2026, 6, 21, 12))
-        found = timeline_document(analyze(stream))
-        found["window"] = timeline_document(analyze(window))
+        found = timeline_json(analyze(stream))
+        found["window"] = timeline_json(analyze(window))
         found["jumps"] = stream.clock_jumps
         return found
 

@@ -23,14 +23,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from conftest import EXAMPLE, GENERATED, REAL, bench_module
+from conftest import EXAMPLE, GENERATED, REAL, bench_module, timeline_json
 from omlx_logscan.analysis.lifetimes import analyze
 from omlx_logscan.cli import app
 from omlx_logscan.errors import InputError
 from omlx_logscan.inputs import byte_blocks
 from omlx_logscan.inputs.decoding import mend_lines, normalise
 from omlx_logscan.inputs.sources import resolve
-from omlx_logscan.output.documents import timeline_document
 from omlx_logscan.parsing import native, scan
 from omlx_logscan.parsing.catalog import CHAT_COUNTS
 from omlx_logscan.parsing.dense import FEW, Dense
@@ -298,7 +297,7 @@ def test_arbitrary_bytes(data: bytes, block_bytes: int) -> None:
 
 def _document(path: Path) -> dict[str, object]:
     stream = read_events(resolve([str(path)]))
-    document = timeline_document(analyze(stream))
+    document = timeline_json(analyze(stream))
     document["accounting"] = vars(stream.accounting)
     document["arrivals"] = stream.arrivals.rows()
     document["requests"] = stream.requests.rows()

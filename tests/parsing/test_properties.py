@@ -10,10 +10,9 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from conftest import REAL, stream_of
+from conftest import REAL, stream_of, timeline_json
 from omlx_logscan.analysis.lifetimes import analyze
 from omlx_logscan.inputs.decoding import SNIFF_BYTES
-from omlx_logscan.output.documents import timeline_document
 
 REAL_LINES = [line for path in sorted(REAL.glob("*.log")) for line in path.read_text(encoding="utf-8").splitlines()]
 WORKDIR = Path(tempfile.mkdtemp(prefix="logscan-properties-"))
@@ -39,7 +38,7 @@ def analyse_bytes(data: bytes, name: str = "server.log") -> tuple[dict[str, obje
         return {"error": str(exc).split(":", 1)[1]}, -1
     acc = stream.accounting
     assert acc.lines == acc.accounted
-    document = timeline_document(analyze(stream))
+    document = timeline_json(analyze(stream))
     document["header"] = {k: v for k, v in document["header"].items() if k != "files"}  # type: ignore[attr-defined]
     return document, acc.lines
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conftest import REAL
+from conftest import REAL, summary_of
 from omlx_logscan import analyze, read_events, resolve
-from omlx_logscan.output.phrases import span_length, span_phrase, summary
+from omlx_logscan.output.phrases import span_length, span_phrase
 from omlx_logscan.stream.event_stream import EventStream, header
 
 RESTATED = "RuntimeError: [metal::malloc] Resource limit (499000) exceeded.\n"
@@ -65,7 +65,7 @@ def test_several_panic_reports_are_several_boots(tmp_path: Path) -> None:
     analysis = analyze(stream)
     assert [ev.kind for ev in stream.events] == ["kernel_panic", "kernel_panic"]
     assert len(analysis.sessions) == 2
-    assert "2 reboots" in summary(analysis)
+    assert "2 reboots" in summary_of(analysis)
 
 
 def test_a_span_under_an_hour_is_in_minutes_and_seconds(tmp_path: Path) -> None:
@@ -77,5 +77,5 @@ def test_a_span_under_an_hour_is_in_minutes_and_seconds(tmp_path: Path) -> None:
 
 def test_times_of_day_are_no_input_without_timestamps(tmp_path: Path) -> None:
     stream = stream_of(tmp_path, "19:40:08  Engine started\n19:40:17  Chat completion: 5 tokens in 1.0s\n")
-    text = summary(analyze(stream))
+    text = summary_of(analyze(stream))
     assert "no timestamps" not in text and "19:40:08 → 19:40:17" in text

@@ -20,13 +20,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import EXAMPLE, GENERATED, REAL, WARN, stream_of
+from conftest import EXAMPLE, GENERATED, REAL, WARN, stream_of, timeline_json
 from omlx_logscan.analysis.lifetimes import analyze
 from omlx_logscan.errors import InputError
 from omlx_logscan.inputs import byte_blocks, decoding, sources
 from omlx_logscan.inputs.lines import KeptLine
 from omlx_logscan.inputs.sources import Source
-from omlx_logscan.output.documents import timeline_document
 from omlx_logscan.parsing import dense, native, scan
 from omlx_logscan.parsing.catalog import CATALOG, _first_character, candidates
 from omlx_logscan.parsing.dense import REQUEST_SCHEMA, Dense, from_rows, moment_of, ms_of
@@ -46,7 +45,7 @@ SCANNERS = [None] + ([NATIVE] if NATIVE is not None else [])
 def document_of(path: Path) -> dict[str, object]:
     stream = stream_of(path)
     assert stream.accounting.lines == stream.accounting.accounted
-    document = timeline_document(analyze(stream))
+    document = timeline_json(analyze(stream))
     document["accounting"] = vars(stream.accounting)
     return document
 

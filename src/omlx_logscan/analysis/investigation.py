@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -30,14 +31,19 @@ class Investigation:
 def investigate(
     stream: EventStream, history: OsHistory | None, overlays: list[Overlay], *, wedge_after_s: float = WEDGE_AFTER_S
 ) -> Investigation:
-    analysis = analyze(stream, wedge_after_s=wedge_after_s)
+    return investigation_of(analyze(stream, wedge_after_s=wedge_after_s), history, overlays)
+
+
+def investigation_of(
+    analysis: Analysis, history: OsHistory | None = None, overlays: Sequence[Overlay] = ()
+) -> Investigation:
+    """What the timeline says beyond the analysis: why each fault happened, and with an OS history
+    each session's macOS version and the version bounds."""
+    why = explain(analysis, list(overlays))
     if history is None:
-        return Investigation(analysis, explain(analysis, overlays), None, None)
+        return Investigation(analysis, why, None, None)
     from omlx_logscan.analysis.bounds import build_bounds, session_os_versions
 
     return Investigation(
-        analysis,
-        explain(analysis, overlays),
-        session_os_versions(analysis.sessions, history),
-        build_bounds(analysis, history),
+        analysis, why, session_os_versions(analysis.sessions, history), build_bounds(analysis, history)
     )

@@ -41,23 +41,12 @@ def report(
     """
     from omlx_logscan.cli.values import wedge_after_seconds
     from omlx_logscan.output.formats import write_markdown
-    from omlx_logscan.output.markdown import bounds_markdown
-    from omlx_logscan.output.probes import report_probes
-    from omlx_logscan.output.report import COMMENT_LIMIT, build_report
+    from omlx_logscan.output.report import build_report
+    from omlx_logscan.output.sections import timeline_sections
 
     host = one_host(options)
     found = load_investigation(options, wedge_after_seconds(wedge_after), host, probes)
-    probes_section = report_probes(found.probes, found.analysis) if found.probes is not None else ""
-    text = build_report(
-        found.analysis,
-        redact_personal=redact,
-        bounds_markdown=bounds_markdown(found.bounds) if found.bounds is not None else None,
-        os_versions=found.os_versions,
-        why=found.why,
-        names=_names(host) if redact else None,
-        limit=COMMENT_LIMIT - len(probes_section),
-    )
-    text += probes_section  # after the body, within the limit
+    text = build_report(timeline_sections(found), redact_personal=redact, names=_names(host) if redact else None)
     if redact:  # the host's own label is personal too; the log's text alone would not show it is one
         from omlx_logscan.output.masking import mask_host_name
 

@@ -4,17 +4,34 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, assert_never
 
 from omlx_logscan import __version__
-from omlx_logscan.analysis.attribution import Attribution, Evidence, LoadContext, WhyFaulted, explain
+from omlx_logscan.analysis.attribution import Attribution, Evidence, LoadContext, WhyFaulted
 from omlx_logscan.analysis.overlays import OverlayCorrelation
 from omlx_logscan.analysis.results import Analysis, Signature
 from omlx_logscan.output.errors import errors_document
 from omlx_logscan.output.outages import outage_dict, outage_notes
 from omlx_logscan.output.overlays import RATE_RATIO_TEST
-from omlx_logscan.output.phrases import call_site_label, crash_rows, escalation_rows, summary
+from omlx_logscan.output.phrases import call_site_label, summary
 from omlx_logscan.output.provenance import input_versions
+from omlx_logscan.output.sections import (
+    Chart,
+    Crashes,
+    DeadWindows,
+    Escalation,
+    FirstFault,
+    Heading,
+    Limits,
+    OtherFailures,
+    OutageList,
+    Probes,
+    Section,
+    Signatures,
+    Summary,
+    VersionBounds,
+    Why,
+)
 from omlx_logscan.output.why import evidence_what, hidden_phrases, load_label, load_note
 from omlx_logscan.output.zoned import event_rows, zone_document
 from omlx_logscan.parsing.event import Event
@@ -128,27 +145,72 @@ def sessions_document(analysis: Analysis) -> dict[str, Any]:
     return zone_document(document, analysis.stream)
 
 
-def timeline_document(
-    analysis: Analysis, os_versions: dict[int, str] | None = None, why: WhyFaulted | None = None
-) -> dict[str, Any]:
+# The timeline document's keys in the order its schema lists them; ``bounds`` and ``probes`` are
+# documents of their own (zoned apart), after the rest.
+TIMELINE_KEYS = (
+    "header",
+    "sessions",
+    "faults",
+    "dead_windows",
+    "outages",
+    "outage_notes",
+    "signatures",
+    "escalation",
+    "crashes",
+    "errors",
+    "rejected_requests",
+    "summary",
+    "overlays",
+)
+NESTED_KEYS = ("bounds", "probes")
+
+
+def timeline_document(sections: list[Section]) -> dict[str, Any]:
     """The ``timeline --format json`` document; every fault carries its attribution."""
+    parts: dict[str, Any] = {}
+    for section in sections:  # in the list's order: the attribution finds the faults there
+        parts |= _document_part(section, parts)
+    stream = next(section.analysis.stream for section in sections if isinstance(section, Heading))
     document = {
         "schema": TIMELINE_SCHEMA,
         "generator": f"omlx-logscan {__version__}",
-        "header": document_header(analysis.stream),
-        "sessions": session_rows(analysis),
-        "faults": [f.as_dict() for f in analysis.faults],
-        "dead_windows": [w.as_dict() for w in analysis.dead_windows],
-        "outages": [outage_dict(o) for o in analysis.outages.items],
-        "outage_notes": outage_notes(analysis.outages),
-        "signatures": [signature_dict(s) for s in analysis.signatures],
-        "escalation": escalation_rows(analysis, os_versions),
-        "crashes": crash_rows(analysis),
-        **errors_document(analysis.errors),
-        "summary": summary(analysis),
+        **{key: parts[key] for key in TIMELINE_KEYS},
     }
-    add_why(document, why or explain(analysis))
-    return zone_document(document, analysis.stream)
+    return zone_document(document, stream) | {key: parts[key] for key in NESTED_KEYS if key in parts}
+
+
+def _document_part(section: Section, parts: dict[str, Any]) -> dict[str, Any]:
+    """What one section adds to the timeline document (the attribution goes into the faults already there)."""
+    match section:
+        case Heading():
+            return {"header": document_header(section.analysis.stream), "sessions": session_rows(section.analysis)}
+        case Escalation():
+            return {"faults": [f.as_dict() for f in section.analysis.faults], "escalation": section.rows}
+        case OtherFailures():
+            return errors_document(section.errors)
+        case Crashes():
+            return {"crashes": section.rows}
+        case DeadWindows():
+            return {"dead_windows": [w.as_dict() for w in section.windows]}
+        case OutageList():
+            outages = section.outages
+            return {"outages": [outage_dict(o) for o in outages.items], "outage_notes": outage_notes(outages)}
+        case Signatures():
+            return {"signatures": [signature_dict(s) for s in section.signatures]}
+        case Why():
+            return why_part(parts["faults"], section.why)
+        case Summary():
+            return {"summary": summary(section.analysis, section.crashes)}
+        case VersionBounds():
+            return {"bounds": bounds_document(section.bounds, section.analysis)}
+        case Probes():
+            from omlx_logscan.output.probes import probes_document
+
+            return {"probes": probes_document(section.evidence, section.analysis)}
+        case Chart() | FirstFault() | Limits():  # drawings and the report's own parts
+            return {}
+        case _:
+            assert_never(section)
 
 
 def signature_dict(signature: Signature) -> dict[str, Any]:
@@ -164,11 +226,15 @@ def signature_dict(signature: Signature) -> dict[str, Any]:
     }
 
 
-def add_why(document: dict[str, Any], why: WhyFaulted) -> None:
-    """Add ``attribution`` to each fault of a timeline document and ``overlays`` at the top."""
-    for fault, attribution in zip(document["faults"], why.attributions, strict=True):
-        fault["attribution"] = attribution_dict(attribution)
-    document["overlays"] = [overlay_dict(o) for o in why.overlays]
+def why_part(faults: list[dict[str, Any]], why: WhyFaulted) -> dict[str, Any]:
+    """The timeline document's faults, each with its ``attribution``, and its ``overlays``."""
+    return {
+        "faults": [
+            {**fault, "attribution": attribution_dict(attribution)}
+            for fault, attribution in zip(faults, why.attributions, strict=True)
+        ],
+        "overlays": [overlay_dict(o) for o in why.overlays],
+    }
 
 
 def attribution_dict(attribution: Attribution) -> dict[str, Any]:

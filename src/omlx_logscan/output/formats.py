@@ -229,40 +229,23 @@ def _write_parquet(events: Iterable[Event], stream: EventStream, output: Path) -
 
 def write_timeline(fmt: ReportFormat, found: Investigation, output: Path | None) -> None:
     """The incident timeline, followed by the version bounds when an OS history was given."""
-    analysis, versions, why, bounds = found.analysis, found.os_versions, found.why, found.bounds
+    from omlx_logscan.output.sections import timeline_sections
+
+    sections = timeline_sections(found)
     with open_output(output) as out:
         match fmt:
             case ReportFormat.json:
-                from omlx_logscan.output.documents import bounds_document, timeline_document, write_json
+                from omlx_logscan.output.documents import timeline_document, write_json
 
-                document = timeline_document(analysis, versions, why)
-                if bounds is not None:
-                    document["bounds"] = bounds_document(bounds, analysis)
-                if found.probes is not None:
-                    from omlx_logscan.output.probes import probes_document
-
-                    document["probes"] = probes_document(found.probes, analysis)
-                write_json(document, out)
+                write_json(timeline_document(sections), out)
             case ReportFormat.markdown:
                 from omlx_logscan.output.markdown import timeline_markdown
 
-                out.write(timeline_markdown(analysis, versions, why, bounds))
-                if found.probes is not None:
-                    from omlx_logscan.output.probes import probes_markdown
-
-                    out.write("\n" + "\n".join(probes_markdown(found.probes, analysis)) + "\n")
+                out.write(timeline_markdown(sections))
             case ReportFormat.text:
-                from omlx_logscan.output.text import bounds_table, console, timeline_text
+                from omlx_logscan.output.text import console, timeline_text
 
-                con = console(out)
-                timeline_text(analysis, con, versions, why)
-                if found.probes is not None:
-                    from omlx_logscan.output.probes import probes_text
-
-                    probes_text(found.probes, analysis, con)
-                if bounds is not None:
-                    con.print()
-                    bounds_table(bounds, con)
+                timeline_text(sections, console(out))
             case _:
                 assert_never(fmt)
 

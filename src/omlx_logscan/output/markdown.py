@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, assert_never
 
 from omlx_logscan.analysis.attribution import WhyFaulted
-from omlx_logscan.analysis.results import Analysis, DeadWindow
+from omlx_logscan.analysis.results import DeadWindow
 from omlx_logscan.output.chart import gantt_chart
 from omlx_logscan.output.errors import errors_markdown
 from omlx_logscan.output.markup import code_block, code_span, fit_code, md_cell, md_text
@@ -15,12 +15,10 @@ from omlx_logscan.output.phrases import (
     call_site_label,
     count_text,
     crash_line,
-    crash_rows,
     dead_for,
     escalation_column,
     escalation_lines,
     escalation_os,
-    escalation_rows,
     level_phrase,
     signature_share,
     span_phrase,
@@ -29,8 +27,24 @@ from omlx_logscan.output.phrases import (
 )
 from omlx_logscan.output.provenance import input_versions, versions_phrase
 from omlx_logscan.output.report_blocks import ReportBlock
+from omlx_logscan.output.sections import (
+    Chart,
+    Crashes,
+    DeadWindows,
+    Escalation,
+    FirstFault,
+    Heading,
+    Limits,
+    OtherFailures,
+    OutageList,
+    Probes,
+    Section,
+    Signatures,
+    Summary,
+    VersionBounds,
+    Why,
+)
 from omlx_logscan.output.why import EVIDENCE_LABEL, fault_lines, overlay_lines
-from omlx_logscan.stream.event_stream import header
 from omlx_logscan.timeutil import human_time
 
 if TYPE_CHECKING:  # the bounds and their words load with an OS history only
@@ -88,46 +102,81 @@ def why_markdown(why: WhyFaulted, *, full: bool) -> list[str]:
     return ["### Why it faulted", "", *block, "", *bullets, *([""] if bullets else [])]
 
 
+def timeline_markdown(sections: list[Section]) -> str:
+    """The same tables as the terminal view, as GitHub Markdown; with an OS history, the version
+    bounds follow, and with ``--probes`` the probes."""
+    return "\n".join(line for section in sections for line in _markdown_section(section))
+
+
+def _markdown_section(section: Section) -> list[str]:
+    match section:
+        case Heading():
+            return _heading(section)
+        case Escalation():
+            os_line = escalation_os(section.rows)
+            block = fit_code(escalation_lines(section.rows), hang=escalation_column(section.rows))
+            return [
+                "",
+                "### Escalation",
+                "",
+                *([os_line, ""] if os_line else []),
+                *code_block(block or ["no GPU faults"]),
+            ]
+        case OtherFailures():
+            return errors_markdown(section.errors)
+        case Crashes():
+            if not section.rows:
+                return []
+            return ["", "### Crash evidence", "", *code_block(fit_code(crash_line(row) for row in section.rows))]
+        case DeadWindows():
+            if not section.windows:
+                return []
+            return ["", "### Dead-engine windows", "", *DEAD_WINDOW_HEAD, *map(dead_window_row, section.windows)]
+        case OutageList():
+            return ["", *outages_markdown(section.outages)]  # every kind of outage: output/outages.py
+        case Signatures():
+            return _signatures(section)
+        case Why():
+            return ["", *why_markdown(section.why, full=False)] if section.faults else []
+        case Summary():
+            return ["", "### Summary", "", md_text(summary(section.analysis, section.crashes)), ""]
+        case Chart():
+            return [line for part in gantt_chart(section.analysis, section.os_versions) for line in _lines(part)]
+        case VersionBounds():
+            return [bounds_section(section.bounds, level=3)]
+        case Probes():
+            from omlx_logscan.output.probes import probes_markdown
+
+            return [*probes_markdown(section.evidence, section.analysis), ""]
+        case FirstFault() | Limits():  # the report's
+            return []
+        case _:
+            assert_never(section)
+
+
 def _lines(part: str | ReportBlock) -> list[str]:
     return part.lines() if isinstance(part, ReportBlock) else [part]
 
 
-def timeline_markdown(
-    analysis: Analysis,
-    os_versions: dict[int, str] | None = None,
-    why: WhyFaulted | None = None,
-    bounds: Bounds | None = None,
-) -> str:
-    """The same tables as the terminal view, as GitHub Markdown; with ``bounds`` (an OS history was
-    given), the version bounds follow."""
-    head = header(analysis.stream)
-    out = ["## oMLX log timeline", ""]
-    out.append(f"- **Files:** {', '.join(code_span(os.path.basename(f['name'])) for f in head['files'])}")
-    out.append(f"- **Span:** {span_phrase(head, analysis.stream)}")
-    out.append(f"- **Level:** {level_phrase(head['written_at_level'], head['records'])}")
-    out.append(f"- **oMLX:** {md_text(versions_phrase(input_versions(analysis.stream)))}")
-    out.append(f"- **Sessions:** {len(analysis.sessions)}")
-    rows = escalation_rows(analysis, os_versions)
-    os_line = escalation_os(rows)
-    out += ["", "### Escalation", "", *([os_line, ""] if os_line else [])]
-    out += code_block(fit_code(escalation_lines(rows), hang=escalation_column(rows)) or ["no GPU faults"])
-    out += errors_markdown(analysis.errors)
-    crashes = crash_rows(analysis)
-    if crashes:
-        out += ["", "### Crash evidence", "", *code_block(fit_code(crash_line(row) for row in crashes))]
-    if analysis.dead_windows:
-        out += ["", "### Dead-engine windows", "", *DEAD_WINDOW_HEAD, *map(dead_window_row, analysis.dead_windows)]
-    out += ["", *outages_markdown(analysis.outages)]  # every kind of outage: output/outages.py
-    if analysis.signatures:
-        out += ["", "### Stack signatures", ""]
-        for sig in analysis.signatures:
-            out.append(f"**{signature_share(sig.faults, len(analysis.faults))}** — {code_span(call_site_label(sig))}")
-            frames = [f"{f['module']}:{f['line']} in {f['func']}" for f in sig.frames]
-            out += [*code_block(frames + ([f"  → {sig.innermost_code}"] if sig.innermost_code else [])), ""]
-    if why is not None and analysis.faults:
-        out += ["", *why_markdown(why, full=False)]
-    out += ["", "### Summary", "", md_text(summary(analysis)), ""]
-    out += [line for part in gantt_chart(analysis, os_versions or {}) for line in _lines(part)]
-    if bounds is not None:
-        out += [bounds_section(bounds, level=3)]
-    return "\n".join(out)
+def _heading(section: Heading) -> list[str]:
+    analysis, head = section.analysis, section.head
+    return [
+        "## oMLX log timeline",
+        "",
+        f"- **Files:** {', '.join(code_span(os.path.basename(f['name'])) for f in head['files'])}",
+        f"- **Span:** {span_phrase(head, analysis.stream)}",
+        f"- **Level:** {level_phrase(head['written_at_level'], head['records'])}",
+        f"- **oMLX:** {md_text(versions_phrase(input_versions(analysis.stream)))}",
+        f"- **Sessions:** {len(analysis.sessions)}",
+    ]
+
+
+def _signatures(section: Signatures) -> list[str]:
+    if not section.signatures:
+        return []
+    out = ["", "### Stack signatures", ""]
+    for sig in section.signatures:
+        out.append(f"**{signature_share(sig.faults, section.faults)}** — {code_span(call_site_label(sig))}")
+        frames = [f"{f['module']}:{f['line']} in {f['func']}" for f in sig.frames]
+        out += [*code_block(frames + ([f"  → {sig.innermost_code}"] if sig.innermost_code else [])), ""]
+    return out

@@ -314,11 +314,11 @@ def escalation_rows(analysis: Analysis, os_versions: dict[int, str] | None = Non
     return rows
 
 
-def summary(analysis: Analysis, quote: Callable[[str], str] = str) -> str:
-    """One paragraph that says what the log shows, built only from the numbers; the failures' templates
-    (the log's text) through ``quote``."""
+def summary(analysis: Analysis, crash_evidence: list[dict[str, Any]], quote: Callable[[str], str] = str) -> str:
+    """One paragraph that says what the log shows, built only from the numbers (``crash_evidence``: the
+    ``crash_rows``); the failures' templates (the log's text) through ``quote``."""
     text = _fault_summary(analysis) + errors_sentence(analysis.errors, quote)
-    crashes = Counter(row["what"] for row in crash_rows(analysis))
+    crashes = Counter(row["what"] for row in crash_evidence)
     if crashes:
         text += " Crash evidence: " + ", ".join(f"{n} × {what}" for what, n in crashes.items()) + "."
     text += outages_sentence(analysis.outages)  # every other kind of outage: output/outages.py

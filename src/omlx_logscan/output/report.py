@@ -16,16 +16,17 @@ import re
 from collections import Counter
 from dataclasses import replace
 from pathlib import Path
+from typing import Any, assert_never
 
 from omlx_logscan import __version__
-from omlx_logscan.analysis.attribution import WhyFaulted, explain
+from omlx_logscan.analysis.attribution import WhyFaulted
 from omlx_logscan.analysis.bounds import UNKNOWN
 from omlx_logscan.analysis.results import Analysis, Session
 from omlx_logscan.errors import InputError
 from omlx_logscan.inputs.sources import Source, read_chunks
 from omlx_logscan.output.chart import gantt_chart
 from omlx_logscan.output.errors import errors_report
-from omlx_logscan.output.markdown import DEAD_WINDOW_HEAD, dead_window_row
+from omlx_logscan.output.markdown import DEAD_WINDOW_HEAD, bounds_markdown, dead_window_row
 from omlx_logscan.output.markup import (
     CODE_WIDTH,
     code_block,
@@ -42,7 +43,6 @@ from omlx_logscan.output.phrases import (
     escalation_column,
     escalation_lines,
     escalation_os,
-    escalation_rows,
     plural,
     signature_share,
     summary,
@@ -50,9 +50,26 @@ from omlx_logscan.output.phrases import (
 from omlx_logscan.output.provenance import input_versions, versions_phrase
 from omlx_logscan.output.redact import PLACEHOLDERS, Names, logged, redact_logged, unmark
 from omlx_logscan.output.report_blocks import MIN_KEPT_ROWS, Part, ReportBlock
+from omlx_logscan.output.sections import (
+    Chart,
+    Crashes,
+    DeadWindows,
+    Escalation,
+    FirstFault,
+    Heading,
+    Limits,
+    OtherFailures,
+    OutageList,
+    Probes,
+    Section,
+    Signatures,
+    Summary,
+    VersionBounds,
+    Why,
+    arranged,
+)
 from omlx_logscan.output.why import EVIDENCE_LABEL, LABEL_WIDTH, fault_parts, overlay_lines
 from omlx_logscan.output.wrap import CONTINUED
-from omlx_logscan.stream.event_stream import header
 from omlx_logscan.timeutil import human_duration, human_time, seconds
 
 COMMENT_LIMIT = 65_536  # GitHub's maximum length of an issue body or comment, in characters
@@ -76,50 +93,93 @@ _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
 CANNOT_SHOW = "### What this log cannot show"
 
 
+# The report's order: what a maintainer asks first (what the log is, what failed, where), then the
+# rest; crash evidence is the summary's. The probes follow the body, outside its size limit.
+REPORT_ORDER: tuple[type[Section], ...] = (
+    Heading,
+    Summary,
+    Signatures,
+    Escalation,
+    OtherFailures,
+    Crashes,
+    DeadWindows,
+    OutageList,
+    Why,
+    VersionBounds,
+    Chart,
+    FirstFault,
+    Limits,
+    Probes,
+)
+
+
 def build_report(
-    analysis: Analysis,
+    sections: list[Section],
     *,
     redact_personal: bool = True,
-    bounds_markdown: str | None = None,
-    os_versions: dict[int, str] | None = None,
-    why: WhyFaulted | None = None,
     limit: int = COMMENT_LIMIT,
     names: Names | None = None,
 ) -> str:
     """The whole report, shorter than ``limit`` characters.
 
-    Both optional inputs come from the Mac's OS install history (``analysis.bounds``):
-    ``bounds_markdown`` is the body of the *Version bounds* section (``output.markdown.bounds_markdown``,
-    no heading) and ``os_versions`` maps each process to the macOS version it ran on
-    (``analysis.bounds.session_os_versions``). Without them the report says the log cannot show them.
-    ``why`` is the fault attribution (``analysis.attribution.explain``, with any overlays); by default it
-    is computed without overlays. ``names``: user and host names learnt from the whole log, masked too.
+    With an OS history the sections carry each session's macOS version and the version bounds;
+    without, the report says the log cannot show them. ``names``: user and host names learnt from
+    the whole log, masked too. The probes (``--probes``) come last, whole, and the body is cut to
+    leave them room.
     """
-    parts: list[Part] = [
-        *_what_the_log_is(analysis, os_versions),
-        *_summary(analysis),
-        *_signatures(analysis),
-        *_escalation(analysis, os_versions),
-        *errors_report(analysis.errors, _logged_line),
-        *_dead_windows(analysis),
-        *outages_report(analysis.outages),
-        *_why(analysis, why or explain(analysis)),
-        *_bounds(bounds_markdown),
-        *gantt_chart(analysis, os_versions or {}),
-        *_first_fault(analysis),
-        *_cannot_show(analysis, os_versions),
-    ]
+    parts: list[Part] = []
+    probes = ""
+    for section in arranged(sections, REPORT_ORDER):
+        if isinstance(section, Probes):
+            from omlx_logscan.output.probes import report_probes
+
+            probes = report_probes(section.evidence, section.analysis)
+        else:
+            parts += _report_section(section)
+    limit -= len(probes)
     blocks = [part for part in parts if isinstance(part, ReportBlock)]
     while True:
         text = _finish(_join(parts), blocks, redact_personal=redact_personal, names=names)
         excess = len(text) - (limit - 1)
         if excess <= 0:
-            return text
+            return text + probes
         cut = _next_cut(blocks)
         if cut is None:
-            return _hard_cut(text, limit)
+            return _hard_cut(text, limit) + probes
         block, floor = cut
         block.trim(excess + CUT_SLACK, SIZE_REASON, floor)
+
+
+def _report_section(section: Section) -> list[Part]:
+    match section:
+        case Heading():
+            return _what_the_log_is(section)
+        case Summary():
+            return ["### Summary", "", md_text(summary(section.analysis, section.crashes, logged)), ""]
+        case Signatures():
+            return _signatures(section)
+        case Escalation():
+            return _escalation(section.rows)
+        case OtherFailures():
+            return errors_report(section.errors, _logged_line)
+        case Crashes() | Probes():  # crashes are the summary's; the probes follow the body
+            return []
+        case DeadWindows():
+            return _dead_windows(section)
+        case OutageList():
+            return outages_report(section.outages)
+        case Why():
+            return _why(section.why) if section.faults else []
+        case VersionBounds():
+            return ["### Version bounds", "", bounds_markdown(section.bounds).strip("\n"), ""]
+        case Chart():
+            return gantt_chart(section.analysis, section.os_versions)
+        case FirstFault():
+            return _first_fault(section.analysis)
+        case Limits():
+            return _cannot_show(section.analysis, section.os_versions)
+        case _:
+            assert_never(section)
 
 
 def _next_cut(blocks: list[ReportBlock]) -> tuple[ReportBlock, int] | None:
@@ -195,8 +255,8 @@ def _logged_line(line: str) -> str:
 # -- sections -------------------------------------------------------------------------------
 
 
-def _what_the_log_is(analysis: Analysis, os_versions: dict[int, str] | None) -> list[Part]:
-    head = header(analysis.stream)
+def _what_the_log_is(section: Heading) -> list[Part]:
+    analysis, head, os_versions = section.analysis, section.head, section.os_versions
     sessions = analysis.sessions
     bounded = sum(1 for s in sessions if not s.start_exact)
     span = seconds(head["first"], head["last"])
@@ -253,19 +313,15 @@ def _versions(sessions: list[Session]) -> str:
     return text + (f"; unknown for {unknown}" if unknown else "")
 
 
-def _summary(analysis: Analysis) -> list[Part]:
-    return ["### Summary", "", md_text(summary(analysis, logged)), ""]
-
-
-def _signatures(analysis: Analysis) -> list[Part]:
-    if not analysis.faults:
+def _signatures(section: Signatures) -> list[Part]:
+    if not section.faults:
         return []
     out: list[Part] = ["### Stack signatures", ""]
-    if not analysis.signatures:
+    if not section.signatures:
         return [*out, "No fault came with a traceback.", ""]
-    total = len(analysis.faults)
+    total = section.faults
     rows = []
-    for sig in analysis.signatures:
+    for sig in section.signatures:
         frames = [_logged_line(f"{f['module']}:{f['line']} in {f['func']}") for f in sig.frames]
         if sig.innermost_code:
             frames.append(f"  → {_logged_line(sig.innermost_code)}")
@@ -284,8 +340,7 @@ def _signatures(analysis: Analysis) -> list[Part]:
     return out
 
 
-def _escalation(analysis: Analysis, os_versions: dict[int, str] | None) -> list[Part]:
-    table = escalation_rows(analysis, os_versions)
+def _escalation(table: list[dict[str, Any]]) -> list[Part]:
     column = escalation_column(table)  # a wrapped row goes on under its text, clear of the time column
     rows = ["\n".join(fit_code([line], hang=column)) for line in escalation_lines(table)]
     if not rows:
@@ -307,17 +362,17 @@ def _escalation(analysis: Analysis, os_versions: dict[int, str] | None) -> list[
     ]
 
 
-def _dead_windows(analysis: Analysis) -> list[Part]:
-    if not analysis.faults:
+def _dead_windows(section: DeadWindows) -> list[Part]:
+    if not section.faults:
         return []
     out: list[Part] = ["### Dead-engine windows", ""]
-    if not analysis.dead_windows:
+    if not section.windows:
         return [*out, "None: no fault put the engine in the driver's penalty box.", ""]
     out.append(
         ReportBlock(
             "dead-engine windows",
             DEAD_WINDOW_HEAD,
-            [dead_window_row(w) for w in analysis.dead_windows],
+            [dead_window_row(w) for w in section.windows],
             [],
             lambda n: f"| … | {plural(n, 'window')} cut here | | | | | |",
             "`logscan timeline`",
@@ -326,10 +381,8 @@ def _dead_windows(analysis: Analysis) -> list[Part]:
     return out
 
 
-def _why(analysis: Analysis, why: WhyFaulted) -> list[Part]:
+def _why(why: WhyFaulted) -> list[Part]:
     """Attribution of each fault (a block each, cut like a table), what the level hid, the overlays."""
-    if not analysis.faults:
-        return []
     why = _marked(why)
     shared, faults, hidden = fault_parts(why, full=True)
     rows = ["\n".join(_fit_why(lines)) for lines in faults]
@@ -375,12 +428,6 @@ def _marked(why: WhyFaulted) -> WhyFaulted:
         for attribution in why.attributions
     ]
     return WhyFaulted(attributions, [replace(overlay, name=logged(overlay.name)) for overlay in why.overlays])
-
-
-def _bounds(bounds_markdown: str | None) -> list[Part]:
-    if not bounds_markdown:
-        return []
-    return ["### Version bounds", "", bounds_markdown.strip("\n"), ""]
 
 
 def _first_fault(analysis: Analysis) -> list[Part]:

@@ -6,10 +6,10 @@ import os
 import sys
 from collections.abc import Iterable
 from functools import cache
-from typing import IO, TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, assert_never
 
 from omlx_logscan.analysis.attribution import WhyFaulted
-from omlx_logscan.analysis.results import Analysis, Session
+from omlx_logscan.analysis.results import Analysis, DeadWindow, Session
 from omlx_logscan.output.errors import ERRORS_TITLE, EXAMPLE_LABEL, errors_text_lines, sessions_phrase
 from omlx_logscan.output.outages import outage_lines
 from omlx_logscan.output.phrases import (
@@ -17,12 +17,10 @@ from omlx_logscan.output.phrases import (
     call_site_label,
     count_text,
     crash_line,
-    crash_rows,
     dead_for,
     escalation_column,
     escalation_lines,
     escalation_os,
-    escalation_rows,
     level_phrase,
     plural,
     signature_share,
@@ -32,10 +30,28 @@ from omlx_logscan.output.phrases import (
     window_end_phrase,
 )
 from omlx_logscan.output.provenance import input_versions, short_range, versions_phrase
+from omlx_logscan.output.sections import (
+    Chart,
+    Crashes,
+    DeadWindows,
+    Escalation,
+    FirstFault,
+    Heading,
+    Limits,
+    OtherFailures,
+    OutageList,
+    Probes,
+    Section,
+    Signatures,
+    Summary,
+    VersionBounds,
+    Why,
+    arranged,
+)
 from omlx_logscan.output.why import fault_lines, overlay_lines
 from omlx_logscan.parsing.event import Event
 from omlx_logscan.parsing.provenance import writer_versions
-from omlx_logscan.stream.event_stream import EventStream, header
+from omlx_logscan.stream.event_stream import EventStream
 from omlx_logscan.timeutil import human_time, to_second
 
 if TYPE_CHECKING:
@@ -298,11 +314,78 @@ def print_accounting(stream: EventStream, *, quiet: bool) -> None:
         say(err, Text(printable(line), style="dim"))
 
 
-def timeline_text(
-    analysis: Analysis, con: Console, os_versions: dict[int, str] | None = None, why: WhyFaulted | None = None
-) -> None:
+# The terminal's order: the list's, except that the probes come before the bounds table.
+TEXT_ORDER: tuple[type[Section], ...] = (
+    Heading,
+    Escalation,
+    OtherFailures,
+    Crashes,
+    DeadWindows,
+    OutageList,
+    Signatures,
+    Why,
+    Summary,
+    Chart,
+    Probes,
+    VersionBounds,
+    FirstFault,
+    Limits,
+)
+
+
+def timeline_text(sections: list[Section], con: Console) -> None:
     """The terminal timeline: header, escalation, other failures, dead windows, signatures, summary."""
-    head = header(analysis.stream)
+    for section in arranged(sections, TEXT_ORDER):
+        _text_section(section, con)
+
+
+def _text_section(section: Section, con: Console) -> None:
+    match section:
+        case Heading():
+            _heading(section, con)
+        case Escalation():
+            _escalation(section, con)
+        case OtherFailures():
+            errors = errors_text_lines(section.errors)
+            if errors:
+                _section(con, ERRORS_TITLE)
+                for line in errors:
+                    say(con, printable(f"  {line}"), "" if line.startswith(EXAMPLE_LABEL) else "red", hang=4)
+        case Crashes():
+            if section.rows:
+                _section(con, "Crash evidence")
+                for row in section.rows:
+                    say(con, printable(f"  {crash_line(row)}"), "bold red", hang=4)
+        case DeadWindows():
+            _dead_windows(section.windows, con)
+        case OutageList():
+            _section(con, "Outages")  # every kind of outage: output/outages.py
+            for line in outage_lines(section.outages):
+                say(con, printable(f"  {line}"), hang=4)
+        case Signatures():
+            _signatures(section, con)
+        case Why():
+            if section.faults:
+                con.print()
+                write_why_text(section.why, con, full=False)
+        case Summary():
+            _section(con, "Summary")
+            say(con, summary(section.analysis, section.crashes), hang=2)
+        case Probes():
+            from omlx_logscan.output.probes import probes_text
+
+            probes_text(section.evidence, section.analysis, con)
+        case VersionBounds():
+            con.print()
+            bounds_table(section.bounds, con)
+        case Chart() | FirstFault() | Limits():  # the chart is drawn in Markdown; the others are the report's
+            pass
+        case _:
+            assert_never(section)
+
+
+def _heading(section: Heading, con: Console) -> None:
+    analysis, head = section.analysis, section.head
     files = ", ".join(os.path.basename(f["name"]) for f in head["files"])
     inexact = sum(1 for s in analysis.sessions if not s.start_exact and s.start_in_log)
     say(con, "oMLX log timeline", "bold")
@@ -319,8 +402,14 @@ def timeline_text(
         ("lines", f"{head['lines']} read, {head['unparsed_lines']} unparsed"),
     ):
         say(con, f"  {name:<9} {value}", hang=12)
+
+
+OUTCOME_STYLE = {"penalty_box": "bold red", "dead": "red", "crash": "bold red", "absorbed": "yellow"}
+
+
+def _escalation(section: Escalation, con: Console) -> None:
     _section(con, "Escalation")
-    rows = escalation_rows(analysis, os_versions)
+    rows = section.rows
     if not rows:
         say(con, "  no GPU faults")
     os_line = escalation_os(rows)
@@ -328,46 +417,36 @@ def timeline_text(
         say(con, f"  {os_line}")
     text_column = 2 + escalation_column(rows)
     for row, line in zip(rows, escalation_lines(rows), strict=True):
-        style = {"penalty_box": "bold red", "dead": "red", "crash": "bold red", "absorbed": "yellow"}.get(
-            row["outcome"], ""
+        say(con, printable(f"  {line}"), OUTCOME_STYLE.get(row["outcome"], ""), hang=text_column)
+
+
+def _dead_windows(windows: list[DeadWindow], con: Console) -> None:
+    if not windows:
+        return
+    _section(con, "Dead-engine windows")
+    for window in windows:
+        line = (
+            f"  session {window.session}: dead from {human_time(window.start)}, last failure "
+            f"{human_time(window.last_failure)}, {window_end_phrase(window)}; {dead_for(window)}, "
+            f"{plural(window.repeats, 'repeat')}, {count_text(window.requests_completed, 'requests completed')}"
         )
-        say(con, printable(f"  {line}"), style, hang=text_column)
-    errors = errors_text_lines(analysis.errors)
-    if errors:
-        _section(con, ERRORS_TITLE)
-        for line in errors:
-            say(con, printable(f"  {line}"), "" if line.startswith(EXAMPLE_LABEL) else "red", hang=4)
-    crashes = crash_rows(analysis)
-    if crashes:
-        _section(con, "Crash evidence")
-        for row in crashes:
-            say(con, printable(f"  {crash_line(row)}"), "bold red", hang=4)
-    if analysis.dead_windows:
-        _section(con, "Dead-engine windows")
-        for window in analysis.dead_windows:
-            line = (
-                f"  session {window.session}: dead from {human_time(window.start)}, last failure "
-                f"{human_time(window.last_failure)}, {window_end_phrase(window)}; {dead_for(window)}, "
-                f"{plural(window.repeats, 'repeat')}, {count_text(window.requests_completed, 'requests completed')}"
-            )
-            say(con, line, "red", hang=4)
-    _section(con, "Outages")  # every kind of outage: output/outages.py
-    for line in outage_lines(analysis.outages):
-        say(con, printable(f"  {line}"), hang=4)
-    if analysis.signatures:
-        _section(con, "Stack signatures")
-        total = len(analysis.faults)
-        for sig in analysis.signatures:
-            say(con, printable(f"  [{sig.id}] {signature_share(sig.faults, total)}: {call_site_label(sig)}"), hang=6)
-            for frame in sig.frames:
-                say(con, printable(f"      {frame['module']}:{frame['line']} in {frame['func']}"), hang=10)
-            if sig.innermost_code:
-                say(con, printable(f"      → {sig.innermost_code}"), hang=10)
-    if why is not None and analysis.faults:
-        con.print()
-        write_why_text(why, con, full=False)
-    _section(con, "Summary")
-    say(con, summary(analysis), hang=2)
+        say(con, line, "red", hang=4)
+
+
+def _signatures(section: Signatures, con: Console) -> None:
+    if not section.signatures:
+        return
+    _section(con, "Stack signatures")
+    for sig in section.signatures:
+        say(
+            con,
+            printable(f"  [{sig.id}] {signature_share(sig.faults, section.faults)}: {call_site_label(sig)}"),
+            hang=6,
+        )
+        for frame in sig.frames:
+            say(con, printable(f"      {frame['module']}:{frame['line']} in {frame['func']}"), hang=10)
+        if sig.innermost_code:
+            say(con, printable(f"      → {sig.innermost_code}"), hang=10)
 
 
 def _section(con: Console, title: str) -> None:
