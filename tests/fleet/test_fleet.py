@@ -15,9 +15,10 @@ from typer.testing import CliRunner
 from conftest import EXAMPLE
 from fleet_data import Fleet, invoke
 from fleet_data import fleet as fleet  # the fixture
+from omlx_logscan.analysis.pooled import pooled_bounds
 from omlx_logscan.cli.app import app
 from omlx_logscan.errors import InputError
-from omlx_logscan.fleet.summary import pooled_bounds, read_fleet
+from omlx_logscan.fleet.summary import read_fleet
 from omlx_logscan.fleet.tables import fleet_views
 
 runner = CliRunner()

@@ -13,7 +13,7 @@ import pytest
 from conftest import ROOT, schema_errors
 from fleet_data import Fleet
 from fleet_data import fleet as fleet  # the fixture
-from omlx_logscan.fleet.json_document import FLEET_SCHEMA
+from omlx_logscan.output.documents import FLEET_SCHEMA
 
 
 @pytest.mark.slow

@@ -22,8 +22,8 @@ from omlx_logscan.analysis.results import CallSite, Outcome, SessionEnd, WindowE
 from omlx_logscan.analysis.rules import RULES
 from omlx_logscan.analysis.signatures import CLEAR_CONTEXTS
 from omlx_logscan.cli.app import app
-from omlx_logscan.fleet.json_document import FLEET_SCHEMA
 from omlx_logscan.output import documents
+from omlx_logscan.output.documents import FLEET_SCHEMA
 from omlx_logscan.output.jsonschemas import _PARTS, DOCUMENTS, NAMES, _with_typed_sets, bundled, name_of, raw
 from omlx_logscan.output.outages import FATAL_REASON_WORDS
 from omlx_logscan.parsing import catalog

@@ -26,10 +26,10 @@ from omlx_logscan.errors import LogscanError
 from omlx_logscan.inputs import follow
 from omlx_logscan.inputs.lines import KeptLine
 from omlx_logscan.inputs.sources import resolve
+from omlx_logscan.output.notices import Notice
 from omlx_logscan.parsing.event import Event
 from omlx_logscan.stream.read import read_events
 from omlx_logscan.watch.loop import Watcher, WatchOptions
-from omlx_logscan.watch.notices import Notice
 from synthetic import busy, ignored, record, start, timeout, write_log
 
 REAL_OMLX = FIXTURES / "real-omlx"  # logs of real oMLX servers run with GPU faults injected

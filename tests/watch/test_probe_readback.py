@@ -25,6 +25,7 @@ from omlx_logscan.analysis.lifetimes import analyze
 from omlx_logscan.analysis.probes import probe_findings
 from omlx_logscan.cli.app import app
 from omlx_logscan.inputs.sources import resolve
+from omlx_logscan.output.live import NdjsonSink
 from omlx_logscan.output.probes import REPORT_PROBE_LINES, probe_message
 from omlx_logscan.output.report import COMMENT_LIMIT
 from omlx_logscan.parsing.event import Event
@@ -32,7 +33,6 @@ from omlx_logscan.stream.read import read_events
 from omlx_logscan.timeutil import stamp_of
 from omlx_logscan.watch.probe import ProbeResult, ProbeTarget
 from omlx_logscan.watch.probing import probe_event
-from omlx_logscan.watch.sinks import NdjsonSink
 
 KEY = "sk-omlx-readback-51d2"
 runner = CliRunner()
@@ -64,7 +64,7 @@ def _watch_rows(tmp_path: Path, probes: list[tuple[datetime, str]], name: str = 
         result = ProbeResult(outcome, 0.4 if outcome == "alive" else 5.0, 200 if outcome == "alive" else None, "", "m")
         message = probe_message("possible_wedge", outcome, result.latency_s, result.status, result.detail)
         sink.event(probe_event("server.log", stamp_of(at), "possible_wedge", target, result, message))
-    from omlx_logscan.watch.notices import Notice
+    from omlx_logscan.output.notices import Notice
 
     sink.notice(Notice("dead_end", "the dead window ended", {}))
     path = tmp_path / name

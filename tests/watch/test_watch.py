@@ -28,11 +28,11 @@ from omlx_logscan.cli.values import log_path
 from omlx_logscan.errors import EXIT_DEAD
 from omlx_logscan.inputs.follow import FileChange, Follower
 from omlx_logscan.inputs.lines import KeptLine
+from omlx_logscan.output.live import TableSink
+from omlx_logscan.output.notices import Notice
 from omlx_logscan.parsing.event import Event
 from omlx_logscan.stream.live import LiveStream
 from omlx_logscan.watch.loop import Watcher, WatchOptions
-from omlx_logscan.watch.notices import Notice
-from omlx_logscan.watch.sinks import TableSink
 from omlx_logscan.watch.state import WatchState
 
 WATCH = [sys.executable, "-m", "omlx_logscan", "watch"]

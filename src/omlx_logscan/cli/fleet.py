@@ -2,19 +2,13 @@
 
 from __future__ import annotations
 
-from enum import StrEnum
-from typing import Annotated, assert_never
+from typing import Annotated
 
 import typer
 
 from omlx_logscan.cli.app import guarded
 from omlx_logscan.cli.options import Debug, Output, Quiet
-
-
-class FleetFormat(StrEnum):
-    text = "text"
-    json = "json"
-    markdown = "markdown"
+from omlx_logscan.output.formats import FleetFormat
 
 
 @guarded
@@ -42,28 +36,11 @@ def fleet(
     from omlx_logscan.fleet.summary import read_fleet
     from omlx_logscan.fleet.tables import local_inputs
     from omlx_logscan.output.files import protect
-    from omlx_logscan.output.formats import open_output
+    from omlx_logscan.output.formats import write_fleet
 
     destination = output_path(output)
     if destination is not None:
         inputs = local_inputs(sources)
         protect(path.stat() for path in inputs)
         check_output(destination, [("a source", path) for path in inputs])
-    result = read_fleet(sources)
-    with open_output(destination) as out:
-        match fmt:
-            case FleetFormat.json:
-                from omlx_logscan.fleet.json_document import fleet_document
-                from omlx_logscan.output.documents import write_json
-
-                write_json(fleet_document(result, sources), out)
-            case FleetFormat.markdown:
-                from omlx_logscan.fleet.markdown import fleet_markdown
-
-                out.write(fleet_markdown(result))
-            case FleetFormat.text:
-                from omlx_logscan.fleet.text import fleet_text
-
-                out.write(fleet_text(result))
-            case _:
-                assert_never(fmt)
+    write_fleet(fmt, read_fleet(sources), sources, destination)

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import tzinfo
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Annotated, assert_never
+from typing import IO, TYPE_CHECKING, Annotated
 
 import typer
 
@@ -28,27 +28,13 @@ from omlx_logscan.cli.options import (
     logs_command,
 )
 from omlx_logscan.errors import LogscanError
-from omlx_logscan.output.formats import WatchFormat
+from omlx_logscan.output.formats import WatchFormat, watch_sink
 
 if TYPE_CHECKING:
-    from omlx_logscan.watch.loop import WatchSink
     from omlx_logscan.watch.probe import ProbeTarget
 
 MAX_INTERVAL_S = 3600.0  # polling less often is no watch; far longer sleeps overflow time.sleep
 PROBE_TIMEOUT_S = 120.0  # --probe-timeout: as long as a slow first token can take on a big model
-
-
-def _sink(fmt: WatchFormat, quiet: bool, out: IO[str], bell: bool) -> WatchSink:
-    """Where what the watch sees is printed, in the chosen format."""
-    from omlx_logscan.watch.sinks import NdjsonSink, TableSink  # --help and the other commands do without
-
-    match fmt:
-        case WatchFormat.table:
-            return TableSink(out, quiet, bell=bell)
-        case WatchFormat.ndjson:
-            return NdjsonSink(out, quiet)
-        case _:
-            assert_never(fmt)
 
 
 def _probe_target(
@@ -210,7 +196,7 @@ def watch(
         probe_every=every,
     )
     with _log_zone(options.tz), _appended(options.output) as out, _stop_on_signals() as stop:
-        watcher = Watcher(settings, _sink(fmt, options.quiet, out, bell))
+        watcher = Watcher(settings, watch_sink(fmt, out, quiet=options.quiet, bell=bell))
         code = watcher.run(stop.is_set)
     sys.stderr.write(watcher.summary() + "\n")
     if code:

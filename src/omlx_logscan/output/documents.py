@@ -41,12 +41,14 @@ from omlx_logscan.stream.event_stream import EventStream, header, skipped_files
 if TYPE_CHECKING:
     from omlx_logscan.analysis.bounds import Bounds
     from omlx_logscan.analysis.check import CheckResult, Finding
+    from omlx_logscan.analysis.pooled import Fleet
 
 
 # Each document names its schema; a change a reader must know about is a new number.
 BOUNDS_SCHEMA = "omlx-logscan/bounds/2"
 CHECK_SCHEMA = "omlx-logscan/check/2"
 EVENTS_SCHEMA = "omlx-logscan/events/2"
+FLEET_SCHEMA = "omlx-logscan/fleet/2"
 SESSIONS_SCHEMA = "omlx-logscan/sessions/2"
 TIMELINE_SCHEMA = "omlx-logscan/timeline/2"
 
@@ -121,6 +123,21 @@ def finding_dict(finding: Finding) -> dict[str, Any]:
         "line": finding.line,
         "session": finding.session,
         "worst_case": finding.worst_case,
+    }
+
+
+def fleet_document(fleet: Fleet, sources: list[str]) -> dict[str, Any]:
+    """The ``fleet --format json`` document: the pooled rows, and the sources they were read from."""
+    from omlx_logscan.analysis.bounds import CONFIDENCE
+
+    return {
+        "schema": FLEET_SCHEMA,
+        "generator": f"omlx-logscan {__version__}",
+        "sources": sources,
+        "confidence": CONFIDENCE,
+        "hosts": fleet.hosts,
+        "versions": fleet.versions,
+        "upgrades": fleet.upgrades,
     }
 
 

@@ -21,7 +21,9 @@ if TYPE_CHECKING:
     from omlx_logscan.analysis.bounds import Bounds
     from omlx_logscan.analysis.check import CheckResult
     from omlx_logscan.analysis.investigation import Investigation
+    from omlx_logscan.analysis.pooled import Fleet
     from omlx_logscan.analysis.results import Analysis
+    from omlx_logscan.output.live import NdjsonSink, TableSink
     from omlx_logscan.output.text import EventRows
     from omlx_logscan.parsing.event import Event
     from omlx_logscan.stream.event_stream import EventStream
@@ -55,10 +57,14 @@ class CheckFormat(StrEnum):
 
 
 class WatchFormat(StrEnum):
-    """How ``watch`` prints what it sees; its sinks live after ``output``, so ``cli.watch`` picks one."""
-
     table = "table"
     ndjson = "ndjson"
+
+
+class FleetFormat(StrEnum):
+    text = "text"
+    json = "json"
+    markdown = "markdown"
 
 
 @contextmanager
@@ -319,6 +325,39 @@ def write_check(
         from omlx_logscan.output.ci import append_step_summary
 
         append_step_summary(result, step_summary)
+
+
+def write_fleet(fmt: FleetFormat, fleet: Fleet, sources: list[str], output: Path | None) -> None:
+    """The hosts pooled, read from ``sources``."""
+    with open_output(output) as out:
+        match fmt:
+            case FleetFormat.json:
+                from omlx_logscan.output.documents import fleet_document, write_json
+
+                write_json(fleet_document(fleet, sources), out)
+            case FleetFormat.markdown:
+                from omlx_logscan.output.pooled import fleet_markdown
+
+                out.write(fleet_markdown(fleet))
+            case FleetFormat.text:
+                from omlx_logscan.output.pooled import fleet_text
+
+                out.write(fleet_text(fleet))
+            case _:
+                assert_never(fmt)
+
+
+def watch_sink(fmt: WatchFormat, out: IO[str], *, quiet: bool, bell: bool) -> TableSink | NdjsonSink:
+    """Where what the watch sees is printed, in the chosen format."""
+    from omlx_logscan.output.live import NdjsonSink, TableSink
+
+    match fmt:
+        case WatchFormat.table:
+            return TableSink(out, quiet, bell=bell)
+        case WatchFormat.ndjson:
+            return NdjsonSink(out, quiet)
+        case _:
+            assert_never(fmt)
 
 
 def write_check_error(fmt: CheckFormat, reason: str, output: Path | None) -> None:

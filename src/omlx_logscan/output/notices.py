@@ -1,12 +1,15 @@
-"""The sentences ``logscan watch`` says: its alerts, its hook results and its summary lines.
+"""What ``logscan watch`` says: its notices (alerts, faults, hook results) and its summary lines.
 
 Pure functions of the analysis results and the watcher's tallies, so the watch loop keeps only the
-following, the hook running and the notice records, and the words live with the other output.
+following and the hook running, and the words live with the other output.
 """
 
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
 
 from omlx_logscan.analysis.results import DeadWindow, Incident
 from omlx_logscan.output.phrases import dead_for, plural
@@ -108,3 +111,33 @@ def summary_line(
     if unparsed:
         parts.append(f"{plural(unparsed, 'unparsed line')}")
     return "; ".join(parts)
+
+
+# What a notice tells: a fault; the engine dead (a penalty box, a wedge, a probe's proof) or back;
+# a hook's run.
+NoticeKind = Literal["fault", "dead", "wedge", "probe_dead", "dead_end", "command"]
+
+
+@dataclass
+class Notice:
+    """An alert, a fault or a hook result: words for people and a row for machines."""
+
+    kind: NoticeKind
+    message: str
+    data: dict[str, Any]
+    detail: list[str] = field(default_factory=list)  # a hook's output lines
+
+
+def fault_notice(incident: Incident, number: int) -> Notice:
+    return Notice("fault", fault_message(incident, number), {"fault": incident.as_dict()})
+
+
+def dead_notice(window: DeadWindow, entry: Incident, log: Path) -> Notice:
+    event = entry.penalty_record
+    data = {"window": window.as_dict(), "log": str(log), "event": event.as_dict()}
+    return Notice("dead", dead_message(window, entry), data)
+
+
+def dead_end_notice(window: DeadWindow, inferred: bool) -> Notice:
+    data = {"window": window.as_dict(), "inferred_restart": inferred}
+    return Notice("dead_end", dead_end_message(window, inferred), data)

@@ -24,7 +24,16 @@ from omlx_logscan.analysis.results import DeadWindow, Incident
 from omlx_logscan.errors import EXIT_DEAD, LogscanError
 from omlx_logscan.inputs.follow import Follower
 from omlx_logscan.inputs.lines import KeptLine
-from omlx_logscan.output.notices import counts_phrase, hook_start_failure_message, replayed_line, summary_line
+from omlx_logscan.output.notices import (
+    Notice,
+    counts_phrase,
+    dead_end_notice,
+    dead_notice,
+    fault_notice,
+    hook_start_failure_message,
+    replayed_line,
+    summary_line,
+)
 from omlx_logscan.output.outages import wedge_alert_message
 from omlx_logscan.output.probes import probe_dead_message, probe_message, probes_phrase
 from omlx_logscan.parsing.event import Event
@@ -32,7 +41,6 @@ from omlx_logscan.parsing.kinds import PROBE_KIND
 from omlx_logscan.stream.live import LiveStream
 from omlx_logscan.watch.head import Head, read_head
 from omlx_logscan.watch.hooks import HookRun, hook_environment
-from omlx_logscan.watch.notices import Notice, dead_end_notice, dead_notice, fault_notice
 from omlx_logscan.watch.probe import API_KEY_VARIABLE, ProbeRunner, ProbeTarget
 from omlx_logscan.watch.probing import NOTED_KINDS, ProbeSchedule, probe_event
 from omlx_logscan.watch.state import Change, FaultClosed, ProbeProved, WatchState, WedgeSeen, WindowOpened
@@ -47,7 +55,7 @@ HOOK_WAIT_STEP_S = 0.05
 
 
 class WatchSink(Protocol):
-    """Where the watcher's output goes: the terminal table and NDJSON rows of ``watch/sinks.py``, or a test's."""
+    """Where the watcher's output goes: the terminal table and NDJSON rows of ``output/live.py``, or a test's."""
 
     def event(self, event: Event) -> None: ...
 

@@ -9,8 +9,8 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from omlx_logscan.inputs.lines import KeptLine
+    from omlx_logscan.output.notices import Notice, NoticeKind
     from omlx_logscan.parsing.event import Event
-    from omlx_logscan.watch.notices import Notice, NoticeKind
 
 
 _NOTICE_STYLE = {"dead_end": "bold green", "fault": "red", "command": "cyan"}

@@ -1,10 +1,10 @@
-"""What the fleet's text and Markdown show: the same columns and cells, laid out by each format."""
+"""The fleet as text and Markdown: the same columns and cells, laid out by each format."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from omlx_logscan.fleet.summary import Fleet
+from omlx_logscan.analysis.pooled import Fleet
 from omlx_logscan.timeutil import human_duration
 
 HOST_COLUMNS = ("host", "starts", "process time", "faults", "by kind", "penalty box", "dead time", "last fault")
@@ -81,8 +81,40 @@ def upgrade_cells(fleet: Fleet) -> list[list[str]]:
     ]
 
 
-SECTIONS = (
+FLEET_TABLES = (
     ("Hosts", HOST_COLUMNS, host_cells),
     ("Versions (pooled; exact one-sided 95 % upper bounds)", VERSION_COLUMNS, version_cells),
     ("First fault after each macOS upgrade", UPGRADE_COLUMNS, upgrade_cells),
 )
+
+
+def fleet_text(fleet: Fleet) -> str:
+    """Plain aligned columns: no markup, so host names and versions print as they are."""
+    out: list[str] = []
+    for title, columns, cells in FLEET_TABLES:
+        rows = [list(columns), *cells(fleet)]
+        widths = [max(len(row[i]) for row in rows) for i in range(len(columns))]
+        out.append(title)
+        out += [
+            "  " + "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
+            for row in rows
+        ]
+        if len(rows) == 1:
+            out.append("  (none)")
+        out.append("")
+    return "\n".join(out)
+
+
+def fleet_markdown(fleet: Fleet) -> str:
+    """GitHub-flavoured tables, cells escaped."""
+    out: list[str] = ["# Fleet", ""]
+    for title, columns, cells in FLEET_TABLES:
+        rows = cells(fleet)
+        out += [f"## {title}", ""]
+        if not rows:  # a table of headings alone reads as a rendering fault
+            out += ["None.", ""]
+            continue
+        out += ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+        out += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in rows]
+        out.append("")
+    return "\n".join(out)
