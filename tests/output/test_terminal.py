@@ -19,7 +19,8 @@ from rich.console import Console
 
 from conftest import EXAMPLE, ROOT
 from omlx_logscan.analysis.results import Analysis
-from omlx_logscan.output.text import UNTIMED_LEGEND, EventRows, events_table, say, sessions_table
+from omlx_logscan.output.sessions_table import sessions_table
+from omlx_logscan.output.text import UNTIMED_LEGEND, EventRows, events_table, say
 from omlx_logscan.output.wrap import wrap_spans
 from omlx_logscan.parsing.event import Event
 

@@ -137,16 +137,16 @@ def test_two_zones_order_by_their_instants() -> None:
 
 def test_a_command_builds_its_streams_clock_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The document's rows and its time notes share one clock: building it is a pass over every event."""
-    from omlx_logscan.output import zoned
+    from omlx_logscan.stream import zone_clock
 
     built: list[int] = []
-    original = zoned.clock_for
+    original = zone_clock.clock_for
 
-    def counted(*args: object) -> zoned.ZoneClock:
+    def counted(*args: object) -> zone_clock.ZoneClock:
         built.append(1)
         return original(*args)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(zoned, "clock_for", counted)
+    monkeypatch.setattr(zone_clock, "clock_for", counted)
     result = runner.invoke(app, ["events", str(EXAMPLE), "-f", "json", "-q"])
     assert result.exit_code == 0, result.output
     assert len(built) == 1
@@ -154,16 +154,15 @@ def test_a_command_builds_its_streams_clock_once(tmp_path: Path, monkeypatch: py
 
 def test_a_stream_that_grew_gets_a_new_clock(tmp_path: Path) -> None:
     from omlx_logscan.inputs.sources import resolve
-    from omlx_logscan.output.zoned import stream_clock
     from omlx_logscan.stream.read import read_events
 
     log = tmp_path / "server.log"
     log.write_text(warnings_at("2026-11-01T01:30:00", "2026-11-01T01:40:00"))
     stream = read_events(resolve([str(log)]))
-    first = stream_clock(stream)
-    assert stream_clock(stream) is first
+    first = stream.clock()
+    assert stream.clock() is first
     stream.events.append(stream.events[0])
-    assert stream_clock(stream) is not first
+    assert stream.clock() is not first
 
 
 @pytest.mark.parametrize(
@@ -173,7 +172,7 @@ def test_a_stream_that_grew_gets_a_new_clock(tmp_path: Path) -> None:
 def test_the_clock_tells_each_time_as_the_zone_does(name: str) -> None:
     """The clock's day check (one offset all day: every time of it single) never hides a repeated or
     skipped time: three years of days, at the hours zones change in and the day's edges."""
-    from omlx_logscan.output.zoned import ZoneClock
+    from omlx_logscan.stream.zone_clock import ZoneClock
 
     zone = named_zone(name)
     clock = ZoneClock(zone)

@@ -193,9 +193,7 @@ def refuse_output_over_inputs(options: CommonOptions, hosts: list[Host]) -> None
 
 def _warn_skipped_times(stream: EventStream) -> None:
     """Name the local times that a spring-forward skipped: they are kept, with the offset before the gap."""
-    from omlx_logscan.output.zoned import stream_clock
-
-    clock = stream_clock(stream)
+    clock = stream.clock()
     for skipped in clock.nonexistent[:3]:
         sys.stderr.write(
             f"logscan: warning: {skipped['source']}:{skipped['line']}: {skipped['local']} does not exist in "

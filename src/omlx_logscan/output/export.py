@@ -21,8 +21,8 @@ from urllib.parse import quote
 
 import polars as pl
 
-from omlx_logscan.output.zoned import ZoneClock, stream_clock
 from omlx_logscan.parsing.dense import to_polars
+from omlx_logscan.stream.zone_clock import ZoneClock
 from omlx_logscan.timeutil import LOCAL_STAMP, LocalTime
 
 if TYPE_CHECKING:
@@ -69,7 +69,7 @@ class HostExport(RowStyle):
         history: OsHistory | None = None,
         redact_key: str | None = None,  # with --redact: the fingerprint of the key of the host's pseudonym
     ) -> None:
-        super().__init__(stream_clock(analysis.stream))
+        super().__init__(analysis.stream.clock())
         self.host, self.analysis, self.chip, self.history = host, analysis, chip, history
         self.redact_key = redact_key
 

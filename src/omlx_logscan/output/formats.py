@@ -154,7 +154,7 @@ class RowWriter:
     ``wanted`` (all when empty), the first ``limit`` of them (then ``EnoughRows`` stops the reading)."""
 
     def __init__(self, fmt: EventFormat, zone: tzinfo | None, host: str | None, wanted: Set[str], limit: int | None):
-        from omlx_logscan.output.zoned import clock_for
+        from omlx_logscan.stream.zone_clock import clock_for
 
         assert fmt in STREAMED_FORMATS
         self._fmt, self._host, self._wanted, self._left = fmt, host, wanted, limit
@@ -217,9 +217,7 @@ class RowWriter:
 
     def settle(self, stream: EventStream) -> None:
         """The input ended: the clock sees every event, as the batch read's does, for the rows left."""
-        from omlx_logscan.output.zoned import stream_clock
-
-        self._clock = stream_clock(stream)
+        self._clock = stream.clock()
 
 
 def _write_parquet(events: Iterable[Event], stream: EventStream, output: Path) -> None:
@@ -227,9 +225,8 @@ def _write_parquet(events: Iterable[Event], stream: EventStream, output: Path) -
     import polars as pl
 
     from omlx_logscan.output.export import RowStyle, event_frame, write_parquet
-    from omlx_logscan.output.zoned import stream_clock
 
-    frame = event_frame(events, RowStyle(stream_clock(stream)))
+    frame = event_frame(events, RowStyle(stream.clock()))
     write_parquet(frame.with_columns(host=pl.lit(stream.host, pl.String)), output, "events")
 
 
@@ -265,7 +262,8 @@ def write_sessions(fmt: ListFormat, analysis: Analysis, output: Path | None) -> 
 
                 write_json(sessions_document(analysis), out)
             case ListFormat.text:
-                from omlx_logscan.output.text import console, sessions_table
+                from omlx_logscan.output.sessions_table import sessions_table
+                from omlx_logscan.output.text import console
 
                 sessions_table(analysis, console(out))
             case _:

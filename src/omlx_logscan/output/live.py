@@ -67,7 +67,7 @@ class NdjsonSink:
 
     def __init__(self, out: IO[str], quiet: bool) -> None:
         from omlx_logscan.inputs.hosts import this_host
-        from omlx_logscan.output.zoned import clock_for
+        from omlx_logscan.stream.zone_clock import clock_for
 
         self._out = out
         self._quiet = quiet

@@ -126,8 +126,6 @@ def probe_files_note(files: list[ProbeFile]) -> str:
 
 def probes_document(evidence: ProbeEvidence, analysis: Analysis) -> dict[str, Any]:
     """The ``probes`` of a timeline document, its times zoned as the document's."""
-    from omlx_logscan.output.zoned import stream_clock
-
     items = analysis.outages.items
     document = {
         "files": [
@@ -146,7 +144,7 @@ def probes_document(evidence: ProbeEvidence, analysis: Analysis) -> dict[str, An
             for f in evidence.findings
         ],
     }
-    zoned: dict[str, Any] = stream_clock(analysis.stream).convert(document)
+    zoned: dict[str, Any] = analysis.stream.clock().convert(document)
     return zoned
 
 

@@ -21,7 +21,6 @@ from omlx_logscan import __version__
 from omlx_logscan.analysis.check import CheckResult, Finding
 from omlx_logscan.errors import EXIT_INPUT
 from omlx_logscan.output.findings import finding_message, finding_title, rule_finds, rule_threshold, rule_title
-from omlx_logscan.output.zoned import stream_clock
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 
@@ -101,7 +100,7 @@ def _log(run: dict[str, Any], out: IO[str]) -> None:
 def write_sarif(result: CheckResult, out: IO[str], root: Path) -> None:
     """The check as one SARIF run."""
     names = result.rules.names
-    zoned = stream_clock(result.stream).zoned if result.stream is not None else str
+    zoned = result.stream.clock().zoned if result.stream is not None else str
     run = {
         "tool": {"driver": _driver([_rule(result, rule) for rule in names])},
         "originalUriBaseIds": {ROOT_BASE: {"uri": Path(os.path.abspath(root)).as_uri().rstrip("/") + "/"}},

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import tzinfo
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from omlx_logscan.parsing.dense import ARRIVAL_SCHEMA, Dense
 from omlx_logscan.parsing.event import Event
@@ -17,6 +17,9 @@ from omlx_logscan.parsing.grammar import LEVEL_RANK
 from omlx_logscan.parsing.kinds import EventKind
 from omlx_logscan.parsing.recognition import is_omlx
 from omlx_logscan.timeutil import clock_seconds, seconds
+
+if TYPE_CHECKING:
+    from omlx_logscan.stream.zone_clock import ZoneClock
 
 RECORDS_SCHEMA = {"source": "I", "line": "I", "time": ""}  # the time: ISO text, or None when undated
 
@@ -133,6 +136,21 @@ class EventStream:
     # The lexicon entries of every record the grammar read (one tuple a message: any of them may have
     # written it), kept or not as an event: what the oMLX versions that wrote the input rest on.
     messages: frozenset[tuple[str, ...]] = frozenset()
+    # The zone clock of ``events`` and what it was built from (``clock``): built once while they stay the same.
+    _clock: tuple[list[Event], int, tzinfo | None, ZoneClock] | None = field(default=None, repr=False, compare=False)
+
+    def clock(self) -> ZoneClock:
+        """The clock that zones these events' times (``zone_clock.clock_for`` of the zone and events);
+        a command may ask for it more than once (``events -f json``: for its rows, then for its notes),
+        and each build is a pass over every event, so it is built again only when they changed."""
+        from omlx_logscan.stream import zone_clock
+
+        cached = self._clock
+        if cached is not None and cached[0] is self.events and cached[1] == len(self.events) and cached[2] is self.zone:
+            return cached[3]
+        clock = zone_clock.clock_for(self.zone, self.events)
+        self._clock = (self.events, len(self.events), self.zone, clock)
+        return clock
 
     @property
     def has_omlx_records(self) -> bool:

@@ -13,8 +13,8 @@ from typing import IO
 
 from omlx_logscan.inputs.hosts import this_host
 from omlx_logscan.output.notices import Notice, hook_result_message
-from omlx_logscan.output.zoned import clock_for
 from omlx_logscan.parsing.event import Event
+from omlx_logscan.stream.zone_clock import clock_for
 
 OUTPUT_KEEP_CHARS = 4000  # how much of a hook command's output is reported
 _TAIL_BYTES = 4 * OUTPUT_KEEP_CHARS  # enough bytes for that many characters, however they are encoded
