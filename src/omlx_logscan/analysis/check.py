@@ -11,38 +11,44 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from omlx_logscan.analysis.errors import ErrorGroup
 from omlx_logscan.analysis.outage_model import Outage
 from omlx_logscan.analysis.results import Analysis, DeadWindow, Incident, Session, aborted_at_exit
+from omlx_logscan.analysis.rules import RuleId
 from omlx_logscan.errors import EXIT_FINDINGS, EXIT_OK
 from omlx_logscan.parsing.catalog import OUT_OF_MEMORY_CODE, PENALTY_BOX_CODE, TIMEOUT_CODE, carries_metal_error
 from omlx_logscan.parsing.event import Event
-from omlx_logscan.parsing.kinds import CRASH_KINDS
+from omlx_logscan.parsing.kinds import CRASH_KINDS, EventKind
 from omlx_logscan.parsing.recognition import written_by_omlx
 from omlx_logscan.stream.event_stream import EventStream, header
 from omlx_logscan.stream.window import is_empty
 
-_CODE_RULES = {"timeout": TIMEOUT_CODE, "submissions_ignored": PENALTY_BOX_CODE, "out_of_memory": OUT_OF_MEMORY_CODE}
+_CODE_RULES: dict[RuleId, str] = {
+    "timeout": TIMEOUT_CODE,
+    "submissions_ignored": PENALTY_BOX_CODE,
+    "out_of_memory": OUT_OF_MEMORY_CODE,
+}
 
 
 @dataclass(frozen=True)
 class Rules:
     """What to check: the chosen rules and the two thresholds (the faults allowed, the dead time allowed)."""
 
-    chosen: tuple[str, ...]
+    chosen: tuple[RuleId, ...]
     max_faults: int | None = None
     max_dead_s: float | None = None
     max_outage_s: float | None = None  # --max-outage: outages of every kind longer than this
     fail_on_empty: bool = False  # --fail-on-empty: an input (or window) with no record is a finding
 
     @property
-    def names(self) -> list[str]:
+    def names(self) -> list[RuleId]:
         """Every rule that runs; ``max_dead_s`` implies ``dead_engine``, ``max_faults`` adds ``max_faults``."""
-        names = list(self.chosen)
-        if self.max_dead_s is not None and "dead_engine" not in names:
-            names.append("dead_engine")
+        names: list[RuleId] = list(self.chosen)
+        dead: RuleId = "dead_engine"
+        if self.max_dead_s is not None and dead not in names:
+            names.append(dead)
         if self.max_faults is not None:
             names.append("max_faults")
         if self.max_outage_s is not None:
@@ -68,7 +74,7 @@ class SessionEnded:
     """
 
     session: Session
-    crash_kind: str | None
+    crash_kind: EventKind | None
 
 
 @dataclass(frozen=True)
@@ -143,7 +149,7 @@ Subject = (
 class Finding:
     """One thing a rule found, what it is about, and the place of its first record."""
 
-    rule: str
+    rule: RuleId
     subject: Subject
     time: str | None
     source: str | None
@@ -168,7 +174,7 @@ class CheckResult:
     def exit_code(self) -> int:
         return EXIT_FINDINGS if self.findings else EXIT_OK
 
-    def count(self, rule: str) -> int:
+    def count(self, rule: RuleId) -> int:
         return sum(1 for f in self.findings if f.rule == rule)
 
     @property
@@ -201,7 +207,7 @@ def run_check(analysis: Analysis, rules: Rules) -> CheckResult:
     return CheckResult(rules, findings, summary_input, analysis.stream, notes)
 
 
-def _findings(analysis: Analysis, rule: str, rules: Rules) -> Iterable[Finding]:
+def _findings(analysis: Analysis, rule: RuleId, rules: Rules) -> Iterable[Finding]:
     visible = analysis.stream.shows("INFO")
     faults = analysis.faults
     if rule in _CODE_RULES:
@@ -210,11 +216,11 @@ def _findings(analysis: Analysis, rule: str, rules: Rules) -> Iterable[Finding]:
         return [_fault_finding(rule, f, visible) for f in faults]
     if rule == "penalty_box":
         return [_fault_finding(rule, f, visible) for f in faults if f.outcome == "penalty_box"]
-    if rule in ("crash", "fatal_exit"):
+    if rule == "crash" or rule == "fatal_exit":
         return _process_end_findings(analysis, rule, visible)
     if rule == "dead_engine":
         return _dead_findings(analysis, rules.max_dead_s)
-    if rule in ("wedge", "possible_wedge", "retry_loop"):
+    if rule == "wedge" or rule == "possible_wedge" or rule == "retry_loop":
         return [_outage_finding(rule, o) for o in analysis.outages.items if o.rule == rule]
     if rule == "error":
         return [_error_finding(group) for group in analysis.errors.groups]
@@ -254,12 +260,12 @@ def _unread(incident: Incident) -> bool:
     return incident.outcome == "unknown" and not any(map(written_by_omlx, incident.records))
 
 
-def _unread_fault_finding(rule: str, incident: Incident) -> Finding:
+def _unread_fault_finding(rule: RuleId, incident: Incident) -> Finding:
     first = incident.first
     return Finding(rule, UnparsedGpuError(first.message), incident.time, first.source, first.line, incident.session)
 
 
-def _fault_finding(rule: str, incident: Incident, requests_visible: bool) -> Finding:
+def _fault_finding(rule: RuleId, incident: Incident, requests_visible: bool) -> Finding:
     return Finding(
         rule,
         FaultFound(incident, requests_visible),
@@ -270,7 +276,7 @@ def _fault_finding(rule: str, incident: Incident, requests_visible: bool) -> Fin
     )
 
 
-def _process_end_findings(analysis: Analysis, reason: str, visible: bool) -> list[Finding]:
+def _process_end_findings(analysis: Analysis, reason: Literal["crash", "fatal_exit"], visible: bool) -> list[Finding]:
     """Faults with this outcome, and processes that ended so without such a fault."""
     out = [_fault_finding(reason, f, visible) for f in analysis.faults if f.outcome == reason]
     covered = {f.session for f in out}
@@ -286,7 +292,7 @@ def _process_end_findings(analysis: Analysis, reason: str, visible: bool) -> lis
     return out
 
 
-def _session_end_finding(session: Session, reason: str) -> Finding:
+def _session_end_finding(session: Session, reason: Literal["crash", "fatal_exit"]) -> Finding:
     evidence = next((ev for ev in reversed(session.events) if ev.kind in CRASH_KINDS), None)
     last = evidence or (session.events[-1] if session.events else None)
     return Finding(
@@ -304,7 +310,7 @@ def _error_finding(group: ErrorGroup) -> Finding:
     return Finding("error", ErrorFound(group), group.first, example.source, example.line, group.sessions[0])
 
 
-def _outage_finding(rule: str, outage: Outage) -> Finding:
+def _outage_finding(rule: RuleId, outage: Outage) -> Finding:
     where = outage.evidence[0] if outage.evidence else (None, None, None)
     return Finding(
         rule, OutageFound(outage), outage.start, where[0], where[1], outage.session, worst_case=outage.open_at_end

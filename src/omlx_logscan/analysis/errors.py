@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from omlx_logscan.parsing.event import Event
 from omlx_logscan.parsing.grammar import LEVELS
-from omlx_logscan.parsing.kinds import CRASH_KINDS
+from omlx_logscan.parsing.kinds import CRASH_KINDS, EventKind
 from omlx_logscan.parsing.lexicon import ANY, Entry, lexicon
 
 if TYPE_CHECKING:
@@ -31,7 +31,8 @@ if TYPE_CHECKING:
 FAILURE_LEVELS = frozenset({"ERROR", "CRITICAL"})
 
 
-SHOWN_ELSEWHERE = frozenset({"gpu_error", *CRASH_KINDS})  # the escalation and the crash evidence show these
+# The escalation and the crash evidence show these.
+SHOWN_ELSEWHERE: frozenset[EventKind] = frozenset({"gpu_error", *CRASH_KINDS})
 
 
 DETAIL = "<detail>"  # what follows a message's first ": ", most often the text of the exception it reports

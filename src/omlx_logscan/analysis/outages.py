@@ -25,7 +25,7 @@ from omlx_logscan.analysis.outage_model import (
 from omlx_logscan.analysis.results import Analysis, Session, shows_penalty_box
 from omlx_logscan.parsing.catalog_outages import ENGINE_LOOP_ERROR, ENGINE_LOOP_STOPPED, fatal_reason
 from omlx_logscan.parsing.dense import Dense, form_code, moment_of, ms_of, timed_in_order
-from omlx_logscan.parsing.kinds import CRASH_KINDS
+from omlx_logscan.parsing.kinds import CRASH_KINDS, EventKind
 from omlx_logscan.timeutil import seconds, stamp_of
 
 if TYPE_CHECKING:
@@ -41,9 +41,10 @@ SILENCE_FACTOR = 2.0  # ... and the silence longer than this many times their lo
 
 # Events in which a request aborts or fails, or the engine fails: a wedge has none (nor finished
 # requests, which are dense rows here and events in a watch).
-SETTLING_KINDS = frozenset({"request_abort", "request_error", "gpu_error"})
+SETTLING_KINDS: frozenset[EventKind] = frozenset({"request_abort", "request_error", "gpu_error"})
 
-_STOP_KINDS = frozenset({"engine_stop", "shutdown"})  # the lines of a stop after the engine loop's
+# The lines of a stop after the engine loop's.
+_STOP_KINDS: frozenset[EventKind] = frozenset({"engine_stop", "shutdown"})
 
 # The arrival lines that count requests, each set one line per request at most: the scheduler's
 # (every generation request, once the engine's MLX executor adds it) and the endpoints' (the chat and
@@ -209,6 +210,9 @@ def _crash_or_reboot(
     yield outage
 
 
+_LOOP_ERROR_KINDS: frozenset[EventKind] = frozenset({"gpu_error", "error"})  # what an engine loop error is read as
+
+
 def _retry_loops(session: Session) -> Iterable[Outage]:
     """The same engine-loop error text again and again, each soon after the one before, with no
     SubmissionsIgnored among or between them (a penalty box repeats too, but is its own outage; at
@@ -217,7 +221,7 @@ def _retry_loops(session: Session) -> Iterable[Outage]:
     runs: dict[str, list[Event]] = {}
     found: list[list[Event]] = []
     for event in session.events:
-        if event.time is None or event.kind not in ("gpu_error", "error"):
+        if event.time is None or event.kind not in _LOOP_ERROR_KINDS:
             continue
         if not event.message.startswith(ENGINE_LOOP_ERROR):
             continue

@@ -3,7 +3,10 @@ them without loading the analysis."""
 
 from __future__ import annotations
 
-RULES = (  # every rule, in the order they are listed
+from typing import Literal, TypeGuard, get_args
+
+# Every rule, in the order they are listed.
+RuleId = Literal[
     "timeout",
     "submissions_ignored",
     "penalty_box",
@@ -20,11 +23,17 @@ RULES = (  # every rule, in the order they are listed
     "max_faults",
     "outage",
     "empty",
-)
+]
+RULES: tuple[RuleId, ...] = get_args(RuleId)
 
 
 # These run through an option of their own: a threshold (--max-faults, --max-outage), --fail-on-empty.
-OPTION_RULES = ("max_faults", "outage", "empty")
+OPTION_RULES: tuple[RuleId, ...] = ("max_faults", "outage", "empty")
 
 
-CHOOSABLE_RULES = tuple(name for name in RULES if name not in OPTION_RULES)
+CHOOSABLE_RULES: tuple[RuleId, ...] = tuple(name for name in RULES if name not in OPTION_RULES)
+
+
+def is_rule(name: str) -> TypeGuard[RuleId]:
+    """Whether a name the user gave is a rule's id."""
+    return name in RULES

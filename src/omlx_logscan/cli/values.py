@@ -19,7 +19,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
-from omlx_logscan.analysis.rules import CHOOSABLE_RULES
+from omlx_logscan.analysis.rules import CHOOSABLE_RULES, RuleId, is_rule
 from omlx_logscan.errors import LogscanError, did_you_mean
 from omlx_logscan.parsing.catalog import BASE_PATH_VARIABLE, DEFAULT_BASE_PATH
 from omlx_logscan.parsing.kinds import KINDS
@@ -195,17 +195,18 @@ def checked_seconds(option: str, value: float, least: float, most: float = math.
     raise LogscanError(f"{option} {value:g}: must be {wanted}")
 
 
-def parse_fail_on(text: str) -> tuple[str, ...]:
+def parse_fail_on(text: str) -> tuple[RuleId, ...]:
     """``--fail-on penalty_box,crash``: the rule names, in order, without repeats; unknown names are an error."""
 
     names = comma_list([text])
-    unknown = [name for name in names if name not in CHOOSABLE_RULES]
+    chosen = [name for name in names if is_rule(name) and name in CHOOSABLE_RULES]
+    unknown = [name for name in names if name not in chosen]
     if unknown:
         rules = ", ".join(CHOOSABLE_RULES)
         raise LogscanError(
             f"--fail-on {', '.join(unknown)}: unknown rule (rules: {rules}){did_you_mean(unknown, CHOOSABLE_RULES)}"
         )
-    return tuple(dict.fromkeys(names))
+    return tuple(dict.fromkeys(chosen))
 
 
 def parse_grouping(by: str) -> Grouping:

@@ -17,15 +17,16 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Literal
 
 from omlx_logscan.analysis.outage_model import Outage
-from omlx_logscan.analysis.results import Analysis, DeadWindow, Incident, Session
+from omlx_logscan.analysis.results import Analysis, DeadWindow, Incident, Outcome, Session, SessionEnd
 from omlx_logscan.output.outages import outage_title
 from omlx_logscan.output.phrases import plural
 from omlx_logscan.output.report_blocks import Part, ReportBlock
 from omlx_logscan.timeutil import parse
 
-_END_REASONS = {
+_END_REASONS: dict[SessionEnd, str] = {
     "eof": "runs to the end of the log",
     "restart": "ended by a restart",
     "crash": "crashed",
@@ -34,10 +35,13 @@ _END_REASONS = {
 }
 
 
-_SEVERE = frozenset({"penalty_box", "crash", "fatal_exit"})
+_SEVERE: frozenset[Outcome] = frozenset({"penalty_box", "crash", "fatal_exit"})
 
 
-BAR_KINDS = {  # kind: Mermaid task tags; a kind without an end time is drawn as a milestone
+BarKind = Literal["lifetime", "fault", "severe_fault", "dead", "outage"]
+
+
+BAR_KINDS: dict[BarKind, str] = {  # kind: Mermaid task tags; a kind without an end time is drawn as a milestone
     "lifetime": "",
     "fault": "milestone, ",
     "severe_fault": "crit, milestone, ",
@@ -58,7 +62,7 @@ GANTT_MAX_FAULTS = 12  # milestones per process; Mermaid also refuses diagrams o
 GANTT_MAX_CHARTS = 2  # charts in a report: more make a reader scroll past pictures; the rest are listed
 
 
-_SEVERE_BARS = frozenset({"severe_fault", "dead", "outage"})
+_SEVERE_BARS: frozenset[BarKind] = frozenset({"severe_fault", "dead", "outage"})
 
 
 CLUSTER_GAP = timedelta(hours=24)  # lifetimes further apart than this go into separate charts
@@ -114,7 +118,7 @@ _MERMAID_UNSAFE = re.compile(r"[:;#]")
 class Bar:
     """One task of the chart: ``end`` None for a milestone."""
 
-    kind: str
+    kind: BarKind
     label: str
     start: datetime
     end: datetime | None = None
@@ -196,7 +200,7 @@ def _lane(
     timed = [incident for incident in faults if incident.time]
     marks: list[Bar] = []
     for incident in timed:
-        kind = "severe_fault" if incident.outcome in _SEVERE else "fault"
+        kind: BarKind = "severe_fault" if incident.outcome in _SEVERE else "fault"
         label = f"{' → '.join(incident.code_names) or incident.kind} ({incident.outcome.replace('_', ' ')})"
         marks.append(Bar(kind, label, parse(str(incident.time))))
     hidden = 0
@@ -227,7 +231,7 @@ def _lifetime(
 ) -> tuple[Bar, bool]:
     """The lifetime bar, drawn from at most ``CONTEXT`` before the first fault to ``CONTEXT`` after the
     last, and whether it was cut; a cut lifetime names its real first and last day in the label."""
-    reason = _END_REASONS.get(session.end_reason, session.end_reason)
+    reason = _END_REASONS[session.end_reason]
     shown_start, shown_end = start, end
     if marks:
         first, last = min(m.start for m in marks), max(m.end or m.start for m in marks)

@@ -16,6 +16,7 @@ from omlx_logscan.analysis.check import (
     UnparsedGpuError,
     UnplacedCrash,
 )
+from omlx_logscan.analysis.rules import RuleId
 from omlx_logscan.output.errors import error_message
 from omlx_logscan.output.outages import outage_line
 from omlx_logscan.output.phrases import (
@@ -35,7 +36,7 @@ from omlx_logscan.parsing.catalog import (
 )
 from omlx_logscan.timeutil import human_duration, human_time
 
-RULE_WORDS: dict[str, tuple[str, str]] = {  # rule: (annotation title, what it finds)
+RULE_WORDS: dict[RuleId, tuple[str, str]] = {  # rule: (annotation title, what it finds)
     "timeout": ("GPU timeout", f"a GPU fault with a command-buffer timeout ({GPU_CODE_PREFIX}{TIMEOUT_CODE})"),
     "submissions_ignored": (
         "GPU submissions ignored",
@@ -76,17 +77,17 @@ MAX_QUOTED_CHARS = 300  # of an unparsed line, what a finding quotes
 STILL_DEAD_TITLE = "Engine still dead at the end of the log"
 
 
-def rule_title(rule: str) -> str:
+def rule_title(rule: RuleId) -> str:
     """The annotation title of a rule: ``GPU penalty box``."""
     return RULE_WORDS[rule][0]
 
 
-def rule_finds(rule: str) -> str:
+def rule_finds(rule: RuleId) -> str:
     """What a rule finds, in one phrase."""
     return RULE_WORDS[rule][1]
 
 
-def rule_threshold(rules: Rules, rule: str) -> str | None:
+def rule_threshold(rules: Rules, rule: RuleId) -> str | None:
     """``longer than 10 min`` or ``more than 3`` for the rules a threshold tunes, else None."""
     if rule == "dead_engine" and rules.max_dead_s is not None:
         return f"longer than {human_duration(rules.max_dead_s)}"
@@ -165,7 +166,7 @@ def _too_many_message(too_many: TooManyFaults) -> str:
     )
 
 
-def rule_verdict(result: CheckResult, rule: str) -> str:
+def rule_verdict(result: CheckResult, rule: RuleId) -> str:
     """A rule's word in the verdict table: ``fail``, ``pass``, or ``no records`` when there was nothing to check."""
     if result.count(rule):
         return "fail"

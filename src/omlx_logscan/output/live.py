@@ -13,7 +13,15 @@ if TYPE_CHECKING:
     from omlx_logscan.parsing.event import Event
 
 
-_NOTICE_STYLE = {"dead_end": "bold green", "fault": "red", "command": "cyan"}
+# Every kind of notice's style; an alert's own line is drawn apart (``alert_line``).
+_NOTICE_STYLE: dict[NoticeKind, str] = {
+    "dead_end": "bold green",
+    "fault": "red",
+    "command": "cyan",
+    "dead": "",
+    "wedge": "",
+    "probe_dead": "",
+}
 
 
 # The lines that must not be missed in a scrolling log.
@@ -45,7 +53,7 @@ class TableSink:
         if notice.kind in _ALERTS:
             self._render.alert_line(self._con, notice.message, bell=self._bell)
         else:
-            style = _NOTICE_STYLE.get(notice.kind, "")
+            style = _NOTICE_STYLE[notice.kind]
             self._render.say(self._con, self._text(self._render.printable(f"» {notice.message}"), style=style))
         for detail in notice.detail:  # a hook's output: it may echo log lines, or colour its own
             self._render.say(self._con, self._text(self._render.printable(f"    {detail}")))

@@ -11,11 +11,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from omlx_logscan.analysis.results import DeadWindow, Incident
+from omlx_logscan.analysis.results import DeadWindow, Incident, Outcome
 from omlx_logscan.output.phrases import dead_for, plural
 from omlx_logscan.timeutil import human_duration, human_time
 
-_CONSEQUENCES = {
+_CONSEQUENCES: dict[Outcome, str | None] = {  # every outcome: what a fault's own records say became of the engine
+    "absorbed": None,
+    "unknown": None,
     "penalty_box": "the driver's penalty box",
     "fatal_exit": "the process exits for a clean restart",
     "crash": "the process crashed",
@@ -28,7 +30,7 @@ def fault_message(incident: Incident, number: int) -> str:
     message = (
         f"GPU fault {number} in session {incident.session} at {human_time(incident.time)}: {codes} ({incident.context})"
     )
-    consequence = _CONSEQUENCES.get(incident.outcome)
+    consequence = _CONSEQUENCES[incident.outcome]
     return f"{message}; {consequence}" if consequence else message
 
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from omlx_logscan.analysis.outage_model import COMPLETIONS_SHOWN, TRAFFIC_HIDDEN, Outage, Outages
+from omlx_logscan.analysis.outage_model import COMPLETIONS_SHOWN, TRAFFIC_HIDDEN, Outage, OutageKind, Outages
 from omlx_logscan.output.markup import code_block, fence_for, fit_code, md_text
 from omlx_logscan.output.report_blocks import Part, ReportBlock
 from omlx_logscan.timeutil import human_duration, human_time
 
-KIND_TITLES = {
+KIND_TITLES: dict[OutageKind, str] = {
     "penalty_box": "penalty box",
     "wedge": "wedge",
     "fatal_exit": "fatal exit",
@@ -18,6 +18,8 @@ KIND_TITLES = {
     "reboot": "reboot",
     "retry_loop": "retry loop",
 }
+
+_STILL_GOING: frozenset[OutageKind] = frozenset({"wedge", "penalty_box"})  # until a restart, when none follows
 
 FATAL_REASON_WORDS = {
     "submissions_ignored": "Metal GPU submissions disabled (SubmissionsIgnored)",
@@ -61,7 +63,7 @@ def end_phrase(outage: Outage) -> str:
     if outage.end is None and outage.next_session is not None:  # a later lifetime shows it over
         return f"until session {outage.next_session} began"
     if outage.end is None:
-        still = "still going" if outage.kind in ("wedge", "penalty_box") else "no restart"
+        still = "still going" if outage.kind in _STILL_GOING else "no restart"
         return f"{still} when the log ends"
     if outage.end_exact:
         return f"until {human_time(outage.end)}"

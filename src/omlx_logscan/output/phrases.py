@@ -21,6 +21,7 @@ from omlx_logscan.output.errors import errors_sentence
 from omlx_logscan.output.outages import outages_sentence
 from omlx_logscan.parsing.catalog import FATAL_LOGGER, PENALTY_BOX_CODE
 from omlx_logscan.parsing.event import Event
+from omlx_logscan.parsing.kinds import EventKind
 from omlx_logscan.stream.event_stream import EventStream, header
 from omlx_logscan.timeutil import clock_seconds, human_duration, human_time, seconds, to_second
 
@@ -131,7 +132,7 @@ def every_fault(count: int) -> str:
     return {1: "the one fault", 2: "both faults"}.get(count, f"all {count} faults")
 
 
-CRASH_WORDS = {
+CRASH_WORDS: dict[EventKind, str] = {
     "kernel_panic": "macOS kernel panic",
     "crash_report": "macOS crash report",
     "faulthandler_dump": "Python fatal error (faulthandler)",

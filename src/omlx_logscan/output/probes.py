@@ -18,6 +18,7 @@ from omlx_logscan.analysis.probes import (
     ProbeEvidence,
     ProbeFinding,
     ProbeProof,
+    ProbeVerdict,
 )
 from omlx_logscan.analysis.results import Analysis
 from omlx_logscan.output.outages import outage_title
@@ -61,7 +62,7 @@ def probes_phrase(outcomes: list[str]) -> str:
 # -- probes read back on the timeline (``timeline``/``report --probes``) ----------------------------
 
 # What each verdict says of the outage (``{title}``, ``{since}``) the probe fell in, or of the engine.
-VERDICT_WORDS = {
+VERDICT_WORDS: dict[ProbeVerdict, str] = {
     CONFIRMS: "confirms the {title} since {since}: the engine was generation-dead, not idle",
     CLEARS: "clears the {title} since {since}: the engine generated, the server was idle",
     PROVES: "proves the {title} since {since}: the engine generated nothing",

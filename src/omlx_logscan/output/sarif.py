@@ -19,6 +19,7 @@ from urllib.parse import quote
 
 from omlx_logscan import __version__
 from omlx_logscan.analysis.check import CheckResult, Finding
+from omlx_logscan.analysis.rules import RuleId
 from omlx_logscan.errors import EXIT_INPUT
 from omlx_logscan.output.findings import finding_message, finding_title, rule_finds, rule_threshold, rule_title
 
@@ -44,7 +45,7 @@ def _driver(rules: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def _rule(result: CheckResult, rule: str) -> dict[str, Any]:
+def _rule(result: CheckResult, rule: RuleId) -> dict[str, Any]:
     threshold = rule_threshold(result.rules, rule)
     finds = rule_finds(rule) + (f" ({threshold})" if threshold else "")
     return {

@@ -6,10 +6,10 @@ import os
 import sys
 from collections.abc import Iterable
 from functools import cache
-from typing import IO, TYPE_CHECKING, assert_never
+from typing import IO, TYPE_CHECKING, Literal, assert_never
 
 from omlx_logscan.analysis.attribution import WhyFaulted
-from omlx_logscan.analysis.results import DeadWindow
+from omlx_logscan.analysis.results import DeadWindow, Outcome
 from omlx_logscan.output.errors import ERRORS_TITLE, EXAMPLE_LABEL, errors_text_lines
 from omlx_logscan.output.outages import outage_lines
 from omlx_logscan.output.phrases import (
@@ -50,6 +50,7 @@ from omlx_logscan.output.sections import (
 )
 from omlx_logscan.output.why import fault_lines, overlay_lines
 from omlx_logscan.parsing.event import Event
+from omlx_logscan.parsing.kinds import EventKind
 from omlx_logscan.stream.event_stream import EventStream
 from omlx_logscan.timeutil import human_time, to_second
 
@@ -210,7 +211,7 @@ def event_cells(event: Event) -> list[Text]:
     ]
 
 
-KIND_STYLE = {
+KIND_STYLE: dict[EventKind, str] = {
     "gpu_error": "bold red",
     "process_exit": "bold red",
     "kernel_panic": "bold red",
@@ -403,7 +404,13 @@ def _heading(section: Heading, con: Console) -> None:
         say(con, f"  {name:<9} {value}", hang=12)
 
 
-OUTCOME_STYLE = {"penalty_box": "bold red", "dead": "red", "crash": "bold red", "absorbed": "yellow"}
+# An escalation row's style: a fault's by its outcome, a dead window's repeats ("dead") red.
+OUTCOME_STYLE: dict[Outcome | Literal["dead"], str] = {
+    "penalty_box": "bold red",
+    "dead": "red",
+    "crash": "bold red",
+    "absorbed": "yellow",
+}
 
 
 def _escalation(section: Escalation, con: Console) -> None:
