@@ -34,15 +34,25 @@ def _folder(module: str) -> str | None:
 
 
 def _imports(path: Path, *, top_level_only: bool) -> set[str]:
+    """The package's modules ``path`` imports: all of them, or only those it imports as it loads and
+    for its types (``if TYPE_CHECKING:``), not inside a function."""
     tree = ast.parse(path.read_text())
     nodes = tree.body if top_level_only else list(ast.walk(tree))
+    if top_level_only:
+        nodes = [*nodes, *(inner for node in tree.body if _for_types(node) for inner in node.body)]
     found: set[str] = set()
     for node in nodes:
         if isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").startswith("omlx_logscan"):
             found.add(node.module or "")
+            submodules = (f"{node.module}.{alias.name}" for alias in node.names)  # ``from package import module``
+            found.update(name for name in submodules if name in MODULES)
         elif isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names if alias.name.startswith("omlx_logscan"))
     return found
+
+
+def _for_types(node: ast.stmt) -> bool:
+    return isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
 
 
 MODULES = {_module_name(path): path for path in sorted(PACKAGE.rglob("*.py"))}
@@ -67,7 +77,13 @@ def test_no_module_imports_a_folder_after_its_own(module: str) -> None:
             assert FLOW.index(target) <= FLOW.index(own), f"{module} imports {imported}"
 
 
+# parsing/event.py declares the event and parsing/kinds.py its kinds, each naming the other's type;
+# the rework of parsing/ under way removes this one (issue 35 waits for it).
+PENDING_CYCLES = {frozenset({"omlx_logscan.parsing.event", "omlx_logscan.parsing.kinds"})}
+
+
 def test_no_import_cycle() -> None:
+    """No two modules need each other, to load or for their types."""
     graph = {module: _imports(path, top_level_only=True) & set(MODULES) for module, path in MODULES.items()}
     done: set[str] = set()
 
@@ -75,7 +91,8 @@ def test_no_import_cycle() -> None:
         if module in trail:
             cycle = (*trail[trail.index(module) :], module)
             # A package importing its own submodules to register them is not a cycle.
-            assert all(step.startswith(cycle[0] + ".") for step in cycle[1:-1]), " → ".join(cycle)
+            registering = all(step.startswith(cycle[0] + ".") for step in cycle[1:-1])
+            assert registering or frozenset(cycle) in PENDING_CYCLES, " → ".join(cycle)
             return
         if module in done:
             return

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 from conftest import EXAMPLE
 from fault_logs import _PACKAGES, TIMEOUT, fault
 from omlx_logscan.cli.app import app
-from omlx_logscan.output.errors import EXAMPLE_LABEL
+from omlx_logscan.output.failures import EXAMPLE_LABEL
 from omlx_logscan.output.markup import CODE_WIDTH, code_span, fit_code, md_cell
 from omlx_logscan.output.why import EVIDENCE_LABEL
 from synthetic import STILL_DEAD, write_log

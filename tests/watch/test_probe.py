@@ -32,8 +32,8 @@ from omlx_logscan.parsing.event import Event
 from omlx_logscan.stream.read import read_events
 from omlx_logscan.watch.head import read_head
 from omlx_logscan.watch.loop import Watcher, WatchOptions
-from omlx_logscan.watch.probe import ProbeResult, ProbeRunner, ProbeTarget, probe_once, settings_url
-from omlx_logscan.watch.probing import FAULT_WAIT_S, ProbeSchedule
+from omlx_logscan.watch.probe_client import ProbeResult, ProbeRunner, ProbeTarget, probe_once, settings_url
+from omlx_logscan.watch.probe_schedule import FAULT_WAIT_S, ProbeSchedule
 
 REAL_OMLX = REAL.parent / "real-omlx"  # logs the real oMLX server wrote (tools/real-omlx)
 KEY = "sk-omlx-test-7f3a9c"  # the API key: never in an output, a row, a hook's environment or a message

@@ -31,8 +31,8 @@ from omlx_logscan.output.report import COMMENT_LIMIT
 from omlx_logscan.parsing.event import Event
 from omlx_logscan.stream.read import read_events
 from omlx_logscan.timeutil import stamp_of
-from omlx_logscan.watch.probe import ProbeResult, ProbeTarget
-from omlx_logscan.watch.probing import probe_event
+from omlx_logscan.watch.probe_client import ProbeResult, ProbeTarget
+from omlx_logscan.watch.probe_schedule import probe_event
 
 KEY = "sk-omlx-readback-51d2"
 runner = CliRunner()

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from omlx_logscan.analysis.errors import ErrorGroup
+from omlx_logscan.analysis.failures import ErrorGroup
 from omlx_logscan.analysis.outage_model import Outage
 from omlx_logscan.analysis.results import Analysis, DeadWindow, Incident, Session, aborted_at_exit
 from omlx_logscan.analysis.rules import RuleId

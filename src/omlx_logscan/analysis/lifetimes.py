@@ -11,7 +11,7 @@ import itertools
 from dataclasses import dataclass
 from typing import Literal
 
-from omlx_logscan.analysis.errors import errors_of
+from omlx_logscan.analysis.failures import errors_of
 from omlx_logscan.analysis.numbering import number_as_in
 from omlx_logscan.analysis.outages import find_outages
 from omlx_logscan.analysis.records import RecordAt, RecordIndex, before_startup_output
@@ -220,7 +220,7 @@ def analyze(stream: EventStream, *, wedge_after_s: float | None = None) -> Analy
         unplaced=builder.unplaced,
     )
     analysis.outages = find_outages(analysis, stream.arrivals, wedge_after_s)
-    analysis.errors = errors_of(sessions)
+    analysis.errors = errors_of((session.index, session.events) for session in sessions)
     return analysis
 
 

@@ -6,7 +6,7 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from omlx_logscan.analysis.errors import Errors
+from omlx_logscan.analysis.failures import Errors
 from omlx_logscan.analysis.outage_model import Outages
 from omlx_logscan.analysis.requests import RequestIndex
 from omlx_logscan.parsing.catalog import PENALTY_BOX_CODE, FaultKind
@@ -247,7 +247,7 @@ class Analysis:
     log_end: str | None
     requests: RequestIndex  # finished requests by time, for counts over any window
     outages: Outages = field(default_factory=Outages)  # every outage of every kind (analysis/outages.py)
-    errors: Errors = field(default_factory=Errors)  # failures other than GPU faults (analysis/errors.py)
+    errors: Errors = field(default_factory=Errors)  # failures other than GPU faults (analysis/failures.py)
     # Crash evidence with no time in or around it (faulthandler's crash.log beside a dated log): it is
     # in no session, and no session is made of it (``cannot_be_placed``).
     unplaced: list[Event] = field(default_factory=list)

@@ -31,7 +31,7 @@ from omlx_logscan.errors import LogscanError
 from omlx_logscan.output.formats import WatchFormat, watch_sink
 
 if TYPE_CHECKING:
-    from omlx_logscan.watch.probe import ProbeTarget
+    from omlx_logscan.watch.probe_client import ProbeTarget
 
 MAX_INTERVAL_S = 3600.0  # polling less often is no watch; far longer sleeps overflow time.sleep
 PROBE_TIMEOUT_S = 120.0  # --probe-timeout: as long as a slow first token can take on a big model
@@ -47,7 +47,7 @@ def _probe_target(
                 raise LogscanError(f"{option}: needs --probe")
         return None
     from omlx_logscan.cli.values import base_folder, duration_seconds
-    from omlx_logscan.watch.probe import (
+    from omlx_logscan.watch.probe_client import (
         API_KEY_VARIABLE,
         ProbeTarget,
         probe_url,

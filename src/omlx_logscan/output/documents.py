@@ -10,7 +10,7 @@ from omlx_logscan import __version__
 from omlx_logscan.analysis.attribution import Attribution, Evidence, LoadContext, WhyFaulted
 from omlx_logscan.analysis.overlays import OverlayCorrelation
 from omlx_logscan.analysis.results import Analysis, Signature
-from omlx_logscan.output.errors import errors_document
+from omlx_logscan.output.failures import errors_document
 from omlx_logscan.output.outages import outage_dict, outage_notes
 from omlx_logscan.output.overlays import RATE_RATIO_TEST
 from omlx_logscan.output.phrases import call_site_label, summary

@@ -17,7 +17,7 @@ from omlx_logscan.analysis.check import (
     UnplacedCrash,
 )
 from omlx_logscan.analysis.rules import RuleId
-from omlx_logscan.output.errors import error_message
+from omlx_logscan.output.failures import error_message
 from omlx_logscan.output.outages import outage_line
 from omlx_logscan.output.phrases import (
     CRASH_WORDS,

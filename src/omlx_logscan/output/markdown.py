@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, assert_never
 from omlx_logscan.analysis.attribution import WhyFaulted
 from omlx_logscan.analysis.results import DeadWindow
 from omlx_logscan.output.chart import gantt_chart
-from omlx_logscan.output.errors import errors_markdown
+from omlx_logscan.output.failures import errors_markdown
 from omlx_logscan.output.markup import code_block, code_span, fit_code, md_cell, md_text
 from omlx_logscan.output.outages import outages_markdown
 from omlx_logscan.output.phrases import (

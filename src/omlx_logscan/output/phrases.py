@@ -17,7 +17,7 @@ from omlx_logscan.analysis.results import (
     shows_penalty_box,
 )
 from omlx_logscan.analysis.signatures import cache_clear_call, crash_site
-from omlx_logscan.output.errors import errors_sentence
+from omlx_logscan.output.failures import errors_sentence
 from omlx_logscan.output.outages import outages_sentence
 from omlx_logscan.parsing.catalog import FATAL_LOGGER, PENALTY_BOX_CODE
 from omlx_logscan.parsing.event import Event

@@ -25,7 +25,7 @@ from omlx_logscan.analysis.results import Analysis, Session
 from omlx_logscan.errors import InputError
 from omlx_logscan.inputs.sources import Source, read_chunks
 from omlx_logscan.output.chart import gantt_chart
-from omlx_logscan.output.errors import errors_report
+from omlx_logscan.output.failures import errors_report
 from omlx_logscan.output.limits import CANNOT_SHOW, cannot_show
 from omlx_logscan.output.markdown import DEAD_WINDOW_HEAD, bounds_markdown, dead_window_row
 from omlx_logscan.output.markup import (

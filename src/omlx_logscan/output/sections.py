@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from omlx_logscan.analysis.attribution import WhyFaulted
-from omlx_logscan.analysis.errors import Errors
+from omlx_logscan.analysis.failures import Errors
 from omlx_logscan.analysis.outage_model import Outages
 from omlx_logscan.analysis.results import Analysis, DeadWindow, Signature
 from omlx_logscan.output.phrases import crash_rows, escalation_rows

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from omlx_logscan.analysis.results import Analysis, Session
-from omlx_logscan.output.errors import sessions_phrase
+from omlx_logscan.output.failures import sessions_phrase
 from omlx_logscan.output.phrases import plural, unplaced_note
 from omlx_logscan.output.provenance import short_range
 from omlx_logscan.output.text import printable, say, wrap_width

@@ -10,7 +10,7 @@ from typing import IO, TYPE_CHECKING, Literal, assert_never
 
 from omlx_logscan.analysis.attribution import WhyFaulted
 from omlx_logscan.analysis.results import DeadWindow, Outcome
-from omlx_logscan.output.errors import ERRORS_TITLE, EXAMPLE_LABEL, errors_text_lines
+from omlx_logscan.output.failures import ERRORS_TITLE, EXAMPLE_LABEL, errors_text_lines
 from omlx_logscan.output.outages import outage_lines
 from omlx_logscan.output.phrases import (
     accounting_lines,

@@ -19,7 +19,7 @@ from omlx_logscan.errors import InputError
 from omlx_logscan.inputs.sources import Source, Stream
 from omlx_logscan.parsing.event import Event
 from omlx_logscan.stream.read import read_events
-from omlx_logscan.watch.probing import STOP_KINDS
+from omlx_logscan.watch.probe_schedule import STOP_KINDS
 
 
 class _Head:

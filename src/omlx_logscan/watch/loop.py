@@ -41,8 +41,8 @@ from omlx_logscan.parsing.kinds import PROBE_KIND
 from omlx_logscan.stream.live import LiveStream
 from omlx_logscan.watch.head import Head, read_head
 from omlx_logscan.watch.hooks import HookRun, hook_environment
-from omlx_logscan.watch.probe import API_KEY_VARIABLE, ProbeRunner, ProbeTarget
-from omlx_logscan.watch.probing import NOTED_KINDS, ProbeSchedule, probe_event
+from omlx_logscan.watch.probe_client import API_KEY_VARIABLE, ProbeRunner, ProbeTarget
+from omlx_logscan.watch.probe_schedule import NOTED_KINDS, ProbeSchedule, probe_event
 from omlx_logscan.watch.state import Change, FaultClosed, ProbeProved, WatchState, WedgeSeen, WindowOpened
 
 # How long the last record waits for continuation lines before it counts as complete. oMLX writes a

@@ -12,9 +12,9 @@ import pytest
 from typer.testing import CliRunner
 
 from conftest import REAL, ROOT, analysis_of, unwrapped
-from omlx_logscan.analysis.errors import ANY_SHOWN, DETAIL, ErrorGroup, Template
+from omlx_logscan.analysis.failures import ANY_SHOWN, DETAIL, ErrorGroup, Template
 from omlx_logscan.cli.app import app
-from omlx_logscan.output.errors import NAMES_SHOWN, errors_sentence, sessions_phrase, when_phrase
+from omlx_logscan.output.failures import NAMES_SHOWN, errors_sentence, sessions_phrase, when_phrase
 from omlx_logscan.parsing.event import Event
 from omlx_logscan.parsing.lexicon import lexicon
 

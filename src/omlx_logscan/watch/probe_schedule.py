@@ -12,7 +12,7 @@ from __future__ import annotations
 from omlx_logscan.parsing.event import Event
 from omlx_logscan.parsing.kinds import CRASH_KINDS, PROBE_KIND
 from omlx_logscan.parsing.probes import ProbeTrigger
-from omlx_logscan.watch.probe import ProbeResult, ProbeTarget
+from omlx_logscan.watch.probe_client import ProbeResult, ProbeTarget
 
 FAULT_WAIT_S = 5.0  # a closed GPU fault whose outcome is still unknown this long after: probe it
 STOP_KINDS = CRASH_KINDS | {"shutdown"}  # the process logged its end (a process_exit is one of CRASH_KINDS)

@@ -18,15 +18,12 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 
 from omlx_logscan.parsing.event import Event
 from omlx_logscan.parsing.grammar import LEVELS
 from omlx_logscan.parsing.kinds import CRASH_KINDS, EventKind
 from omlx_logscan.parsing.lexicon import ANY, Entry, lexicon
-
-if TYPE_CHECKING:
-    from omlx_logscan.analysis.results import Session
 
 FAILURE_LEVELS = frozenset({"ERROR", "CRITICAL"})
 
@@ -223,12 +220,13 @@ class Errors:
         return {"count": sum(self.rejected.values()), "by_status": by_status}
 
 
-def errors_of(sessions: Iterable[Session]) -> Errors:
-    """The failures and rejected requests of the sessions' events, each failure in its template's group."""
+def errors_of(sessions: Iterable[tuple[int, Iterable[Event]]]) -> Errors:
+    """The failures and rejected requests of the sessions' events (each session's number and events),
+    each failure in its template's group."""
     out = Errors()
     by_template: dict[Template, ErrorGroup] = {}
-    for session in sessions:
-        for event in session.events:
+    for number, events in sessions:
+        for event in events:
             status = http_status(event)
             if status is not None and 400 <= status < 500:
                 out.rejected[status] += 1
@@ -240,6 +238,6 @@ def errors_of(sessions: Iterable[Session]) -> Errors:
                 group = by_template[template] = ErrorGroup(template)
                 out.groups.append(group)
             group.events.append(event)
-            if session.index not in group.sessions:
-                group.sessions.append(session.index)
+            if number not in group.sessions:
+                group.sessions.append(number)
     return out

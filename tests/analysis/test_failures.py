@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from conftest import REAL, analysis_of
-from omlx_logscan.analysis.errors import ANY_SHOWN, DETAIL, masked
+from omlx_logscan.analysis.failures import ANY_SHOWN, DETAIL, masked
 from omlx_logscan.analysis.results import Analysis
 from omlx_logscan.parsing.lexicon import lexicon
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from omlx_logscan.analysis.errors import ANY_SHOWN, DETAIL, ErrorGroup, Errors
+from omlx_logscan.analysis.failures import ANY_SHOWN, DETAIL, ErrorGroup, Errors
 from omlx_logscan.output.markup import fence_for, fit_code
 from omlx_logscan.output.report_blocks import Part, ReportBlock
 from omlx_logscan.timeutil import human_time
