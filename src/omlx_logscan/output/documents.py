@@ -10,28 +10,12 @@ from omlx_logscan import __version__
 from omlx_logscan.analysis.attribution import Attribution, Evidence, LoadContext, WhyFaulted
 from omlx_logscan.analysis.overlays import OverlayCorrelation
 from omlx_logscan.analysis.results import Analysis, Signature
+from omlx_logscan.output import sections as timeline
 from omlx_logscan.output.failures import errors_document
 from omlx_logscan.output.outages import outage_dict, outage_notes
 from omlx_logscan.output.overlays import RATE_RATIO_TEST
 from omlx_logscan.output.phrases import call_site_label, summary
 from omlx_logscan.output.provenance import input_versions
-from omlx_logscan.output.sections import (
-    Chart,
-    Crashes,
-    DeadWindows,
-    Escalation,
-    FirstFault,
-    Heading,
-    Limits,
-    OtherFailures,
-    OutageList,
-    Probes,
-    Section,
-    Signatures,
-    Summary,
-    VersionBounds,
-    Why,
-)
 from omlx_logscan.output.why import evidence_what, hidden_phrases, load_label, load_note
 from omlx_logscan.output.zoned import event_rows, zone_document
 from omlx_logscan.parsing.event import Event
@@ -182,12 +166,12 @@ TIMELINE_KEYS = (
 NESTED_KEYS = ("bounds", "probes")
 
 
-def timeline_document(sections: list[Section]) -> dict[str, Any]:
+def timeline_document(sections: list[timeline.Section]) -> dict[str, Any]:
     """The ``timeline --format json`` document; every fault carries its attribution."""
     parts: dict[str, Any] = {}
     for section in sections:  # in the list's order: the attribution finds the faults there
         parts |= _document_part(section, parts)
-    stream = next(section.analysis.stream for section in sections if isinstance(section, Heading))
+    stream = next(section.analysis.stream for section in sections if isinstance(section, timeline.Heading))
     document = {
         "schema": TIMELINE_SCHEMA,
         "generator": f"omlx-logscan {__version__}",
@@ -196,35 +180,35 @@ def timeline_document(sections: list[Section]) -> dict[str, Any]:
     return zone_document(document, stream) | {key: parts[key] for key in NESTED_KEYS if key in parts}
 
 
-def _document_part(section: Section, parts: dict[str, Any]) -> dict[str, Any]:
+def _document_part(section: timeline.Section, parts: dict[str, Any]) -> dict[str, Any]:
     """What one section adds to the timeline document (the attribution goes into the faults already there)."""
     match section:
-        case Heading():
+        case timeline.Heading():
             return {"header": document_header(section.analysis.stream), "sessions": session_rows(section.analysis)}
-        case Escalation():
+        case timeline.Escalation():
             return {"faults": [f.as_dict() for f in section.analysis.faults], "escalation": section.rows}
-        case OtherFailures():
+        case timeline.OtherFailures():
             return errors_document(section.errors)
-        case Crashes():
+        case timeline.Crashes():
             return {"crashes": section.rows}
-        case DeadWindows():
+        case timeline.DeadWindows():
             return {"dead_windows": [w.as_dict() for w in section.windows]}
-        case OutageList():
+        case timeline.OutageList():
             outages = section.outages
             return {"outages": [outage_dict(o) for o in outages.items], "outage_notes": outage_notes(outages)}
-        case Signatures():
+        case timeline.Signatures():
             return {"signatures": [signature_dict(s) for s in section.signatures]}
-        case Why():
+        case timeline.Why():
             return why_part(parts["faults"], section.why)
-        case Summary():
+        case timeline.Summary():
             return {"summary": summary(section.analysis, section.crashes)}
-        case VersionBounds():
+        case timeline.VersionBounds():
             return {"bounds": bounds_document(section.bounds, section.analysis)}
-        case Probes():
+        case timeline.Probes():
             from omlx_logscan.output.probes import probes_document
 
             return {"probes": probes_document(section.evidence, section.analysis)}
-        case Chart() | FirstFault() | Limits():  # drawings and the report's own parts
+        case timeline.Chart() | timeline.FirstFault() | timeline.Limits():  # drawings and the report's own parts
             return {}
         case _:
             assert_never(section)

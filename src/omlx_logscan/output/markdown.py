@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, assert_never
 
 from omlx_logscan.analysis.attribution import WhyFaulted
 from omlx_logscan.analysis.results import DeadWindow
+from omlx_logscan.output import sections as timeline
 from omlx_logscan.output.chart import gantt_chart
 from omlx_logscan.output.failures import errors_markdown
 from omlx_logscan.output.markup import code_block, code_span, fit_code, md_cell, md_text
@@ -27,23 +28,6 @@ from omlx_logscan.output.phrases import (
 )
 from omlx_logscan.output.provenance import input_versions, versions_phrase
 from omlx_logscan.output.report_blocks import ReportBlock
-from omlx_logscan.output.sections import (
-    Chart,
-    Crashes,
-    DeadWindows,
-    Escalation,
-    FirstFault,
-    Heading,
-    Limits,
-    OtherFailures,
-    OutageList,
-    Probes,
-    Section,
-    Signatures,
-    Summary,
-    VersionBounds,
-    Why,
-)
 from omlx_logscan.output.why import EVIDENCE_LABEL, fault_lines, overlay_lines
 from omlx_logscan.timeutil import human_time
 
@@ -102,17 +86,17 @@ def why_markdown(why: WhyFaulted, *, full: bool) -> list[str]:
     return ["### Why it faulted", "", *block, "", *bullets, *([""] if bullets else [])]
 
 
-def timeline_markdown(sections: list[Section]) -> str:
+def timeline_markdown(sections: list[timeline.Section]) -> str:
     """The same tables as the terminal view, as GitHub Markdown; with an OS history, the version
     bounds follow, and with ``--probes`` the probes."""
     return "\n".join(line for section in sections for line in _markdown_section(section))
 
 
-def _markdown_section(section: Section) -> list[str]:
+def _markdown_section(section: timeline.Section) -> list[str]:
     match section:
-        case Heading():
+        case timeline.Heading():
             return _heading(section)
-        case Escalation():
+        case timeline.Escalation():
             os_line = escalation_os(section.rows)
             block = fit_code(escalation_lines(section.rows), hang=escalation_column(section.rows))
             return [
@@ -122,33 +106,33 @@ def _markdown_section(section: Section) -> list[str]:
                 *([os_line, ""] if os_line else []),
                 *code_block(block or ["no GPU faults"]),
             ]
-        case OtherFailures():
+        case timeline.OtherFailures():
             return errors_markdown(section.errors)
-        case Crashes():
+        case timeline.Crashes():
             if not section.rows:
                 return []
             return ["", "### Crash evidence", "", *code_block(fit_code(crash_line(row) for row in section.rows))]
-        case DeadWindows():
+        case timeline.DeadWindows():
             if not section.windows:
                 return []
             return ["", "### Dead-engine windows", "", *DEAD_WINDOW_HEAD, *map(dead_window_row, section.windows)]
-        case OutageList():
+        case timeline.OutageList():
             return ["", *outages_markdown(section.outages)]  # every kind of outage: output/outages.py
-        case Signatures():
+        case timeline.Signatures():
             return _signatures(section)
-        case Why():
+        case timeline.Why():
             return ["", *why_markdown(section.why, full=False)] if section.faults else []
-        case Summary():
+        case timeline.Summary():
             return ["", "### Summary", "", md_text(summary(section.analysis, section.crashes)), ""]
-        case Chart():
+        case timeline.Chart():
             return [line for part in gantt_chart(section.analysis, section.os_versions) for line in _lines(part)]
-        case VersionBounds():
+        case timeline.VersionBounds():
             return [bounds_section(section.bounds, level=3)]
-        case Probes():
+        case timeline.Probes():
             from omlx_logscan.output.probes import probes_markdown
 
             return [*probes_markdown(section.evidence, section.analysis), ""]
-        case FirstFault() | Limits():  # the report's
+        case timeline.FirstFault() | timeline.Limits():  # the report's
             return []
         case _:
             assert_never(section)
@@ -158,7 +142,7 @@ def _lines(part: str | ReportBlock) -> list[str]:
     return part.lines() if isinstance(part, ReportBlock) else [part]
 
 
-def _heading(section: Heading) -> list[str]:
+def _heading(section: timeline.Heading) -> list[str]:
     analysis, head = section.analysis, section.head
     return [
         "## oMLX log timeline",
@@ -171,7 +155,7 @@ def _heading(section: Heading) -> list[str]:
     ]
 
 
-def _signatures(section: Signatures) -> list[str]:
+def _signatures(section: timeline.Signatures) -> list[str]:
     if not section.signatures:
         return []
     out = ["", "### Stack signatures", ""]

@@ -24,6 +24,7 @@ from omlx_logscan.analysis.bounds import UNKNOWN
 from omlx_logscan.analysis.results import Analysis, Session
 from omlx_logscan.errors import InputError
 from omlx_logscan.inputs.sources import Source, read_chunks
+from omlx_logscan.output import sections as timeline
 from omlx_logscan.output.chart import gantt_chart
 from omlx_logscan.output.failures import errors_report
 from omlx_logscan.output.limits import CANNOT_SHOW, cannot_show
@@ -51,24 +52,6 @@ from omlx_logscan.output.phrases import (
 from omlx_logscan.output.provenance import input_versions, versions_phrase
 from omlx_logscan.output.redact import PLACEHOLDERS, Names, logged, redact_logged, unmark
 from omlx_logscan.output.report_blocks import MIN_KEPT_ROWS, Part, ReportBlock
-from omlx_logscan.output.sections import (
-    Chart,
-    Crashes,
-    DeadWindows,
-    Escalation,
-    FirstFault,
-    Heading,
-    Limits,
-    OtherFailures,
-    OutageList,
-    Probes,
-    Section,
-    Signatures,
-    Summary,
-    VersionBounds,
-    Why,
-    arranged,
-)
 from omlx_logscan.output.why import EVIDENCE_LABEL, LABEL_WIDTH, fault_parts, overlay_lines
 from omlx_logscan.output.wrap import CONTINUED
 from omlx_logscan.timeutil import human_duration, human_time, seconds
@@ -93,26 +76,26 @@ _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
 
 # The report's order: what a maintainer asks first (what the log is, what failed, where), then the
 # rest; crash evidence is the summary's. The probes follow the body, outside its size limit.
-REPORT_ORDER: tuple[type[Section], ...] = (
-    Heading,
-    Summary,
-    Signatures,
-    Escalation,
-    OtherFailures,
-    Crashes,
-    DeadWindows,
-    OutageList,
-    Why,
-    VersionBounds,
-    Chart,
-    FirstFault,
-    Limits,
-    Probes,
+REPORT_ORDER: tuple[type[timeline.Section], ...] = (
+    timeline.Heading,
+    timeline.Summary,
+    timeline.Signatures,
+    timeline.Escalation,
+    timeline.OtherFailures,
+    timeline.Crashes,
+    timeline.DeadWindows,
+    timeline.OutageList,
+    timeline.Why,
+    timeline.VersionBounds,
+    timeline.Chart,
+    timeline.FirstFault,
+    timeline.Limits,
+    timeline.Probes,
 )
 
 
 def build_report(
-    sections: list[Section],
+    sections: list[timeline.Section],
     *,
     redact_personal: bool = True,
     limit: int = COMMENT_LIMIT,
@@ -127,8 +110,8 @@ def build_report(
     """
     parts: list[Part] = []
     probes = ""
-    for section in arranged(sections, REPORT_ORDER):
-        if isinstance(section, Probes):
+    for section in timeline.arranged(sections, REPORT_ORDER):
+        if isinstance(section, timeline.Probes):
             from omlx_logscan.output.probes import report_probes
 
             probes = report_probes(section.evidence, section.analysis)
@@ -148,33 +131,33 @@ def build_report(
         block.trim(excess + CUT_SLACK, SIZE_REASON, floor)
 
 
-def _report_section(section: Section) -> list[Part]:
+def _report_section(section: timeline.Section) -> list[Part]:
     match section:
-        case Heading():
+        case timeline.Heading():
             return _what_the_log_is(section)
-        case Summary():
+        case timeline.Summary():
             return ["### Summary", "", md_text(summary(section.analysis, section.crashes, logged)), ""]
-        case Signatures():
+        case timeline.Signatures():
             return _signatures(section)
-        case Escalation():
+        case timeline.Escalation():
             return _escalation(section.rows)
-        case OtherFailures():
+        case timeline.OtherFailures():
             return errors_report(section.errors, _logged_line)
-        case Crashes() | Probes():  # crashes are the summary's; the probes follow the body
+        case timeline.Crashes() | timeline.Probes():  # crashes are the summary's; the probes follow the body
             return []
-        case DeadWindows():
+        case timeline.DeadWindows():
             return _dead_windows(section)
-        case OutageList():
+        case timeline.OutageList():
             return outages_report(section.outages)
-        case Why():
+        case timeline.Why():
             return _why(section.why) if section.faults else []
-        case VersionBounds():
+        case timeline.VersionBounds():
             return ["### Version bounds", "", bounds_markdown(section.bounds).strip("\n"), ""]
-        case Chart():
+        case timeline.Chart():
             return gantt_chart(section.analysis, section.os_versions)
-        case FirstFault():
+        case timeline.FirstFault():
             return _first_fault(section.analysis)
-        case Limits():
+        case timeline.Limits():
             return [*cannot_show(section.analysis, section.os_versions)]
         case _:
             assert_never(section)
@@ -253,7 +236,7 @@ def _logged_line(line: str) -> str:
 # -- sections -------------------------------------------------------------------------------
 
 
-def _what_the_log_is(section: Heading) -> list[Part]:
+def _what_the_log_is(section: timeline.Heading) -> list[Part]:
     analysis, head, os_versions = section.analysis, section.head, section.os_versions
     sessions = analysis.sessions
     bounded = sum(1 for s in sessions if not s.start_exact)
@@ -311,7 +294,7 @@ def _versions(sessions: list[Session]) -> str:
     return text + (f"; unknown for {unknown}" if unknown else "")
 
 
-def _signatures(section: Signatures) -> list[Part]:
+def _signatures(section: timeline.Signatures) -> list[Part]:
     if not section.faults:
         return []
     out: list[Part] = ["### Stack signatures", ""]
@@ -360,7 +343,7 @@ def _escalation(table: list[dict[str, Any]]) -> list[Part]:
     ]
 
 
-def _dead_windows(section: DeadWindows) -> list[Part]:
+def _dead_windows(section: timeline.DeadWindows) -> list[Part]:
     if not section.faults:
         return []
     out: list[Part] = ["### Dead-engine windows", ""]

@@ -10,6 +10,7 @@ from typing import IO, TYPE_CHECKING, Literal, assert_never
 
 from omlx_logscan.analysis.attribution import WhyFaulted
 from omlx_logscan.analysis.results import DeadWindow, Outcome
+from omlx_logscan.output import sections as timeline
 from omlx_logscan.output.failures import ERRORS_TITLE, EXAMPLE_LABEL, errors_text_lines
 from omlx_logscan.output.outages import outage_lines
 from omlx_logscan.output.phrases import (
@@ -30,24 +31,6 @@ from omlx_logscan.output.phrases import (
     window_end_phrase,
 )
 from omlx_logscan.output.provenance import input_versions, versions_phrase
-from omlx_logscan.output.sections import (
-    Chart,
-    Crashes,
-    DeadWindows,
-    Escalation,
-    FirstFault,
-    Heading,
-    Limits,
-    OtherFailures,
-    OutageList,
-    Probes,
-    Section,
-    Signatures,
-    Summary,
-    VersionBounds,
-    Why,
-    arranged,
-)
 from omlx_logscan.output.why import fault_lines, overlay_lines
 from omlx_logscan.parsing.event import Event
 from omlx_logscan.parsing.kinds import EventKind
@@ -315,76 +298,76 @@ def print_accounting(stream: EventStream, *, quiet: bool) -> None:
 
 
 # The terminal's order: the list's, except that the probes come before the bounds table.
-TEXT_ORDER: tuple[type[Section], ...] = (
-    Heading,
-    Escalation,
-    OtherFailures,
-    Crashes,
-    DeadWindows,
-    OutageList,
-    Signatures,
-    Why,
-    Summary,
-    Chart,
-    Probes,
-    VersionBounds,
-    FirstFault,
-    Limits,
+TEXT_ORDER: tuple[type[timeline.Section], ...] = (
+    timeline.Heading,
+    timeline.Escalation,
+    timeline.OtherFailures,
+    timeline.Crashes,
+    timeline.DeadWindows,
+    timeline.OutageList,
+    timeline.Signatures,
+    timeline.Why,
+    timeline.Summary,
+    timeline.Chart,
+    timeline.Probes,
+    timeline.VersionBounds,
+    timeline.FirstFault,
+    timeline.Limits,
 )
 
 
-def timeline_text(sections: list[Section], con: Console) -> None:
+def timeline_text(sections: list[timeline.Section], con: Console) -> None:
     """The terminal timeline: header, escalation, other failures, dead windows, signatures, summary."""
-    for section in arranged(sections, TEXT_ORDER):
+    for section in timeline.arranged(sections, TEXT_ORDER):
         _text_section(section, con)
 
 
-def _text_section(section: Section, con: Console) -> None:
+def _text_section(section: timeline.Section, con: Console) -> None:
     match section:
-        case Heading():
+        case timeline.Heading():
             _heading(section, con)
-        case Escalation():
+        case timeline.Escalation():
             _escalation(section, con)
-        case OtherFailures():
+        case timeline.OtherFailures():
             errors = errors_text_lines(section.errors)
             if errors:
                 _section(con, ERRORS_TITLE)
                 for line in errors:
                     say(con, printable(f"  {line}"), "" if line.startswith(EXAMPLE_LABEL) else "red", hang=4)
-        case Crashes():
+        case timeline.Crashes():
             if section.rows:
                 _section(con, "Crash evidence")
                 for row in section.rows:
                     say(con, printable(f"  {crash_line(row)}"), "bold red", hang=4)
-        case DeadWindows():
+        case timeline.DeadWindows():
             _dead_windows(section.windows, con)
-        case OutageList():
+        case timeline.OutageList():
             _section(con, "Outages")  # every kind of outage: output/outages.py
             for line in outage_lines(section.outages):
                 say(con, printable(f"  {line}"), hang=4)
-        case Signatures():
+        case timeline.Signatures():
             _signatures(section, con)
-        case Why():
+        case timeline.Why():
             if section.faults:
                 con.print()
                 write_why_text(section.why, con, full=False)
-        case Summary():
+        case timeline.Summary():
             _section(con, "Summary")
             say(con, summary(section.analysis, section.crashes), hang=2)
-        case Probes():
+        case timeline.Probes():
             from omlx_logscan.output.probes import probes_text
 
             probes_text(section.evidence, section.analysis, con)
-        case VersionBounds():
+        case timeline.VersionBounds():
             con.print()
             bounds_table(section.bounds, con)
-        case Chart() | FirstFault() | Limits():  # the chart is drawn in Markdown; the others are the report's
-            pass
+        case timeline.Chart() | timeline.FirstFault() | timeline.Limits():
+            pass  # the chart is drawn in Markdown; the others are the report's
         case _:
             assert_never(section)
 
 
-def _heading(section: Heading, con: Console) -> None:
+def _heading(section: timeline.Heading, con: Console) -> None:
     analysis, head = section.analysis, section.head
     files = ", ".join(os.path.basename(f["name"]) for f in head["files"])
     inexact = sum(1 for s in analysis.sessions if not s.start_exact and s.start_in_log)
@@ -413,7 +396,7 @@ OUTCOME_STYLE: dict[Outcome | Literal["dead"], str] = {
 }
 
 
-def _escalation(section: Escalation, con: Console) -> None:
+def _escalation(section: timeline.Escalation, con: Console) -> None:
     _section(con, "Escalation")
     rows = section.rows
     if not rows:
@@ -439,7 +422,7 @@ def _dead_windows(windows: list[DeadWindow], con: Console) -> None:
         say(con, line, "red", hang=4)
 
 
-def _signatures(section: Signatures, con: Console) -> None:
+def _signatures(section: timeline.Signatures, con: Console) -> None:
     if not section.signatures:
         return
     _section(con, "Stack signatures")
