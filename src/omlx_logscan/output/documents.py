@@ -146,8 +146,8 @@ def sessions_document(analysis: Analysis) -> dict[str, Any]:
     return zone_document(document, analysis.stream)
 
 
-# The timeline document's keys in the order its schema lists them; ``bounds`` and ``probes`` are
-# documents of their own (zoned apart), after the rest.
+# The timeline document's keys in the order its schema lists them (a key a new section adds follows
+# them); ``bounds`` and ``probes`` are documents of their own (zoned apart), after the rest.
 TIMELINE_KEYS = (
     "header",
     "sessions",
@@ -172,10 +172,11 @@ def timeline_document(sections: list[timeline.Section]) -> dict[str, Any]:
     for section in sections:  # in the list's order: the attribution finds the faults there
         parts |= _document_part(section, parts)
     stream = next(section.analysis.stream for section in sections if isinstance(section, timeline.Heading))
+    keys = [*TIMELINE_KEYS, *(key for key in parts if key not in TIMELINE_KEYS and key not in NESTED_KEYS)]
     document = {
         "schema": TIMELINE_SCHEMA,
         "generator": f"omlx-logscan {__version__}",
-        **{key: parts[key] for key in TIMELINE_KEYS},
+        **{key: parts[key] for key in keys},
     }
     return zone_document(document, stream) | {key: parts[key] for key in NESTED_KEYS if key in parts}
 

@@ -7,9 +7,10 @@ renderer matches on a section's class and ends in ``assert_never``, so a section
 forgets is a mypy error. A new part of the timeline is a class here, its line in
 ``timeline_sections``, a case in each renderer, and the golden files it changes.
 
-The list's order is the timeline's (Markdown's and the JSON document's). The terminal shows the
-probes before the bounds table, and the report puts a maintainer's questions first: each says so
-in its own order (``arranged``), and a test holds every order to every section.
+The list's order is the timeline's, as Markdown shows it. The terminal shows the probes before the
+bounds table and the report puts a maintainer's questions first: each says so in its own order
+(``arranged``), and a test holds every order to every section. The JSON document keeps its
+schema's order of keys (``documents.TIMELINE_KEYS``).
 """
 
 from __future__ import annotations
