@@ -19,7 +19,7 @@ from omlx_logscan.parsing.event import Event
 from omlx_logscan.parsing.kinds import PROBE_KIND
 from omlx_logscan.timeutil import parse, stamp_of, wall_clock
 
-# What a probe of ``watch --probe`` found, and why the watch sent it (``watch/probe_schedule.py``).
+# What a probe of ``watch --probe`` found, and why the watch sent it (``watch/probing.py``).
 ProbeOutcome = Literal["alive", "error", "hung", "down"]
 ProbeTrigger = Literal["possible_wedge", "fault", "silence", "heartbeat"]
 OUTCOMES: frozenset[str] = frozenset(get_args(ProbeOutcome))
