@@ -17,8 +17,9 @@ missing, not left out silently. Where logscan has its native scanner, the polars
 (``LOGSCAN_SCANNER=polars``) is timed in the same rounds, and the two timelines must be the same.
 Fast is worth nothing if it is wrong:
 both timelines of each size are checked against the generator's truth (lines, event counts,
-faults and their outcomes, dead windows), and a mismatch fails the run. Last, a ~1 MB INFO log
-is timed end to end against the bare import of polars, typer and rich.
+faults and their outcomes, dead windows), and a mismatch fails the run. Then a ~1 MB INFO log
+is timed end to end against the bare import of polars, typer and rich; last, bench/shapes.py
+checks that each shape of fault log (100,000 repeats of a penalty box among them) takes linear time.
 
 Measure an installed copy (``pip install .``), as users run it: an editable install under
 PYTHONDONTWRITEBYTECODE compiles the sources again on every run (about 50 ms here).
@@ -40,6 +41,7 @@ import time
 from pathlib import Path
 
 from make_log import write_log
+from shapes import SHAPES, check
 
 # A command to time: its argv and the environment variables it adds.
 Command = tuple[list[str], dict[str, str]]
@@ -260,6 +262,12 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=1, help="the generator's seed (default 1)")
     parser.add_argument("--no-gz", action="store_true", help="skip the .gz case")
     parser.add_argument(
+        "--shapes-n",
+        type=int,
+        default=25_000,
+        help="bench/shapes.py's n: every shape at n and 4n must take linear time (default 25,000; 0 skips it)",
+    )
+    parser.add_argument(
         "--baseline",
         metavar="PYTHON",
         help="the interpreter of another installed build (a venv's bin/python), timed alternately with this one",
@@ -301,6 +309,8 @@ def main() -> int:
             f"peak RSS {low_rss} → {high_rss} MiB ({high_rss / max(low_rss, 1):.2f}x)"
         )
     startup(args.cache, args.seed, max(args.rounds, 5), args.baseline)
+    if args.shapes_n:
+        wrong |= not check(args.shapes_n, list(SHAPES), 1)
     return 1 if wrong else 0
 
 

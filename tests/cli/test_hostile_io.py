@@ -115,14 +115,14 @@ def test_fleet_output_never_replaces_a_document_it_reads(tmp_path: Path) -> None
 
 # A run stopped at the point given: the n-th Parquet file it writes sends it ``signum``.
 STOPPED_RUN = """
-import os, sys
+import signal, sys
 from omlx_logscan.cli.app import main
 from omlx_logscan.output import export
 written, write = [0], export.write_parquet
 def stopping(*args):
     written[0] += 1
     if written[0] == {after}:
-        os.kill(os.getpid(), {signum})
+        signal.raise_signal({signum})  # to this thread, handled before it returns: not to another thread, later
     write(*args)
 export.write_parquet = stopping
 sys.argv = ["logscan", *sys.argv[1:]]

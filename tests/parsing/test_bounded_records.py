@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 
 import pytest
@@ -10,6 +9,7 @@ import pytest
 from omlx_logscan.inputs.lines import KeptLine
 from omlx_logscan.parsing.classify import classify
 from omlx_logscan.parsing.records import KEEP_HEAD, KEEP_TAIL, assemble
+from tests.work import growth, lines_run
 
 FAULT = (
     "2026-06-20 12:07:{second:02d},865 - omlx.engine_core - ERROR - Engine loop error: [METAL] Command buffer "
@@ -35,33 +35,25 @@ def _chained_tracebacks(n: int) -> list[str]:
     return [FAULT.format(second=1), *body, *CHAINED[:4], FAULT.format(second=2)]
 
 
-def _seconds(lines: list[str]) -> float:
-    kept = [KeptLine(number, text) for number, text in enumerate(lines, 1)]
-    started = time.perf_counter()
-    assemble(kept)
-    return time.perf_counter() - started
+def _work(shape: Callable[[int], list[str]]) -> Callable[[int], int]:
+    """The lines of Python assembling the records of ``shape`` at a size runs."""
 
+    def work(n: int) -> int:
+        kept = [KeptLine(number, text) for number, text in enumerate(shape(n), 1)]
+        return lines_run(lambda: assemble(kept))
 
-def _ratio(shape: Callable[[int], list[str]], n: int) -> float:
-    """How much longer four times the input takes: 4 when linear, 16 when quadratic (the bound, 10,
-    leaves room for a busy machine). The best of five runs of each size, taken in turn, so that
-    other work on the machine slows both alike."""
-    small, large = shape(n), shape(4 * n)
-    best = [float("inf"), float("inf")]
-    for _ in range(5):
-        best = [min(best[0], _seconds(small)), min(best[1], _seconds(large))]
-    return best[1] / best[0]
+    return work
 
 
 @pytest.mark.slow
 def test_blank_lines_between_records_take_linear_time() -> None:
     # Before: every blank line looked through the whole record for a traceback (10,000 blank lines 11 s).
-    assert _ratio(_blank_lines, 10_000) < 10
+    assert growth(_work(_blank_lines), 2_000) < 3  # 2 when linear, 4 when quadratic
 
 
 @pytest.mark.slow
 def test_chained_tracebacks_take_linear_time() -> None:
-    assert _ratio(_chained_tracebacks, 1_500) < 10
+    assert growth(_work(_chained_tracebacks), 300) < 3
 
 
 def test_a_long_record_keeps_its_head_and_tail_and_counts_the_rest() -> None:

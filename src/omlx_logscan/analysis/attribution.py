@@ -13,9 +13,11 @@ This module holds only the findings (ids, numbers, times); ``output.why`` puts t
 
 from __future__ import annotations
 
+import bisect
 import statistics
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Final, Literal
 
@@ -77,6 +79,9 @@ REQUEST_ABORTED = "request_aborted"
 
 # Failures inside the scheduler (a prefill, a stream of any API); a 4xx never got there.
 _ABORT_STAGES = frozenset({"prefill", "chat_stream", "stream"})
+_PRESSURE_KINDS = frozenset({"memory_pressure"})  # the kinds each evidence is of
+_IDLE_KINDS = frozenset({"cache_clear", "memory_pressure"})
+_ENDED_KINDS = frozenset({"request_abort", "request_error"})
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -215,6 +220,8 @@ class _Attributor:
         self.completions = analysis.requests if self.stream.shows("INFO") else None
         self.dead = dead_intervals(analysis)
         self._medians: dict[tuple[int, int], tuple[str, float | None, float | None]] = {}
+        self._log_medians: dict[int, tuple[str, float | None, float | None]] = {}
+        self._by_time: dict[tuple[int | None, frozenset[str]], _ByTime] = {}
 
     def attribute(self, incident: Incident) -> Attribution:
         signature = self.signatures.get(incident.signature or "")
@@ -284,6 +291,14 @@ class _Attributor:
         first = incident.first
         return event_source != first.source_index or line < first.line
 
+    def _timed(self, session: Session | None, kinds: frozenset[str]) -> _ByTime:
+        """The session's (else the whole stream's) events of ``kinds``, indexed by time once."""
+        key = (session.index if session else None, kinds)
+        if key not in self._by_time:
+            events = session.events if session else self.stream.events
+            self._by_time[key] = _ByTime(ev for ev in events if ev.kind in kinds)
+        return self._by_time[key]
+
     def pressure_evidence(self, incident: Incident, session: Session | None) -> list[Evidence]:
         """The enforcer's reclaiming lines of the pressure episode still open at the fault. An episode
         ends when the level falls back to one that does not reclaim (``hard -> ok``): the clear it
@@ -291,13 +306,8 @@ class _Attributor:
         no later clear."""
         start, end = self._before(incident, self.pressure_window_s, session)
         found: list[Evidence] = []
-        for ev in session.events if session else self.stream.events:
-            if not (
-                ev.kind == "memory_pressure"
-                and ev.time
-                and start <= ev.time <= end
-                and self._written_before(ev.source_index, ev.line, incident)
-            ):
+        for ev in self._timed(session, _PRESSURE_KINDS).between(start, end):
+            if not self._written_before(ev.source_index, ev.line, incident):
                 continue
             if _is_pressure(ev):
                 found.append(_event_evidence(ev, ev.fields["action"], "pressure"))
@@ -310,10 +320,8 @@ class _Attributor:
         start, end = self._before(incident, self.pressure_window_s, session)
         return [
             _event_evidence(ev, IDLE_TRIM if ev.kind == "cache_clear" else ev.fields["action"], "idle")
-            for ev in (session.events if session else self.stream.events)
-            if (ev.kind == "cache_clear" or (ev.kind == "memory_pressure" and ev.fields.get("action") in IDLE_REQUESTS))
-            and ev.time
-            and start <= ev.time <= end
+            for ev in self._timed(session, _IDLE_KINDS).between(start, end)
+            if (ev.kind == "cache_clear" or ev.fields.get("action") in IDLE_REQUESTS)
             and self._written_before(ev.source_index, ev.line, incident)
         ]
 
@@ -323,10 +331,8 @@ class _Attributor:
         start, end = self._before(incident, self.deferred_window_s, session)
         found = [
             _event_evidence(ev, REQUEST_ABORTED if ev.kind == "request_abort" else REQUEST_FAILED, "deferred")
-            for ev in (session.events if session else self.stream.events)
-            if (ev.kind == "request_abort" or (ev.kind == "request_error" and ev.fields.get("stage") in _ABORT_STAGES))
-            and ev.time
-            and start <= ev.time <= end
+            for ev in self._timed(session, _ENDED_KINDS).between(start, end)
+            if (ev.kind == "request_abort" or ev.fields.get("stage") in _ABORT_STAGES)
             and self._written_before(ev.source_index, ev.line, incident)
         ]
         if self.completions is not None:
@@ -387,20 +393,25 @@ class _Attributor:
         """Median requests and tokens per window over the session's live time (else the whole log's)."""
         key = (session_index, minutes)
         if key not in self._medians:
-            assert self.completions is not None
             session = self.sessions.get(session_index)
-            result: tuple[str, float | None, float | None] = ("log", None, None)
-            spans = [("session", *(_session_span(session) if session else (None, None)))]
-            spans.append(("log", self.analysis.log_start, self.analysis.log_end))
-            for name, start, end in spans:
-                edges = _live_edges(start, end, timedelta(minutes=minutes), self.dead)
-                if not edges:
-                    continue
-                requests, tokens = self.completions.totals([e for pair in edges for e in pair])
-                result = (name, statistics.median(requests[::2]), statistics.median(tokens[::2]))
-                break
-            self._medians[key] = result
+            found = self._median_over(*_session_span(session), minutes) if session else None
+            if found is not None:
+                self._medians[key] = ("session", *found)
+            else:  # worked out once, not once per session too short for a whole window
+                if minutes not in self._log_medians:
+                    over_log = self._median_over(self.analysis.log_start, self.analysis.log_end, minutes)
+                    self._log_medians[minutes] = ("log", *(over_log or (None, None)))
+                self._medians[key] = self._log_medians[minutes]
         return self._medians[key]
+
+    def _median_over(self, start: str | None, end: str | None, minutes: int) -> tuple[float, float] | None:
+        """Median requests and tokens per live window of ``minutes`` in [start, end]; None without a whole window."""
+        assert self.completions is not None
+        edges = _live_edges(start, end, timedelta(minutes=minutes), self.dead)
+        if not edges:
+            return None
+        requests, tokens = self.completions.totals([e for pair in edges for e in pair])
+        return statistics.median(requests[::2]), statistics.median(tokens[::2])
 
 
 def left_open(hidden: Hidden) -> list[Trigger]:
@@ -447,12 +458,34 @@ def _live_edges(start: str | None, end: str | None, width: timedelta, dead: list
         return []
     cursor, stop = parse(start), parse(end)
     out: list[Interval] = []
+    by_start = sorted(dead)
+    begun = 0  # the dead windows that begin before the tile's end, and the latest end among them
+    latest_end: datetime | None = None
     while cursor + width <= stop:
         tile = (cursor, cursor + width)
-        if not any(d_start < tile[1] and tile[0] < d_end for d_start, d_end in dead):
+        while begun < len(by_start) and by_start[begun][0] < tile[1]:
+            ends = by_start[begun][1]
+            latest_end = ends if latest_end is None else max(latest_end, ends)
+            begun += 1
+        if latest_end is None or latest_end <= tile[0]:  # none of them reaches into the tile
             out.append(tile)
         cursor += width
     return out
+
+
+class _ByTime:
+    """Timed events found by a window of time, in their written order: bisected, where looking
+    through all of a session's events for each of its faults would take quadratic time."""
+
+    def __init__(self, events: Iterable[Event]) -> None:
+        timed = sorted((ev.time, position, ev) for position, ev in enumerate(events) if ev.time)
+        self._times = [time for time, _, _ in timed]
+        self._rows = [(position, ev) for _, position, ev in timed]
+
+    def between(self, start: str, end: str) -> list[Event]:
+        """The events timed in ``[start, end]``, in the order they were written."""
+        lo, hi = bisect.bisect_left(self._times, start), bisect.bisect_right(self._times, end)
+        return [ev for _, ev in sorted(self._rows[lo:hi], key=lambda row: row[0])]
 
 
 def explain(

@@ -110,16 +110,26 @@ class _Builder:
     # -- incidents --------------------------------------------------------------------------
     @staticmethod
     def incidents(session: Session) -> list[Incident]:
+        """The session's GPU error records grouped into incidents. The open incident's last time and
+        time of day are kept as it grows (its ``last_time`` and ``last_time_of_day``): asking its
+        records again at each new one would take time quadratic in a long penalty box."""
         out: list[Incident] = []
+        last_time: str | None = None
+        last_clock: str | None = None
         for event in session.events:
             if event.kind != "gpu_error":
                 continue
-            if out and joins_incident(out[-1].last_time, event, out[-1].last_time_of_day):
+            if out and joins_incident(last_time, event, last_clock):
                 out[-1].records.append(event)
-                continue
-            first_name = event.fields.get("code_name")
-            kind = INCIDENT_KINDS.get(str(first_name), "other_gpu")
-            out.append(Incident(records=[event], session=session.index, kind=kind))
+            else:
+                first_name = event.fields.get("code_name")
+                kind = INCIDENT_KINDS.get(str(first_name), "other_gpu")
+                out.append(Incident(records=[event], session=session.index, kind=kind))
+                last_time, last_clock = out[-1].time, None
+            if event.time:
+                last_time = event.time
+            if event.time is None and event.time_of_day:
+                last_clock = event.time_of_day
         return out
 
 
@@ -193,12 +203,13 @@ def analyze(stream: EventStream, *, wedge_after_s: float | None = None) -> Analy
         following = sessions[position + 1] if position + 1 < len(sessions) else None
         _finish_session(session, following, stream, builder, log_end)
         window_incidents: list[Incident] = []
+        order = _EventOrder(session.events)
         for incident in builder.incidents(session):
             if window_incidents:  # already dead: a repeat of the window, not a new fault
                 window_incidents.append(incident)
                 repeats.append(incident)
                 continue
-            incident.outcome = _outcome(incident, session, following, builder)
+            incident.outcome = _outcome(incident, session, following, builder, order)
             faults.append(incident)
             session.faults += 1
             if incident.outcome == "penalty_box":
@@ -309,14 +320,35 @@ def _settled_outcome(incident: Incident) -> Outcome | None:
     return None
 
 
-def _outcome(incident: Incident, session: Session, following: Session | None, builder: _Builder) -> Outcome:
+class _EventOrder:
+    """What the outcomes of a finished session's faults ask of its events, worked out in one pass:
+    each event's position, the first crash evidence at or after each position, and the latest time
+    the engine was seen at work. Asked of the events again for each fault, a session of many
+    absorbed faults would take time quadratic in their number."""
+
+    def __init__(self, events: list[Event]) -> None:
+        self.events = events
+        self.positions = {id(ev): index for index, ev in reversed(list(enumerate(events)))}
+        self.crashes = [len(events)] * (len(events) + 1)  # [i]: the first crash evidence at or after i
+        for index in range(len(events) - 1, -1, -1):
+            self.crashes[index] = index if events[index].kind in CRASH_KINDS else self.crashes[index + 1]
+        self.last_active = max((ev.time for ev in events if ev.kind in ACTIVE_ENGINE_KINDS and ev.time), default=None)
+
+    def active_after(self, after: str | None) -> bool:
+        """Whether an event shows the process still working (its kind shows the engine at work) after ``after``."""
+        return bool(after and self.last_active and self.last_active > after)
+
+
+def _outcome(
+    incident: Incident, session: Session, following: Session | None, builder: _Builder, order: _EventOrder
+) -> Outcome:
     if settled := _settled_outcome(incident):
         return settled
     after = incident.last_time
-    later = any(_shows_activity_after(ev, after) for ev in session.events)
+    later = order.active_after(after)
     later_requests = builder.requests.count(after, session.end if following else None, after=incident.records[-1])
     next_start = following.start_after or following.start if following is not None else None
-    went_on = _went_on(incident, session, following, builder.records)
+    went_on = _went_on(incident, order, following, builder.records)
     return _outcome_from_what_followed(
         incident,
         later,
@@ -328,19 +360,17 @@ def _outcome(incident: Incident, session: Session, following: Session | None, bu
     )
 
 
-def _went_on(incident: Incident, session: Session, following: Session | None, records: RecordIndex) -> bool:
+def _went_on(incident: Incident, order: _EventOrder, following: Session | None, records: RecordIndex) -> bool:
     """Whether the fault's process wrote anything after it, before anything that ended it: a timed
     event after it (timed later, when the fault's time is known), a dated record timed later (before
     the next process's startup output), or an undated oMLX record of no event after it in its file."""
     last = incident.records[-1]
     after = incident.last_time
-    at = next(i for i, ev in enumerate(session.events) if ev is last)  # by identity: no field compares
-    events_after = session.events[at + 1 :]
-    ends = (i for i, ev in enumerate(events_after) if ev.kind in CRASH_KINDS)  # what ended the process
-    end_at = next(ends, None)
-    end = events_after[end_at] if end_at is not None else None
-    before_end = events_after[:end_at]
-    if any(_written_later(ev, incident) for ev in before_end):
+    events = order.events
+    at = order.positions[id(last)]  # by identity: no field compares
+    end_at = order.crashes[at + 1]  # what ended the process
+    end = events[end_at] if end_at < len(events) else None
+    if any(_written_later(events[index], incident) for index in range(at + 1, end_at)):
         return True
     next_start = following.start_after or following.start if following is not None else None
     cutoff = before_startup_output(next_start)
@@ -365,11 +395,6 @@ def _written_later(event: Event, incident: Incident) -> bool:
     )
 
 
-def _shows_activity_after(event: Event, after: str | None) -> bool:
-    """Whether ``event`` shows the process still working (its kind shows the engine at work) after ``after``."""
-    return bool(event.kind in ACTIVE_ENGINE_KINDS and event.time and after and event.time > after)
-
-
 def _outcome_from_what_followed(
     incident: Incident,
     active_later: bool,
@@ -381,7 +406,7 @@ def _outcome_from_what_followed(
     went_on: bool,
 ) -> Outcome:
     """The outcome of a fault its own records leave open (``_settled_outcome`` is None), from what its
-    process did after it: ``active_later`` (any ``_shows_activity_after``), the requests it finished
+    process did after it: ``active_later`` (``_EventOrder.active_after``), the requests it finished
     after it, whether another session ``followed`` (starting at ``next_start``), whether the
     process ``shut_down`` in order and whether it ``went_on`` (it wrote any record later, before
     anything that ended it). Sets ``later_requests`` when the fault was absorbed."""

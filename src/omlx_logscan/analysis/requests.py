@@ -11,6 +11,7 @@ from omlx_logscan.parsing.catalog import GENERATION_TYPES
 from omlx_logscan.parsing.dense import (
     REQUEST_SCHEMA,
     Dense,
+    FileRows,
     concat,
     count_before,
     from_rows,
@@ -44,6 +45,7 @@ class _Sorted:
         self.table = timed_in_order(table)
         self.times = self.table.ints("time")  # ms since the epoch of the naive local times
         self._token_sums = prefix_sums(self.table.ints("tokens"))  # [i]: tokens of the first i rows
+        self._files: dict[int, FileRows | None] = {}  # by source, made when first asked
 
     def __len__(self) -> int:
         return len(self.times)
@@ -58,10 +60,21 @@ class _Sorted:
         if hi <= lo:
             return 0
         count = hi - lo
-        if after is not None:  # the two columns it needs, not the window's four
-            sources, lines = self.table.ints("source")[lo:hi], self.table.ints("line")[lo:hi]
-            count -= count_before(sources, lines, after.source_index, after.line)
+        if after is not None:
+            count -= self._written_before(lo, hi, after)
         return count
+
+    def _written_before(self, lo: int, hi: int, after: Event) -> int:
+        """Rows ``lo`` to ``hi - 1`` written before ``after`` in its file: bisected in that file's rows
+        when its lines rise with time, as usual (asked once per fault, a pass over the rest of the
+        log each time would make many absorbed faults quadratic); else counted in the window."""
+        source = after.source_index
+        if source not in self._files:
+            self._files[source] = FileRows.of(self.table.ints("source"), self.table.ints("line"), source)
+        if (rows := self._files[source]) is not None:
+            return rows.before(lo, hi, after.line)
+        sources, lines = self.table.ints("source")[lo:hi], self.table.ints("line")[lo:hi]  # the two it needs
+        return count_before(sources, lines, source, after.line)
 
     def last_at_or_before(self, hi_ms: int | None) -> datetime | None:
         hi = self.position(hi_ms, len(self))

@@ -115,14 +115,12 @@ class Incident:
 
     @property
     def last_time(self) -> str | None:
-        times = [ev.time for ev in self.records if ev.time]
-        return times[-1] if times else self.time
+        return next((ev.time for ev in reversed(self.records) if ev.time), self.time)
 
     @property
     def last_time_of_day(self) -> str | None:
         """The time of day of its last time-only record whose date is unknown, for grouping such a paste."""
-        times = [ev.time_of_day for ev in self.records if ev.time is None and ev.time_of_day]
-        return times[-1] if times else None
+        return next((ev.time_of_day for ev in reversed(self.records) if ev.time is None and ev.time_of_day), None)
 
     @property
     def code_names(self) -> list[str]:

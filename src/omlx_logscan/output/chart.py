@@ -246,11 +246,14 @@ def _lifetime(
 def clusters(lanes: list[Lane]) -> list[list[Lane]]:
     """Lanes in time order, a new group wherever more than ``CLUSTER_GAP`` separates one from all before it."""
     groups: list[list[Lane]] = []
+    reach = datetime.min  # the latest end in the last group, kept as it grows (not asked of it again)
     for lane in sorted(lanes, key=lambda lane: lane.start):
-        if groups and lane.start - max(other.end for other in groups[-1]) <= CLUSTER_GAP:
+        if groups and lane.start - reach <= CLUSTER_GAP:
             groups[-1].append(lane)
+            reach = max(reach, lane.end)
         else:
             groups.append([lane])
+            reach = lane.end
     return groups
 
 

@@ -264,6 +264,34 @@ def count_before(sources: array[int], lines: array[int], source: int, line: int)
     return sum(1 for s, n in zip(sources, lines, strict=True) if s == source and n < line)
 
 
+class FileRows:
+    """One source's rows of a table in time order, for counting those of a window that come before
+    a line of that file with three bisections (not a pass over the window for each question)."""
+
+    def __init__(self, positions: Sequence[int], lines: Sequence[int]) -> None:
+        self._positions, self._lines = positions, lines
+
+    @staticmethod
+    def of(sources: array[int], lines: array[int], source: int) -> FileRows | None:
+        """``source``'s rows when their lines rise with the rows, as a log written in time order
+        has them; else None (then count with ``count_before``). In numpy past ``BIG`` rows."""
+        if len(sources) > BIG:
+            import numpy as np
+
+            positions = np.flatnonzero(_numpy(sources) == source)
+            own = _numpy(lines)[positions]
+            rising = bool(np.all(own[1:] >= own[:-1]))
+            return FileRows(positions, own) if rising else None  # type: ignore[arg-type]
+        rows = [row for row, of in enumerate(sources) if of == source]
+        numbers = [lines[row] for row in rows]
+        return FileRows(rows, numbers) if all(a <= b for a, b in itertools.pairwise(numbers)) else None
+
+    def before(self, lo: int, hi: int, line: int) -> int:
+        """How many of rows ``lo`` to ``hi - 1`` are of this source and come before ``line`` in it."""
+        first, last = bisect.bisect_left(self._positions, lo), bisect.bisect_left(self._positions, hi)
+        return max(0, min(last, bisect.bisect_left(self._lines, line)) - first)
+
+
 def shifted(column: array[int], by: int, *, vectorised: bool) -> array[int]:
     """``column`` (uint32: a block's line numbers) with ``by`` added to each row: in the native
     module where it is built, else in numpy when ``vectorised`` (the blocks of a table already past
