@@ -147,6 +147,17 @@ class Handling:
     status: int | None = None
 
 
+def either(one: Handling | None, other: Handling | None) -> Handling | None:
+    """What one message written by two handlers may be followed by: the worse action, with the
+    types both catch and the highest status stated for that action."""
+    if one is None or other is None:
+        return one or other
+    action = min(one.action, other.action, key=_WORST_FIRST.index)
+    statuses = [h.status for h in (one, other) if h.action == action and h.status is not None]
+    catches = (*one.catches, *(name for name in other.catches if name not in one.catches))
+    return Handling(catches, action, max(statuses) if statuses else None)
+
+
 def caught_types(handler: ast.ExceptHandler) -> tuple[str, ...]:
     """The types an ``except`` names, each as written (``queue.Full``, ``Exception``)."""
     if handler.type is None:
@@ -155,18 +166,28 @@ def caught_types(handler: ast.ExceptHandler) -> tuple[str, ...]:
     return tuple(ast.unparse(node) for node in types)
 
 
-def handling(handler: ast.ExceptHandler, chain: Sequence[ast.stmt]) -> Handling:
-    """What ``handler`` does once the statement ``chain[-1]`` has run: ``chain`` runs from a statement
-    of the handler's body down to the statement holding the message, each inside the one before.
+def handled_types(function: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[str, ...] | None:
+    """The types a function handles for the web framework: ``@app.exception_handler(HTTPException)``
+    makes it the handler of every HTTPException an endpoint raises (its return is the answer). None
+    for any other function."""
+    for decorator in function.decorator_list:
+        if isinstance(decorator, ast.Call) and _name(decorator.func) == "exception_handler" and decorator.args:
+            return tuple(ast.unparse(node) for node in decorator.args)
+    return None
+
+
+def handling(catches: tuple[str, ...], body: list[ast.stmt], chain: Sequence[ast.stmt]) -> Handling:
+    """What a handler of ``catches`` does once the statement ``chain[-1]`` has run: ``chain`` runs from
+    a statement of the handler's ``body`` down to the statement holding the message, each inside the one before.
     Every path is followed to its end (a branch's ``raise``, the ``return`` after an ``if``); the
     worst end reachable is the handler's action (exit, then answer, reraise, carry on): a handler
     that may answer a 500 after a warning makes that warning the failure's record."""
     ends: set[_End] = set()
-    bodies = [handler.body, *(_body_holding(outer, inner) for outer, inner in itertools.pairwise(chain))]
+    bodies = [body, *(_body_holding(outer, inner) for outer, inner in itertools.pairwise(chain))]
     levels = list(zip(bodies, chain, strict=True))
-    for depth, (body, statement) in reversed(list(enumerate(levels))):
-        at = body.index(statement)
-        found = _ends(body[at:] if depth == len(levels) - 1 else body[at + 1 :])  # from the message's own statement
+    for depth, (level, statement) in reversed(list(enumerate(levels))):
+        at = level.index(statement)
+        found = _ends(level[at:] if depth == len(levels) - 1 else level[at + 1 :])  # from the message's own statement
         ends |= found - {None}
         if None not in found:
             break
@@ -175,7 +196,7 @@ def handling(handler: ast.ExceptHandler, chain: Sequence[ast.stmt]) -> Handling:
     reached = [end for end in ends if end is not None]
     action = min((action for action, _ in reached), key=_WORST_FIRST.index)
     statuses = sorted({status for found, status in reached if found == action and status is not None})
-    return Handling(caught_types(handler), action, statuses[-1] if statuses else None)
+    return Handling(catches, action, statuses[-1] if statuses else None)
 
 
 def _body_holding(outer: ast.stmt, inner: ast.stmt) -> list[ast.stmt]:
@@ -469,8 +490,10 @@ class ModuleScan(ast.NodeVisitor):
         self.sites: list[Site] = []
         self.scope: list[str] = []
         self.statements: list[ast.stmt] = []  # the statements the visit is inside, outermost first
-        # per function, the ``except`` blocks the visit is inside and how many statements held each
-        self.handlers: list[list[tuple[ast.ExceptHandler, int]]] = [[]]
+        # per function, the handlers the visit is inside (``except`` blocks, or the function itself
+        # when it is an exception handler): what each catches, its body, how many statements held it,
+        # whether it is an ``except`` block
+        self.handlers: list[list[tuple[tuple[str, ...], list[ast.stmt], int, bool]]] = [[]]
         self.messages = [Messages()]
         self.aliases: list[dict[str, list[tuple[str, str | None]]]] = [{}]  # ``_log = logger.debug if … else …``
         self.exception_classes: set[str] = set()
@@ -511,7 +534,8 @@ class ModuleScan(ast.NodeVisitor):
 
     def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         self.scope.append(node.name)
-        self.handlers.append([])
+        handles = handled_types(node)
+        self.handlers.append([(handles, node.body, len(self.statements), False)] if handles else [])
         self.messages.append(Messages(node))
         self.aliases.append({})
         self.generic_visit(node)
@@ -529,7 +553,7 @@ class ModuleScan(ast.NodeVisitor):
         self.scope.pop()
 
     def visit_ExceptHandler(self, node: ast.ExceptHandler) -> None:
-        self.handlers[-1].append((node, len(self.statements)))
+        self.handlers[-1].append((caught_types(node), node.body, len(self.statements), True))
         self.generic_visit(node)
         self.handlers[-1].pop()
 
@@ -589,16 +613,16 @@ class ModuleScan(ast.NodeVisitor):
             handler = Handling(handler.catches if handler else (), EXIT)
         for template in map(plain, templates):
             if worth_keeping(template):
-                handled = in_handler or handler is not None
+                handled = in_handler or any(block for *_, block in self.handlers[-1])
                 site = Site(kind, level, logger, status, exception, template, self.module, function, handled)
                 self.sites.append(dataclasses.replace(site, handler=handler))
 
     def _handling(self) -> Handling | None:
-        """The innermost ``except`` block of this function the visit is in, and what it does next."""
+        """The innermost handler of this function the visit is in, and what it does next."""
         if not self.handlers[-1]:
             return None
-        handler, depth = self.handlers[-1][-1]
-        return handling(handler, self.statements[depth:])
+        catches, body, depth, _ = self.handlers[-1][-1]
+        return handling(catches, body, self.statements[depth:])
 
     def _logger_of(self, receiver: ast.expr) -> tuple[bool, str | None]:
         """Whether a call's receiver is a logger, and its name (None when not known)."""
@@ -870,6 +894,8 @@ def read_history(git_dir: str, ref: str) -> History:
         for site in scan_source(path, found[1] if found else b""):
             key = site.key()
             if key not in history.sites or tip in holding:  # the newest site of an entry is kept
+                if tip in holding and key in history.at_tip:  # another site writing it: what any handler does
+                    site = dataclasses.replace(site, handler=either(history.sites[key].handler, site.handler))
                 history.sites[key] = site
             history.present.setdefault(key, set()).update(holding)
             if tip in holding:
