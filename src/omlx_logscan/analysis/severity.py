@@ -82,6 +82,12 @@ _TROUBLE_LEVELS: Final = ("WARNING", "ERROR", "CRITICAL")
 # a request turned away, like a 4xx, not a server failure.
 _REFUSAL_STATUSES: Final = frozenset({507})
 
+# A handler of a full queue is flow control, by design: cache/paged_ssd_cache.py:1910
+# ``_enqueue_ssd_write`` (``except queue.Full:``) writes the block inline; server.py
+# ``scheduler_queue_full_handler`` (SchedulerQueueFullError) answers 503 "Try again shortly". What it
+# answers is a refusal, not a failure.
+_FLOW_CONTROL = re.compile(r"queue\.?full", re.IGNORECASE)
+
 # oMLX names the degraded path it takes: "falling back to LLM" (engine_pool.py ``EnginePool._load_engine``,
 # VLM -> LLM and DFlash -> default engine), "falling back to normal path" (specprefill/draft.py
 # ``run_specprefill_draft_scoring``, an ERROR in a handler that then clears the sparse indices and goes on).
@@ -170,7 +176,7 @@ def entry_kind(entry: Entry) -> IncidentKind | None:
         return None  # DEBUG and INFO: what oMLX itself deems routine, whatever path follows
     status = _answered(entry)
     if status is not None:
-        return status_kind(status)
+        return "rejected" if any(map(_FLOW_CONTROL.search, entry.catches)) else status_kind(status)
     if entry.kind == LOG and entry.handler_action != "answer" and _FALLS_BACK.search(entry.template):
         return "fallback"
     return None
