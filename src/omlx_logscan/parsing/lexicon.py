@@ -3,7 +3,9 @@
 ``tools/lexicon/generate.py`` writes ``lexicon.json.gz`` beside this module from oMLX's git history
 (its header names the commits and oMLX's licence). Each :class:`Entry` is one message template:
 its literal parts and typed placeholders, who writes it (a logger and level, ``print``, an HTTP
-error's detail, an exception's text), where, and the first and last oMLX version that has it.
+error's detail, an exception's text), where, and the first and last oMLX version that has it; and,
+when it is written in a handler of exceptions, the types that handler catches and what it does next
+(``analysis/severity.py`` ranks the messages from that).
 
 The file is read when :func:`lexicon` is first called, never on import, and an entry is made from
 its row when first asked for. :meth:`Lexicon.match` finds the entries a message is an instance of
