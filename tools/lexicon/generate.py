@@ -9,7 +9,8 @@ labelled ``<last version>+<tip hash>``. Every ``omlx/**/*.py`` file of those tre
 ``ast`` once per distinct blob. An entry is one message template; its ``first`` and ``last`` are
 the first and last versions holding it, in ``packaging`` order (``last`` is null when the tip
 still holds it). Messages of later builds that the history lacks are added from ``NOTES`` below
-(``source: "notes"``).
+(``source: "notes"``). A message written in a handler of exceptions (an ``except`` block, or a web
+framework's ``exception_handler``) records the types it catches and what it does next (``handling``).
 
 Standard library and ``packaging`` only, so it runs wherever the tests do.
 """
@@ -114,7 +115,7 @@ class Site:
     function: str
     in_handler: bool
     called_at_import: bool = False  # its function is one its module's top level calls (see run_at_import)
-    handler: Handling | None = None  # what the ``except`` block it sits in catches and does after it
+    handler: Handling | None = None  # the handler it is written in: what it catches and does after it
 
     def key(self) -> str:
         """The entry's identity: the same text written the same way is one entry wherever it is."""
@@ -611,11 +612,11 @@ class ModuleScan(ast.NodeVisitor):
         handler = self._handling()
         if exits:  # ``fatal_exit`` logs its reason, then ends the process, in a handler or not
             handler = Handling(handler.catches if handler else (), EXIT)
+        handled = in_handler or any(block for *_, block in self.handlers[-1])
         for template in map(plain, templates):
             if worth_keeping(template):
-                handled = in_handler or any(block for *_, block in self.handlers[-1])
-                site = Site(kind, level, logger, status, exception, template, self.module, function, handled)
-                self.sites.append(dataclasses.replace(site, handler=handler))
+                where = (self.module, function, handled)
+                self.sites.append(Site(kind, level, logger, status, exception, template, *where, handler=handler))
 
     def _handling(self) -> Handling | None:
         """The innermost handler of this function the visit is in, and what it does next."""
@@ -972,8 +973,8 @@ def lexicon(history: History, repository: str) -> dict[str, object]:
         rows.append(entry_row(key, history.sites[key], held[0], last, "code"))
     for note in NOTES:
         template = Template(note.parts, (ANY,) * (len(note.parts) - 1))
-        site = Site(note.kind, note.level, note.logger, None, None, template, "", "", note.kind == LOG)
-        site = dataclasses.replace(site, handler=note.handler)
+        written = (note.kind, note.level, note.logger, None, None, template, "", "", note.kind == LOG)
+        site = Site(*written, handler=note.handler)
         rows.append(entry_row(site.key(), site, note.first, None, "notes"))
     ids = [row[0] for row in rows]
     if len(set(ids)) != len(ids):
