@@ -20,6 +20,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from omlx_logscan.analysis.severity import entry_severity
 from omlx_logscan.parsing.event import Event
 from omlx_logscan.parsing.grammar import LEVELS
 from omlx_logscan.parsing.kinds import CRASH_KINDS
@@ -133,9 +134,11 @@ def is_failure(event: Event) -> bool:
         return status >= 500
     if event.level in FAILURE_LEVELS or "traceback" in event.fields:
         return True
-    # A warning written while handling an exception; a record below WARNING is routine wherever it is
-    # written (and the native scanner only counts those: the Errors part is the same on every path).
-    return event.level == "WARNING" and bool(in_exception_handler(event))
+    # A warning written while handling an exception, unless the handler recovered as designed (flow
+    # control: ``analysis/severity.py`` ranks it a notice); a record below WARNING is routine wherever
+    # it is written (and the native scanner only counts those: the Errors part is the same on every path).
+    entry = _entry(event)
+    return event.level == "WARNING" and entry is not None and entry.in_handler and entry_severity(entry) != "notice"
 
 
 def http_status(event: Event) -> int | None:
@@ -212,6 +215,7 @@ class Errors:
 
     groups: list[ErrorGroup] = field(default_factory=list)
     rejected: Counter[int] = field(default_factory=Counter)  # HTTP 4xx answers by status
+    sessions: int = 0  # how many sessions were read, for ``in 61 of 160 sessions``
 
     @property
     def failures(self) -> int:
@@ -227,6 +231,7 @@ def errors_of(sessions: Iterable[Session]) -> Errors:
     out = Errors()
     by_template: dict[Template, ErrorGroup] = {}
     for session in sessions:
+        out.sessions += 1
         for event in session.events:
             status = http_status(event)
             if status is not None and 400 <= status < 500:

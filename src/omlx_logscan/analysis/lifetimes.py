@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from omlx_logscan.analysis.errors import errors_of
+from omlx_logscan.analysis.incidents import incidents_of
 from omlx_logscan.analysis.numbering import number_as_in
 from omlx_logscan.analysis.outages import find_outages
 from omlx_logscan.analysis.records import RecordAt, RecordIndex, before_startup_output
@@ -221,6 +222,7 @@ def analyze(stream: EventStream, *, wedge_after_s: float | None = None) -> Analy
     )
     analysis.outages = find_outages(analysis, stream.arrivals, wedge_after_s)
     analysis.errors = errors_of(sessions)
+    analysis.incidents = incidents_of(analysis)
     return analysis
 
 

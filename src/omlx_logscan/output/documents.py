@@ -22,6 +22,7 @@ from omlx_logscan.output.sections import (
     Escalation,
     FirstFault,
     Heading,
+    Incidents,
     Limits,
     OtherFailures,
     OutageList,
@@ -50,7 +51,7 @@ CHECK_SCHEMA = "omlx-logscan/check/2"
 EVENTS_SCHEMA = "omlx-logscan/events/2"
 FLEET_SCHEMA = "omlx-logscan/fleet/2"
 SESSIONS_SCHEMA = "omlx-logscan/sessions/2"
-TIMELINE_SCHEMA = "omlx-logscan/timeline/2"
+TIMELINE_SCHEMA = "omlx-logscan/timeline/3"
 
 
 def document_header(stream: EventStream) -> dict[str, Any]:
@@ -167,6 +168,7 @@ def sessions_document(analysis: Analysis) -> dict[str, Any]:
 TIMELINE_KEYS = (
     "header",
     "sessions",
+    "incidents",
     "faults",
     "dead_windows",
     "outages",
@@ -201,6 +203,8 @@ def _document_part(section: Section, parts: dict[str, Any]) -> dict[str, Any]:
     match section:
         case Heading():
             return {"header": document_header(section.analysis.stream), "sessions": session_rows(section.analysis)}
+        case Incidents():
+            return {"incidents": [item.as_dict() for item in section.items]}
         case Escalation():
             return {"faults": [f.as_dict() for f in section.analysis.faults], "escalation": section.rows}
         case OtherFailures():

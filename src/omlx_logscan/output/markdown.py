@@ -9,6 +9,7 @@ from omlx_logscan.analysis.attribution import WhyFaulted
 from omlx_logscan.analysis.results import DeadWindow
 from omlx_logscan.output.chart import gantt_chart
 from omlx_logscan.output.errors import errors_markdown
+from omlx_logscan.output.incidents import incidents_markdown
 from omlx_logscan.output.markup import code_block, code_span, fit_code, md_cell, md_text
 from omlx_logscan.output.outages import outages_markdown
 from omlx_logscan.output.phrases import (
@@ -34,6 +35,7 @@ from omlx_logscan.output.sections import (
     Escalation,
     FirstFault,
     Heading,
+    Incidents,
     Limits,
     OtherFailures,
     OutageList,
@@ -122,6 +124,8 @@ def _markdown_section(section: Section) -> list[str]:
                 *([os_line, ""] if os_line else []),
                 *code_block(block or ["no GPU faults"]),
             ]
+        case Incidents():
+            return incidents_markdown(section.items, section.sessions)
         case OtherFailures():
             return errors_markdown(section.errors)
         case Crashes():

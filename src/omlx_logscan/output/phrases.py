@@ -18,6 +18,7 @@ from omlx_logscan.analysis.results import (
 )
 from omlx_logscan.analysis.signatures import cache_clear_call, crash_site
 from omlx_logscan.output.errors import errors_sentence
+from omlx_logscan.output.incidents import incidents_sentence
 from omlx_logscan.output.outages import outages_sentence
 from omlx_logscan.parsing.catalog import FATAL_LOGGER, PENALTY_BOX_CODE
 from omlx_logscan.parsing.event import Event
@@ -317,7 +318,8 @@ def escalation_rows(analysis: Analysis, os_versions: dict[int, str] | None = Non
 def summary(analysis: Analysis, crash_evidence: list[dict[str, Any]], quote: Callable[[str], str] = str) -> str:
     """One paragraph that says what the log shows, built only from the numbers (``crash_evidence``: the
     ``crash_rows``); the failures' templates (the log's text) through ``quote``."""
-    text = _fault_summary(analysis) + errors_sentence(analysis.errors, quote)
+    lead = incidents_sentence(analysis.incidents, len(analysis.sessions), quote)
+    text = (f"{lead} " if lead else "") + _fault_summary(analysis) + errors_sentence(analysis.errors, quote)
     crashes = Counter(row["what"] for row in crash_evidence)
     if crashes:
         text += " Crash evidence: " + ", ".join(f"{n} × {what}" for what, n in crashes.items()) + "."
@@ -345,6 +347,8 @@ def _when_written(stream: EventStream) -> str:
 def _fault_summary(analysis: Analysis) -> str:
     faults = analysis.faults
     sessions = analysis.sessions
+    if not faults and analysis.incidents:  # the incidents said what happened: no all-clear of one kind
+        return f"{plural(len(sessions), 'session')} ({_when_written(analysis.stream)})."
     if not faults:
         return f"No GPU faults in {plural(len(sessions), 'session')} ({_when_written(analysis.stream)})."
     kinds = Counter(f.code_names[0] if f.code_names else f.kind for f in faults)

@@ -26,6 +26,7 @@ from omlx_logscan.errors import InputError
 from omlx_logscan.inputs.sources import Source, read_chunks
 from omlx_logscan.output.chart import gantt_chart
 from omlx_logscan.output.errors import errors_report
+from omlx_logscan.output.incidents import incidents_report
 from omlx_logscan.output.markdown import DEAD_WINDOW_HEAD, bounds_markdown, dead_window_row
 from omlx_logscan.output.markup import (
     CODE_WIDTH,
@@ -57,6 +58,7 @@ from omlx_logscan.output.sections import (
     Escalation,
     FirstFault,
     Heading,
+    Incidents,
     Limits,
     OtherFailures,
     OutageList,
@@ -98,6 +100,7 @@ CANNOT_SHOW = "### What this log cannot show"
 REPORT_ORDER: tuple[type[Section], ...] = (
     Heading,
     Summary,
+    Incidents,
     Signatures,
     Escalation,
     OtherFailures,
@@ -160,6 +163,8 @@ def _report_section(section: Section) -> list[Part]:
             return _signatures(section)
         case Escalation():
             return _escalation(section.rows)
+        case Incidents():
+            return incidents_report(section.items, section.sessions, _logged_line)
         case OtherFailures():
             return errors_report(section.errors, _logged_line)
         case Crashes() | Probes():  # crashes are the summary's; the probes follow the body

@@ -11,6 +11,7 @@ from typing import IO, TYPE_CHECKING, assert_never
 from omlx_logscan.analysis.attribution import WhyFaulted
 from omlx_logscan.analysis.results import Analysis, DeadWindow, Session
 from omlx_logscan.output.errors import ERRORS_TITLE, EXAMPLE_LABEL, errors_text_lines, sessions_phrase
+from omlx_logscan.output.incidents import INCIDENTS_TITLE, incident_lines
 from omlx_logscan.output.outages import outage_lines
 from omlx_logscan.output.phrases import (
     accounting_lines,
@@ -37,6 +38,7 @@ from omlx_logscan.output.sections import (
     Escalation,
     FirstFault,
     Heading,
+    Incidents,
     Limits,
     OtherFailures,
     OutageList,
@@ -314,9 +316,13 @@ def print_accounting(stream: EventStream, *, quiet: bool) -> None:
         say(err, Text(printable(line), style="dim"))
 
 
+SEVERITY_STYLES = {"critical": "bold red", "error": "red", "warning": "yellow", "notice": ""}
+
+
 # The terminal's order: the list's, except that the probes come before the bounds table.
 TEXT_ORDER: tuple[type[Section], ...] = (
     Heading,
+    Incidents,
     Escalation,
     OtherFailures,
     Crashes,
@@ -345,6 +351,11 @@ def _text_section(section: Section, con: Console) -> None:
             _heading(section, con)
         case Escalation():
             _escalation(section, con)
+        case Incidents():
+            if section.items:
+                _section(con, INCIDENTS_TITLE)
+                for line in incident_lines(section.items, section.sessions):
+                    say(con, printable(f"  {line}"), SEVERITY_STYLES[line.split(" ", 1)[0]], hang=4)
         case OtherFailures():
             errors = errors_text_lines(section.errors)
             if errors:
