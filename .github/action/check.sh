@@ -27,7 +27,7 @@ for word in "${words[@]}"; do
 done
 shopt -u nullglob
 
-rules=(--fail-on "${LOGSCAN_FAIL_ON:-penalty_box,dead_engine,crash}")
+rules=(--fail-on "${LOGSCAN_FAIL_ON:-penalty_box,dead_engine,crash,unparsed_gpu_error}" --fail-level "${LOGSCAN_FAIL_LEVEL:-error}")
 [[ -n "${LOGSCAN_MAX_FAULTS:-}" ]] && rules+=(--max-faults "$LOGSCAN_MAX_FAULTS")
 [[ -n "${LOGSCAN_MAX_DEAD:-}" ]] && rules+=(--max-dead "$LOGSCAN_MAX_DEAD")
 

@@ -1,7 +1,9 @@
-"""The ids of the check's rules, apart from the check itself: ``--help`` and the option parser list
-them without loading the analysis."""
+"""The ids of the check's rules and its defaults, apart from the check itself: ``--help``, the option
+parser, the GitHub Action and the docs take them from here without loading the analysis."""
 
 from __future__ import annotations
+
+from omlx_logscan.analysis.severity import INCIDENT_KINDS, KIND_SEVERITY, Severity, at_least
 
 RULES = (  # every rule, in the order they are listed
     "timeout",
@@ -17,10 +19,22 @@ RULES = (  # every rule, in the order they are listed
     "wedge",
     "possible_wedge",
     "retry_loop",
+    "gpu_fault",
+    "reboot",
+    "load_failure",
+    "rejected",
+    "memory_pressure",
+    "aborted",
+    "fallback",
     "max_faults",
     "outage",
     "empty",
 )
+
+# The rules every check runs unless --fail-on names others, and the severity from which every incident
+# fails too (--fail-level): the CLI, the GitHub Action (action.yml) and docs/check.md say these.
+DEFAULT_RULES = ("penalty_box", "dead_engine", "crash", "unparsed_gpu_error")
+DEFAULT_FAIL_LEVEL: Severity = "error"
 
 
 # These run through an option of their own: a threshold (--max-faults, --max-outage), --fail-on-empty.
@@ -28,3 +42,12 @@ OPTION_RULES = ("max_faults", "outage", "empty")
 
 
 CHOOSABLE_RULES = tuple(name for name in RULES if name not in OPTION_RULES)
+
+
+def level_rules(level: Severity) -> tuple[str, ...]:
+    """The rules of the incident kinds that can be of severity ``level`` or worse (a possible wedge,
+    a warning, with the wedges), in the order of RULES."""
+    kinds: set[str] = {kind for kind in INCIDENT_KINDS if at_least(KIND_SEVERITY[kind], level)}
+    if "wedge" in kinds and at_least("warning", level):
+        kinds.add("possible_wedge")
+    return tuple(name for name in RULES if name in kinds)

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from omlx_logscan.analysis.rules import CHOOSABLE_RULES
+from omlx_logscan.analysis.rules import CHOOSABLE_RULES, DEFAULT_FAIL_LEVEL, DEFAULT_RULES
 from omlx_logscan.cli.load import load_stream
 from omlx_logscan.cli.options import (
     CheckFormatOption,
@@ -25,13 +25,17 @@ from omlx_logscan.output.formats import CheckFormat
 if TYPE_CHECKING:
     from omlx_logscan.analysis.check import CheckResult
 
-DEFAULT_FAIL_ON = "penalty_box,dead_engine,crash,unparsed_gpu_error"
+DEFAULT_FAIL_ON = ",".join(DEFAULT_RULES)
 
 
-ERROR_RULE_HELP = (
-    "error (not in the default) fails on failures other than GPU faults: records at ERROR or CRITICAL, "
-    "tracebacks, HTTP 5xx answers (an HTTP 4xx answer is a rejected request, no failure)."
-)
+def _rules_help() -> str:
+    """Each rule and what it covers, for ``--fail-on``'s help."""
+    from omlx_logscan.output.findings import rule_finds
+
+    return "; ".join(f"{name}: {rule_finds(name)}" for name in CHOOSABLE_RULES)
+
+
+FAIL_LEVELS = ("critical", "error", "warning", "notice")
 
 
 @logs_command()
@@ -43,10 +47,22 @@ def check(
             "--fail-on",
             metavar="RULES",
             autocompletion=completing(CHOOSABLE_RULES),
-            help=f"Comma list of rules: {', '.join(CHOOSABLE_RULES)}. {ERROR_RULE_HELP}",
+            help=f"Comma list of rules, besides every incident of --fail-level or worse. {_rules_help()}.",
             show_default=DEFAULT_FAIL_ON.replace(",", ", "),  # spaces, so a narrow terminal breaks it there
         ),
     ] = DEFAULT_FAIL_ON,
+    fail_level: Annotated[
+        str,
+        typer.Option(
+            "--fail-level",
+            metavar="SEVERITY",
+            autocompletion=completing(FAIL_LEVELS),
+            help="Every incident of this severity or worse fails, by the rule of its kind (critical: crashes, fatal "
+            "exits, reboots, dead engines, wedges; error: and GPU faults, errors, failed loads; warning: and rejected "
+            "requests, memory pressure, possible wedges; notice: and aborts, fallbacks; docs/severity.md). Incidents "
+            "under it are listed as warnings and fail nothing.",
+        ),
+    ] = DEFAULT_FAIL_LEVEL,
     max_faults: Annotated[
         int | None,
         typer.Option("--max-faults", min=0, metavar="N", help="Also fail when there are more GPU faults than this."),
@@ -86,7 +102,7 @@ def check(
 
     chosen = output_format(fmt, options.output, CheckFormat.text)
     try:
-        result = _run(options, fail_on, max_faults, max_dead, (max_outage, wedge_after), fail_on_empty)
+        result = _run(options, (fail_on, fail_level), max_faults, max_dead, (max_outage, wedge_after), fail_on_empty)
     except LogscanError as exc:  # a CI test reporter or code scanning should show why, not nothing
         write_check_error(chosen, str(exc), options.output)
         raise
@@ -114,25 +130,27 @@ def _say_verdict(chosen: CheckFormat, options: CommonOptions, result: CheckResul
 
 def _run(
     options: CommonOptions,
-    fail_on: str,
+    fail: tuple[str, str],
     max_faults: int | None,
     max_dead: str | None,
     outages: tuple[str | None, str | None],
     fail_on_empty: bool,
 ) -> CheckResult:
-    """The check's result, or a LogscanError when it cannot check; ``outages`` is (--max-outage,
-    --wedge-after)."""
+    """The check's result, or a LogscanError when it cannot check; ``fail`` is (--fail-on, --fail-level),
+    ``outages`` (--max-outage, --wedge-after)."""
     from omlx_logscan.analysis.check import Rules, run_check
     from omlx_logscan.analysis.lifetimes import analyze
-    from omlx_logscan.cli.values import duration_seconds, parse_fail_on, wedge_after_seconds
+    from omlx_logscan.cli.values import duration_seconds, parse_fail_level, parse_fail_on, wedge_after_seconds
 
     max_outage, wedge_after = outages
+    fail_on, fail_level = fail
     rules = Rules(
         parse_fail_on(fail_on),
         max_faults,
         duration_seconds(max_dead, "--max-dead") if max_dead is not None else None,
         duration_seconds(max_outage, "--max-outage") if max_outage is not None else None,
         fail_on_empty,
+        parse_fail_level(fail_level),
     )
     if not rules.names:
         raise LogscanError("nothing to check: give --fail-on rules, --max-faults or --max-dead")

@@ -87,7 +87,13 @@ def check_text(result: CheckResult, con: Console) -> None:
     """The terminal view: one line per rule, then one per finding."""
     from rich.text import Text
 
-    from omlx_logscan.output.findings import check_headline, finding_message, rule_threshold, rule_verdict
+    from omlx_logscan.output.findings import (
+        check_headline,
+        finding_message,
+        rule_threshold,
+        rule_verdict,
+        warning_message,
+    )
     from omlx_logscan.stream.event_stream import skipped_files
 
     con.print(Text(check_headline(result), style="bold"))
@@ -101,6 +107,10 @@ def check_text(result: CheckResult, con: Console) -> None:
         where = f"{finding.source}:{finding.line}" if finding.source else "(no record)"
         style = "bold red" if finding.worst_case else ""
         say(con, printable(f"{where}: {finding.rule}: {finding_message(finding)}"), style, hang=4)
+    for item in result.warnings:  # under the --fail-level: said, never failed
+        where = f"{item.example.source}:{item.example.line}"
+        message = warning_message(item, result.sessions_read)
+        say(con, printable(f"warning: {where}: {item.kind}: {message}"), "yellow", hang=4)
     for event in result.notes:
         say(con, printable(f"note: {unplaced_note(event)}"), "yellow", hang=4)
     for name, reason in skipped_files(result.stream).items():  # what was not checked is said with the verdict
