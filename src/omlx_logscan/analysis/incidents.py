@@ -204,13 +204,14 @@ def _dead_engines(analysis: Analysis) -> list[Trouble]:
 def _ends(analysis: Analysis) -> list[Trouble]:
     """Crashes, fatal exits and reboots: the crash evidence, and the faults that ended a process."""
     items = _Items()
-    session_of = {id(event): session.index for session in analysis.sessions for event in session.events}
+    session_of = {_place(ev): session.index for session in analysis.sessions for ev in session.events}
+    ended: dict[tuple[str, int], Trouble] = {}  # (kind, session) -> the fault's item that ended it so
     for fault in analysis.faults:
         if fault.outcome in ("crash", "fatal_exit"):
             codes = " → ".join(fault.code_names) or fault.kind
-            items.get(fault.outcome, f"GPU fault {codes} ended the process", fault.first).add(
-                fault.first, fault.session
-            )
+            item = items.get(fault.outcome, f"GPU fault {codes} ended the process", fault.first)
+            item.add(fault.first, fault.session)
+            ended[(fault.outcome, fault.session)] = item
     for event in analysis.crash_evidence():
         kind: IncidentKind = "crash"
         words = EVIDENCE_WORDS[event.kind]
@@ -220,7 +221,12 @@ def _ends(analysis: Analysis) -> list[Trouble]:
             kind, words = "fatal_exit", template_of(event).text
         elif event.kind == "process_exit":
             words = ABORT_WORDS
-        items.get(kind, words, event).add(event, session_of.get(id(event)))
+        number = session_of.get(_place(event))
+        by_fault = ended.get((kind, number)) if number is not None else None
+        if by_fault is not None:  # the end of a process a fault ended: that fault's detail
+            by_fault.add(event, number, counted=False)
+        else:
+            items.get(kind, words, event).add(event, number)
     for session in analysis.sessions:  # ended so with no record of it (a startup crash's traceback)
         if session.end_reason in ("crash", "fatal_exit") and not any(
             session.index in item.sessions for item in items.items.values() if item.kind == session.end_reason
@@ -231,20 +237,25 @@ def _ends(analysis: Analysis) -> list[Trouble]:
     return list(items.items.values())
 
 
+def _place(event: Event) -> tuple[str, int, str]:
+    """Where a record is and what: the same record in the stream and in its session."""
+    return event.source, event.line, event.kind
+
+
 def _wedges(analysis: Analysis) -> list[Trouble]:
     items = _Items()
-    evidence = {(ev.source, ev.line): ev for session in analysis.sessions for ev in session.events}
+    sessions = {session.index: session for session in analysis.sessions}
     for outage in analysis.outages.items:
-        if outage.kind != "wedge" or not outage.evidence:
+        session = sessions.get(outage.session)
+        if outage.kind != "wedge" or session is None or not session.events:
             continue
-        source, line, _ = outage.evidence[0]
-        example = evidence.get((source, line))
-        if example is None:
-            continue
+        # Its example: the first record at or after its start (the arrivals it rests on are rows, not records).
+        example = next((ev for ev in session.events if outage.start and ev.sort_time >= outage.start), None)
+        example = example or session.events[-1]
         template = WEDGE if outage.certain else POSSIBLE_WEDGE
         item = items.get("wedge", template, example, kind_severity("wedge", outage.certain))
         item.add(example, outage.session)
-        if outage.start and not example.time:
+        if outage.start:
             item.times[-1] = outage.start
     return list(items.items.values())
 
@@ -308,12 +319,14 @@ def _records(sessions: list[Session]) -> list[Trouble]:
 
 
 def _detail(event: Event, told: dict[str, Trouble], before: tuple[Event, Trouble] | None, session: int) -> bool:
-    """Whether ``event`` tells of a request already counted (its id, or no id just after one), and
-    adds it to that request's item as detail."""
+    """Whether ``event`` tells of a request already counted (its id; or no id, another message just
+    after one: the same message again, or another HTTP answer, is another request), and adds it to
+    that request's item as detail."""
     request = event.fields.get("request_id")
     item = told.get(request) if isinstance(request, str) else None
     if item is None and request is None and before is not None and _close(before[0], event):
-        item = before[1]
+        answers = http_status(before[0]) is not None and http_status(event) is not None  # each its own request
+        item = before[1] if template_of(before[0]) != template_of(event) and not answers else None
     if item is None:
         return False
     item.add(event, session, counted=False)

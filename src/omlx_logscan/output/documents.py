@@ -47,7 +47,7 @@ if TYPE_CHECKING:
 
 # Each document names its schema; a change a reader must know about is a new number.
 BOUNDS_SCHEMA = "omlx-logscan/bounds/2"
-CHECK_SCHEMA = "omlx-logscan/check/2"
+CHECK_SCHEMA = "omlx-logscan/check/3"
 EVENTS_SCHEMA = "omlx-logscan/events/2"
 FLEET_SCHEMA = "omlx-logscan/fleet/2"
 SESSIONS_SCHEMA = "omlx-logscan/sessions/2"
@@ -87,8 +87,8 @@ def bounds_document(bounds: Bounds, analysis: Analysis) -> dict[str, Any]:
 
 
 def check_document(result: CheckResult) -> dict[str, Any]:
-    """The ``check --format json`` document (schema omlx-logscan/check/2)."""
-    from omlx_logscan.output.findings import rule_finds, rule_threshold, rule_title
+    """The ``check --format json`` document (schema omlx-logscan/check/3)."""
+    from omlx_logscan.output.findings import rule_finds, rule_threshold, rule_title, warning_message, warning_title
 
     document = {
         "schema": CHECK_SCHEMA,
@@ -96,6 +96,7 @@ def check_document(result: CheckResult) -> dict[str, Any]:
         "status": "findings" if result.findings else "clean",
         "exit_code": result.exit_code,
         "input": {**result.input, "skipped": skipped_files(result.stream)},
+        "fail_level": result.rules.fail_level,
         "rules": [
             {
                 "rule": rule,
@@ -107,6 +108,17 @@ def check_document(result: CheckResult) -> dict[str, Any]:
             for rule in result.rules.names
         ],
         "findings": [finding_dict(f) for f in result.findings],
+        "warnings": [
+            {
+                "kind": item.kind,
+                "severity": item.severity,
+                "title": warning_title(item),
+                "message": warning_message(item, result.sessions_read),
+                "source": item.example.source,
+                "line": item.example.line,
+            }
+            for item in result.warnings
+        ],
     }
     return zone_document(document, result.stream) if result.stream is not None else document
 

@@ -18,7 +18,7 @@ from omlx_logscan.analysis.check import (
 )
 from omlx_logscan.analysis.incidents import Trouble
 from omlx_logscan.output.errors import sessions_phrase
-from omlx_logscan.output.incidents import KIND_WORDS, span_phrase
+from omlx_logscan.output.incidents import span_phrase
 from omlx_logscan.output.outages import outage_line
 from omlx_logscan.output.phrases import (
     CRASH_WORDS,
@@ -142,7 +142,7 @@ def warning_message(item: Trouble, total: int | None = None) -> str:
     """One incident on one line, for a finding or a warning: when, how many, which message, where
     (``total``: how many sessions were read)."""
     where = sessions_phrase(sorted(item.sessions), total) if item.sessions else "in no session"
-    return f"{span_phrase(item)}: {item.count} × {item.template} ({item.severity} {KIND_WORDS[item.kind]}, {where})"
+    return f"{span_phrase(item)}: {item.count} × {item.template} ({where})"
 
 
 def warning_title(item: Trouble) -> str:

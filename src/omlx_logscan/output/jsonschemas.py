@@ -33,6 +33,7 @@ def typed_sets() -> dict[str, tuple[str, ...]]:
     from omlx_logscan.analysis.outage_model import OutageKind
     from omlx_logscan.analysis.probes import ProbeVerdict
     from omlx_logscan.analysis.results import CallSite, Outcome, SessionEnd, WindowEnd
+    from omlx_logscan.analysis.rules import RULES
     from omlx_logscan.analysis.severity import IncidentKind, Severity
     from omlx_logscan.parsing.catalog import FaultKind
     from omlx_logscan.parsing.kinds import EventKind
@@ -54,7 +55,7 @@ def typed_sets() -> dict[str, tuple[str, ...]]:
         "IncidentKind": IncidentKind,
         "Severity": Severity,
     }
-    return {name: get_args(literal) for name, literal in types.items()}
+    return {name: get_args(literal) for name, literal in types.items()} | {"Rule": RULES}
 
 
 def _with_typed_sets(schema: Any) -> Any:
