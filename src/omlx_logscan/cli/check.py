@@ -42,17 +42,18 @@ FAIL_LEVELS = ("critical", "error", "warning", "notice")
 def check(
     options: CommonOptions,
     fail_on: Annotated[
-        str,
+        str | None,
         typer.Option(
             "--fail-on",
             metavar="RULES",
             autocompletion=completing(CHOOSABLE_RULES),
-            help=f"Comma list of rules, besides every incident of --fail-level or worse. {_rules_help()}.",
+            help="Comma list of rules. Without --fail-on and --fail-level, the default rules run and every incident "
+            f"of severity error or worse fails; with --fail-on alone, only the rules named. {_rules_help()}.",
             show_default=DEFAULT_FAIL_ON.replace(",", ", "),  # spaces, so a narrow terminal breaks it there
         ),
-    ] = DEFAULT_FAIL_ON,
+    ] = None,
     fail_level: Annotated[
-        str,
+        str | None,
         typer.Option(
             "--fail-level",
             metavar="SEVERITY",
@@ -61,8 +62,9 @@ def check(
             "exits, reboots, dead engines, wedges; error: and GPU faults, errors, failed loads; warning: and rejected "
             "requests, memory pressure, possible wedges; notice: and aborts, fallbacks; docs/severity.md). Incidents "
             "under it are listed as warnings and fail nothing.",
+            show_default=f"{DEFAULT_FAIL_LEVEL}, without --fail-on",
         ),
-    ] = DEFAULT_FAIL_LEVEL,
+    ] = None,
     max_faults: Annotated[
         int | None,
         typer.Option("--max-faults", min=0, metavar="N", help="Also fail when there are more GPU faults than this."),
@@ -130,7 +132,7 @@ def _say_verdict(chosen: CheckFormat, options: CommonOptions, result: CheckResul
 
 def _run(
     options: CommonOptions,
-    fail: tuple[str, str],
+    fail: tuple[str | None, str | None],
     max_faults: int | None,
     max_dead: str | None,
     outages: tuple[str | None, str | None],
@@ -144,13 +146,15 @@ def _run(
 
     max_outage, wedge_after = outages
     fail_on, fail_level = fail
+    if fail_on is None and fail_level is None:  # the defaults: today's rules and every incident of error or worse
+        fail_level = DEFAULT_FAIL_LEVEL
     rules = Rules(
-        parse_fail_on(fail_on),
+        parse_fail_on(fail_on if fail_on is not None else DEFAULT_FAIL_ON),
         max_faults,
         duration_seconds(max_dead, "--max-dead") if max_dead is not None else None,
         duration_seconds(max_outage, "--max-outage") if max_outage is not None else None,
         fail_on_empty,
-        parse_fail_level(fail_level),
+        parse_fail_level(fail_level) if fail_level is not None else None,
     )
     if not rules.names:
         raise LogscanError("nothing to check: give --fail-on rules, --max-faults or --max-dead")
