@@ -113,14 +113,15 @@ class Trouble:
     def last(self) -> str | None:
         return max(self.times, default=None)
 
-    def add(self, event: Event, session: int | None, counted: bool = True) -> None:
-        """One more record; ``counted`` when it is a new one of what the item counts."""
+    def add(self, event: Event, session: int | None, counted: bool = True, when: str | None = None) -> None:
+        """One more record; ``counted`` when it is a new one of what the item counts, at ``when`` (by
+        default the time the record states)."""
         self.records.append(event)
         if session is not None and session not in self.sessions:
             self.sessions.append(session)
         if counted:
             self.count += 1
-            when = event.time or event.time_of_day
+            when = when or event.time or event.time_of_day
             if when:
                 self.times.append(when)
 
@@ -184,8 +185,6 @@ def _faults(faults: list[Incident]) -> list[Trouble]:
         template = f"{UNKNOWN_OUTCOME} ({codes})" if unread else f"GPU fault {codes}, absorbed"
         item = items.get("gpu_fault", template, fault.first)
         item.add(fault.first, fault.session)
-        if not fault.first.time and fault.time:
-            item.times[-1] = fault.time
     return list(items.items.values())
 
 
@@ -254,9 +253,7 @@ def _wedges(analysis: Analysis) -> list[Trouble]:
         example = example or session.events[-1]
         template = WEDGE if outage.certain else POSSIBLE_WEDGE
         item = items.get("wedge", template, example, kind_severity("wedge", outage.certain))
-        item.add(example, outage.session)
-        if outage.start:
-            item.times[-1] = outage.start
+        item.add(example, outage.session, when=outage.start)
     return list(items.items.values())
 
 
