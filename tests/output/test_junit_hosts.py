@@ -10,8 +10,8 @@ import xmlschema
 from typer.testing import CliRunner
 
 from conftest import FIXTURES
-from omlx_logscan.cli.app import app
 from omlx_logscan.analysis.rules import DEFAULT_FAIL_LEVEL, DEFAULT_RULES, level_rules
+from omlx_logscan.cli.app import app
 from synthetic import STILL_DEAD, write_log
 
 runner = CliRunner()
