@@ -189,8 +189,12 @@ class CheckResult:
 
     @property
     def checked_nothing(self) -> bool:
-        """The input (or its window) held no record: no rule could find anything, nor pass on evidence."""
-        return self.stream is not None and is_empty(self.stream)
+        """The input (or its window) held no record: no rule could find anything, nor pass on evidence.
+        Records read that became no event (untimed oMLX lines, a bare message) are records checked."""
+        stream = self.stream
+        if stream is None or not is_empty(stream):
+            return False
+        return stream.cut_from is not None or not stream.accounting.records
 
 
 # -- the rules ----------------------------------------------------------------------------------

@@ -51,6 +51,7 @@ EVIDENCE_WORDS: Final[dict[str, str]] = {
 }
 ABORT_WORDS: Final = "uncaught C++ exception (C++ runtime abort)"
 
+AT_START: Final = "exited at start: a traceback through oMLX's CLI main()"
 PENALTY_BOX: Final = "GPU penalty box: the driver ignored the process's submissions until a restart"
 UNKNOWN_OUTCOME: Final = "Metal error, outcome unknown"
 WEDGE: Final = "wedge: requests arrived, none finished"
@@ -216,6 +217,8 @@ def _ends(analysis: Analysis) -> list[Trouble]:
         words = EVIDENCE_WORDS[event.kind]
         if event.kind == "kernel_panic":
             kind = "reboot"
+        elif event.kind == "process_exit" and event.fields.get("at_start"):
+            kind, words = "fatal_exit", f"{AT_START}: {template_of(event).text}"
         elif event.kind == "process_exit" and event.fields.get("reason") == "fatal_exit":
             kind, words = "fatal_exit", template_of(event).text
         elif event.kind == "process_exit":

@@ -152,6 +152,8 @@ def _crash_row(event: Event, *, unplaced: bool) -> dict[str, Any]:
         detail = (
             "uncaught C++ exception (C++ runtime abort)"
             if event.fields.get("reason") == "abort"
+            else f"{AT_START_WORDS}: {event.fields.get('reason_text')}"
+            if event.fields.get("at_start")
             else _fatal_exit_detail(event.fields.get("reason_text"))
         )
     site = crash_site(event)
@@ -180,6 +182,9 @@ def unplaced_note(event: Event) -> str:
     """A line for crash evidence the log cannot place: ``crash.log:1: …``."""
     row = _crash_row(event, unplaced=True)
     return f"{row['source'].rsplit('/', 1)[-1]}:{row['line']}: {row['what']}: {row['detail']}"
+
+
+AT_START_WORDS = "exit at start through the CLI's main()"
 
 
 def _fatal_exit_detail(reason: str | None) -> str:
@@ -394,6 +399,12 @@ def count_text(value: int | None, what: str = "") -> str:
     return f"{value} {what}".strip()
 
 
+def unmatched_phrase(head: dict[str, Any]) -> str:
+    """``, 3 records matched no message of oMLX's`` (``events --show-unparsed`` lists them), or nothing."""
+    count = head["unmatched_records"]
+    return f", {plural(count, 'record')} matched no message of oMLX's" if count else ""
+
+
 def accounting_lines(stream: EventStream) -> list[str]:
     """The line accounting every command reports: nothing is lost silently."""
     head = header(stream)
@@ -401,7 +412,8 @@ def accounting_lines(stream: EventStream) -> list[str]:
     kinds = ", ".join(f"{k} {n}" for k, n in sorted(stream.kind_counts.items()))
     lines = [
         f"read {plural(head['lines'], 'line')} in {plural(len(read), 'file')}: "
-        f"{plural(head['records'], 'record')}, {head['unparsed_lines']} unparsed, {head['blank_lines']} blank, "
+        f"{plural(head['records'], 'record')}{unmatched_phrase(head)}, {head['unparsed_lines']} unparsed, "
+        f"{head['blank_lines']} blank, "
         f"{head['duplicates_dropped']} duplicate{'' if head['duplicates_dropped'] == 1 else 's'} dropped",
         f"events: {kinds or 'none'}",
     ]

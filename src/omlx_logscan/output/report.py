@@ -47,6 +47,7 @@ from omlx_logscan.output.phrases import (
     plural,
     signature_share,
     summary,
+    unmatched_phrase,
 )
 from omlx_logscan.output.provenance import input_versions, versions_phrase
 from omlx_logscan.output.redact import PLACEHOLDERS, Names, logged, redact_logged, unmark
@@ -275,7 +276,8 @@ def _what_the_log_is(section: Heading) -> list[Part]:
         f"- **macOS:** {_os_versions(os_versions)}",
         f"- **Sessions:** {len(sessions)}"
         + (f" ({bounded} with start times bounded by neighbouring records)" if bounded else ""),
-        f"- **Lines:** {head['lines']} read, {head['records']} records, {head['unparsed_lines']} unparsed, "
+        f"- **Lines:** {head['lines']} read, {head['records']} records{unmatched_phrase(head)}, "
+        f"{head['unparsed_lines']} unparsed, "
         f"{head['duplicates_dropped']} duplicate records dropped",
         f"- **Made by:** omlx-logscan {__version__} (`logscan report`)",
         "",

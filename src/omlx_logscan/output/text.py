@@ -27,6 +27,7 @@ from omlx_logscan.output.phrases import (
     signature_share,
     span_phrase,
     summary,
+    unmatched_phrase,
     unplaced_note,
     window_end_phrase,
 )
@@ -420,7 +421,7 @@ def _heading(section: Heading, con: Console) -> None:
             str(len(analysis.sessions))
             + (f" ({inexact} with start times bounded by neighbouring records)" if inexact else ""),
         ),
-        ("lines", f"{head['lines']} read, {head['unparsed_lines']} unparsed"),
+        ("lines", f"{head['lines']} read, {head['unparsed_lines']} unparsed{unmatched_phrase(head)}"),
     ):
         say(con, f"  {name:<9} {value}", hang=12)
 
