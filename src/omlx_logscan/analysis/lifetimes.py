@@ -31,6 +31,7 @@ from omlx_logscan.analysis.results import (
     shows_penalty_box,
 )
 from omlx_logscan.analysis.signatures import signatures_of
+from omlx_logscan.analysis.stated import is_version
 from omlx_logscan.parsing.catalog import INCIDENT_KINDS, PENALTY_BOX_CODE
 from omlx_logscan.parsing.classify import cellar_version
 from omlx_logscan.parsing.event import Event
@@ -271,7 +272,8 @@ def _finish_session(
         session.requests_completed = requests + untimed
         session.engine_starts = sum(1 for ev in session.events if ev.kind == "engine_start")
     if session.omlx_version is None:
-        session.omlx_version = next((v for ev in session.events if (v := cellar_version(ev))), None)
+        kegs = (v for ev in session.events if (v := cellar_version(ev)) and is_version(v))
+        session.omlx_version = next(kegs, None)  # a keg named by a commit states no version
     shut_down = "shutdown" in kinds and not _active_after_last_shutdown(session.events, builder, window_end)
     if shut_down:
         session.note_exit_aborts()

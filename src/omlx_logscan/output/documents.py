@@ -14,7 +14,7 @@ from omlx_logscan.output.errors import errors_document
 from omlx_logscan.output.outages import outage_dict, outage_notes
 from omlx_logscan.output.overlays import RATE_RATIO_TEST
 from omlx_logscan.output.phrases import call_site_label, summary
-from omlx_logscan.output.provenance import input_versions
+from omlx_logscan.output.provenance import input_versions, session_versions
 from omlx_logscan.output.sections import (
     Chart,
     Crashes,
@@ -36,7 +36,7 @@ from omlx_logscan.output.sections import (
 from omlx_logscan.output.why import evidence_what, hidden_phrases, load_label, load_note
 from omlx_logscan.output.zoned import event_rows, zone_document
 from omlx_logscan.parsing.event import Event
-from omlx_logscan.parsing.provenance import WriterVersions, writer_versions
+from omlx_logscan.parsing.provenance import WriterVersions
 from omlx_logscan.stream.event_stream import EventStream, header, skipped_files
 
 if TYPE_CHECKING:
@@ -61,7 +61,10 @@ def document_header(stream: EventStream) -> dict[str, Any]:
 
 def session_rows(analysis: Analysis) -> list[dict[str, Any]]:
     """The sessions, each with the oMLX versions its own messages allow (across an upgrade, each its own)."""
-    return [{**s.as_dict(), "omlx_version_range": versions_dict(writer_versions(s.events))} for s in analysis.sessions]
+    return [
+        {**s.as_dict(), "omlx_version_range": versions_dict(found)}
+        for s, found in zip(analysis.sessions, session_versions(analysis), strict=True)
+    ]
 
 
 def versions_dict(found: WriterVersions | None) -> dict[str, Any] | None:

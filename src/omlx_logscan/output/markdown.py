@@ -26,7 +26,7 @@ from omlx_logscan.output.phrases import (
     summary,
     window_end_phrase,
 )
-from omlx_logscan.output.provenance import input_versions, versions_phrase
+from omlx_logscan.output.provenance import an_upgrade, input_versions, versions_phrase
 from omlx_logscan.output.report_blocks import ReportBlock
 from omlx_logscan.output.sections import (
     Chart,
@@ -170,7 +170,7 @@ def _heading(section: Heading) -> list[str]:
         f"- **Files:** {', '.join(code_span(os.path.basename(f['name'])) for f in head['files'])}",
         f"- **Span:** {span_phrase(head, analysis.stream)}",
         f"- **Level:** {level_phrase(head['written_at_level'], head['records'])}",
-        f"- **oMLX:** {md_text(versions_phrase(input_versions(analysis.stream)))}",
+        f"- **oMLX:** {md_text(versions_phrase(input_versions(analysis.stream), upgrade=an_upgrade(analysis)))}",
         f"- **Sessions:** {len(analysis.sessions)}",
     ]
 

@@ -49,7 +49,7 @@ from omlx_logscan.output.phrases import (
     summary,
     unmatched_phrase,
 )
-from omlx_logscan.output.provenance import input_versions, versions_phrase
+from omlx_logscan.output.provenance import an_upgrade, input_versions, versions_phrase
 from omlx_logscan.output.redact import PLACEHOLDERS, Names, logged, redact_logged, unmark
 from omlx_logscan.output.report_blocks import MIN_KEPT_ROWS, Part, ReportBlock
 from omlx_logscan.output.sections import (
@@ -272,7 +272,8 @@ def _what_the_log_is(section: Heading) -> list[Part]:
         f"- **Span:** {human_time(head['first'])} → {human_time(head['last'])} ({human_duration(span)})",
         f"- **Written at level:** {head['written_at_level'] or 'unknown'} (the lowest level present)",
         f"- **oMLX version:** {_versions(sessions)}",
-        f"- **oMLX by its messages:** {md_text(versions_phrase(input_versions(analysis.stream)))}",
+        f"- **oMLX by its messages:** "
+        f"{md_text(versions_phrase(input_versions(analysis.stream), upgrade=an_upgrade(analysis)))}",
         f"- **macOS:** {_os_versions(os_versions)}",
         f"- **Sessions:** {len(sessions)}"
         + (f" ({bounded} with start times bounded by neighbouring records)" if bounded else ""),

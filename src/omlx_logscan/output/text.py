@@ -31,7 +31,7 @@ from omlx_logscan.output.phrases import (
     unplaced_note,
     window_end_phrase,
 )
-from omlx_logscan.output.provenance import input_versions, short_range, versions_phrase
+from omlx_logscan.output.provenance import an_upgrade, input_versions, session_versions, short_range, versions_phrase
 from omlx_logscan.output.sections import (
     Chart,
     Crashes,
@@ -53,7 +53,7 @@ from omlx_logscan.output.sections import (
 )
 from omlx_logscan.output.why import fault_lines, overlay_lines
 from omlx_logscan.parsing.event import Event
-from omlx_logscan.parsing.provenance import writer_versions
+from omlx_logscan.parsing.provenance import WriterVersions
 from omlx_logscan.stream.event_stream import EventStream
 from omlx_logscan.timeutil import human_time, to_second
 
@@ -415,7 +415,7 @@ def _heading(section: Heading, con: Console) -> None:
         ("files", printable(files)),
         ("span", span_phrase(head, analysis.stream)),
         ("level", level_phrase(head["written_at_level"], head["records"])),
-        ("oMLX", printable(versions_phrase(input_versions(analysis.stream)))),
+        ("oMLX", printable(versions_phrase(input_versions(analysis.stream), upgrade=an_upgrade(analysis)))),
         (
             "sessions",
             str(len(analysis.sessions))
@@ -500,7 +500,7 @@ def sessions_table(analysis: Analysis, con: Console) -> None:
     from omlx_logscan.output.wrap import NARROW_COLUMNS
 
     width = wrap_width(con)
-    rows = [_session_cells(s) for s in analysis.sessions]
+    rows = [_session_cells(s, found) for s, found in zip(analysis.sessions, session_versions(analysis), strict=True)]
     plain = _plain_columns([list(SESSION_COLUMNS), *rows])
     notes = [f"note: {printable(unplaced_note(event))}" for event in analysis.unplaced]
     if width is None:
@@ -528,7 +528,7 @@ def sessions_table(analysis: Analysis, con: Console) -> None:
 FAULT_STYLE = "bold red"
 
 
-def _session_cells(s: Session) -> list[str]:
+def _session_cells(s: Session, found: WriterVersions | None) -> list[str]:
     """A session's row, log text made printable."""
     start = human_time(s.start)
     if not s.start_in_log:
@@ -541,7 +541,7 @@ def _session_cells(s: Session) -> list[str]:
         human_time(s.end),
         s.end_reason,
         printable(s.omlx_version or "?"),
-        short_range(writer_versions(s.events)),
+        short_range(found),
         _unknown_or(s.engine_starts),
         _unknown_or(s.requests_completed),
         str(s.faults),
@@ -569,7 +569,7 @@ def _sessions_lines(analysis: Analysis, con: Console, width: int) -> None:
     from rich.cells import cell_len
 
     number_width = len(str(len(analysis.sessions)))
-    for s in analysis.sessions:
+    for s, found in zip(analysis.sessions, session_versions(analysis), strict=True):
         bounded = s.start_in_log and not s.start_exact
         start, end = human_time(s.start), human_time(s.end)
         if end[:10] == start[:10]:
@@ -582,7 +582,7 @@ def _sessions_lines(analysis: Analysis, con: Console, width: int) -> None:
             f"oMLX {printable(s.omlx_version or '?')}",
             f"requests {_unknown_or(s.requests_completed)}",
             f"engine starts {_unknown_or(s.engine_starts)}",
-            f"messages of {short_range(writer_versions(s.events))}",
+            f"messages of {short_range(found)}",
         ]
         for number, detail in enumerate(details):
             longer = f"{line}{'  ' if number == 0 else ', '}{detail}"
