@@ -385,6 +385,8 @@ def _figures(records: list[Event]) -> dict[str, float]:
     figures: dict[str, float] = {}
     for event in records:
         for name, value in event.fields.items():
+            if isinstance(value, str) and value.upper().endswith("GB") and not name.endswith("_gb"):
+                name, value = f"{name}_gb", value[:-2].strip()  # ``freed=3.10GB``
             number = _number(value)
             if number is None:
                 continue

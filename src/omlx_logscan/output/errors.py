@@ -133,7 +133,8 @@ def errors_sentence(errors: Errors, quote: Callable[[str], str] = str) -> str:
     rejected = sum(errors.rejected.values())
     if rejected:
         statuses = ", ".join(f"{n} × {status}" for status, n in sorted(errors.rejected.items()))
-        text += f" {rejected} request{'s' if rejected != 1 else ''} rejected with HTTP 4xx ({statuses})."
+        codes = "4xx" if max(errors.rejected) < 500 else "4xx or 507"
+        text += f" {rejected} request{'s' if rejected != 1 else ''} rejected with HTTP {codes} ({statuses})."
     return text
 
 
