@@ -179,7 +179,7 @@ def analyze(stream: EventStream, *, wedge_after_s: float | None = None) -> Analy
     log_start = min((s.first for s in stream.sources if s.first), default=None)
     log_end = max((s.last for s in stream.sources if s.last), default=None)
     sessions = lifetimes_of(stream, builder)
-    if not sessions and stream.accounting.records and stream.cut_from is None and stream.sources:
+    if not sessions and stream.accounting.records and stream.has_omlx_records and stream.cut_from is None:
         # oMLX's records, timed or not, that show no start nor any event: one process wrote them,
         # its start not in the log.
         sessions = [Session(index=1, start=None, start_exact=False, start_in_log=False, source=stream.sources[0].name)]
