@@ -101,7 +101,7 @@ class Trouble:
     example: Event
     count: int = 0  # requests for ``rejected`` and ``aborted``, faults and windows as such, else records
     records: list[Event] = field(default_factory=list)
-    sessions: list[int] = field(default_factory=list)
+    sessions: set[int] = field(default_factory=set)
     times: list[str] = field(default_factory=list)  # each counted one's time: first and last come from these
     # memory pressure: each episode's start, end (None: not in the log), worst level and figures
     episodes: list[dict[str, Any]] = field(default_factory=list)
@@ -118,8 +118,8 @@ class Trouble:
         """One more record; ``counted`` when it is a new one of what the item counts, at ``when`` (by
         default the time the record states)."""
         self.records.append(event)
-        if session is not None and session not in self.sessions:
-            self.sessions.append(session)
+        if session is not None:
+            self.sessions.add(session)
         if counted:
             self.count += 1
             when = when or event.time or event.time_of_day
