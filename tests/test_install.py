@@ -83,7 +83,7 @@ def test_an_install_without_a_compiler_falls_back_and_says_so(tmp_path: Path) ->
     schema = subprocess.run(
         [str(python), "-m", "omlx_logscan", "schema", "timeline"], env=env, capture_output=True, text=True, cwd=tmp_path
     )
-    assert json.loads(schema.stdout)["title"] == "omlx-logscan/timeline/2"
+    assert json.loads(schema.stdout)["title"] == "omlx-logscan/timeline/3"
 
 
 def _site_packages(python: Path) -> Path:

@@ -27,7 +27,10 @@ for word in "${words[@]}"; do
 done
 shopt -u nullglob
 
-rules=(--fail-on "${LOGSCAN_FAIL_ON:-penalty_box,dead_engine,crash}")
+# An empty fail-on or fail-level leaves logscan's own defaults in force (one list: analysis/rules.py).
+rules=()
+[[ -n "${LOGSCAN_FAIL_ON:-}" ]] && rules+=(--fail-on "$LOGSCAN_FAIL_ON")
+[[ -n "${LOGSCAN_FAIL_LEVEL:-}" ]] && rules+=(--fail-level "$LOGSCAN_FAIL_LEVEL")
 [[ -n "${LOGSCAN_MAX_FAULTS:-}" ]] && rules+=(--max-faults "$LOGSCAN_MAX_FAULTS")
 [[ -n "${LOGSCAN_MAX_DEAD:-}" ]] && rules+=(--max-dead "$LOGSCAN_MAX_DEAD")
 

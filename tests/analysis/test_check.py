@@ -38,7 +38,7 @@ def test_penalty_box_exits_1_and_points_at_the_fault() -> None:
     assert code == 1
     assert f"{EXAMPLE}:1852: penalty_box: 2026-09-15 22:20:21 Timeout → SubmissionsIgnored" in out
     assert f"{EXAMPLE}:2057: dead_engine:" in out
-    assert "4 findings (penalty_box 2, dead_engine 2)" in out
+    assert "5 findings (penalty_box 2, dead_engine 2, gpu_fault 1)" in out
 
 
 def test_missing_file_exits_2(tmp_path: Path) -> None:
@@ -133,13 +133,18 @@ def test_each_rule_on_the_example(rule: str, count: int) -> None:
 def test_json_document() -> None:
     code, doc = findings_of(str(EXAMPLE))
     assert code == 1
-    assert doc["schema"] == "omlx-logscan/check/2"
+    assert doc["schema"] == "omlx-logscan/check/3"
     assert doc["status"] == "findings" and doc["exit_code"] == 1
-    assert set(doc) == {"schema", "generator", "tz", "time_notes", "status", "exit_code", "input", "rules", "findings"}
+    assert set(doc) == {
+        *("schema", "generator", "tz", "time_notes", "status", "exit_code", "input"),
+        *("fail_level", "rules", "findings", "warnings"),
+    }
+    assert doc["fail_level"] == "error"
+    assert [(w["kind"], w["line"]) for w in doc["warnings"]] == [("rejected", 7), ("memory_pressure", 8)]
     findings = doc["findings"]
     assert isinstance(findings, list)
     assert set(findings[0]) == {"rule", "title", "message", "time", "source", "line", "session", "worst_case"}
-    assert [f["line"] for f in findings] == [1852, 1852, 2057, 2057]
+    assert [f["line"] for f in findings] == [1814, 1852, 1852, 2057, 2057]  # the absorbed Timeouts: one gpu_fault
 
 
 def test_duration_option_values() -> None:

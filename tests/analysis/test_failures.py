@@ -54,22 +54,25 @@ def test_failures_are_grouped_by_template_with_their_sessions_and_times(tmp_path
     assert answer.logger == "omlx.server"
 
 
-def test_a_warning_written_while_handling_an_exception_is_a_failure(tmp_path: Path) -> None:
-    """oMLX logs ``Timeout waiting for request …`` in an ``except`` block (its lexicon entry says so);
-    a warning with a traceback is a failure too; a warning written elsewhere is not."""
+def test_a_warning_written_while_handling_an_exception_is_a_failure_unless_the_code_recovered(tmp_path: Path) -> None:
+    """oMLX logs ``FP8 sanitize failed (…), aborting`` in an ``except`` block that raises on (its lexicon
+    entry says so): a failure. ``Timeout waiting for request …`` sits in one that carries on (it waits
+    again): a notice, no failure. A warning with a traceback is a failure; one written elsewhere is not."""
     log = tmp_path / "server.log"
     log.write_text(
-        line("10:00:00,000", "WARNING", "Timeout waiting for request 4420aa8c")
+        line("10:00:00,000", "WARNING", "Timeout waiting for request 4420aa8c", "omlx.engine_core")
+        + line("10:00:00,500", "WARNING", "FP8 sanitize failed (bad scale), aborting", "omlx.oq")
         + line("10:00:01,000", "WARNING", "Aborted 3 requests due to memory pressure")
         + line("10:00:02,000", "WARNING", "Something unexpected", "omlx.server")
         + 'Traceback (most recent call last):\n  File "/x/omlx/server.py", line 3, in run\nOSError: gone\n'
     )
     groups = analysis_of(log).errors.groups
     assert [(g.template.text, g.level) for g in groups] == [
-        (f"Timeout waiting for request {ANY_SHOWN}", "WARNING"),
+        (f"FP8 sanitize failed ({ANY_SHOWN}), aborting", "WARNING"),
         ("Something unexpected", "WARNING"),
     ]
-    assert lexicon().entry(groups[0].template.entry or "").in_handler
+    entry = lexicon().entry(groups[0].template.entry or "")
+    assert entry.in_handler and entry.handler_action == "reraise"
     assert groups[1].example.fields["exception"] == "OSError"  # a warning keeps its traceback
 
 
@@ -167,13 +170,10 @@ def test_failures_shown_in_other_parts_or_rejections_are_not_errors(paste: str) 
     assert analysis_of(REAL / paste).errors.groups == []
 
 
-def test_the_example_log_has_one_other_failure_and_305_rejected_requests(example_analysis: Analysis) -> None:
-    """Its only other failure: the warnings oMLX 0.5.7 writes when its SSD write queue is full (in the
-    ``except queue.Full`` handler), one group."""
-    (group,) = example_analysis.errors.groups
-    assert (group.template.text, group.level, group.count) == (
-        f"SSD write queue saturated (cap={ANY_SHOWN}); writing evicted block {ANY_SHOWN} inline",
-        "WARNING",
-        304,
-    )
+def test_the_example_log_has_no_other_failure_and_305_rejected_requests(example_analysis: Analysis) -> None:
+    """The warnings oMLX 0.5.7 writes when its SSD write queue is full (``except queue.Full``, then it
+    writes the block itself) are flow control: no failure, though the log holds 304 of them."""
+    assert example_analysis.errors.groups == []
+    flow = [ev for s in example_analysis.sessions for ev in s.events if "SSD write queue saturated" in ev.message]
+    assert len(flow) == 304
     assert dict(example_analysis.errors.rejected) == {400: 305}

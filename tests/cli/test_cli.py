@@ -38,7 +38,7 @@ def test_timeline_json_schema_and_fields() -> None:
     result = runner.invoke(app, ["timeline", str(EXAMPLE), "-f", "json", "-q"])
     assert result.exit_code == 0
     doc = json.loads(result.stdout)
-    assert doc["schema"] == "omlx-logscan/timeline/2"
+    assert doc["schema"] == "omlx-logscan/timeline/3"
     assert set(doc) >= {"sessions", "faults", "dead_windows", "signatures", "summary"}
     assert [f["outcome"] for f in doc["faults"]] == [
         "absorbed",

@@ -38,6 +38,7 @@ SAMPLES: dict[str, Any] = {
     "exit-on-dead": True,
     "fail-on": ["penalty_box", "dead_engine", "crash", "unparsed_gpu_error", "timeout"],
     "fail-on-empty": True,
+    "fail-level": "warning",
     "force": True,
     "format": "json",
     "from-start": True,

@@ -220,7 +220,7 @@ def test_a_sarif_output_file_picks_sarif(tmp_path: Path) -> None:
     assert json.loads((tmp_path / "results.sarif").read_text())["version"] == "2.1.0"
 
 
-HEADLINE = "logscan check: 4 findings (penalty_box 2, dead_engine 2)"
+HEADLINE = "logscan check: 5 findings (penalty_box 2, dead_engine 2, gpu_fault 1)"
 
 
 @pytest.mark.parametrize("fmt", ["text", "json", "junit", "sarif", "github"])

@@ -59,15 +59,31 @@ def test_help_lists_the_commands_in_commands_order() -> None:
     assert [word for word in listed if word in NAMES] == NAMES
 
 
-def test_fail_on_help_lists_every_choosable_rule() -> None:
-    """The help names the rules itself: building it from the rule tuple would load the analysis
-    (and polars) for every ``--help``; this keeps the two the same."""
-    from omlx_logscan.analysis.rules import CHOOSABLE_RULES
-    from omlx_logscan.cli.check import DEFAULT_FAIL_ON, ERROR_RULE_HELP
+def test_fail_on_help_says_what_every_choosable_rule_covers() -> None:
+    """Each rule --fail-on takes is in its help with the phrase that says what it finds."""
+    from omlx_logscan.analysis.rules import CHOOSABLE_RULES, DEFAULT_RULES
+    from omlx_logscan.output.findings import rule_finds
 
     (fail_on,) = (param for param in command("check").params if param.name == "fail_on")
-    assert getattr(fail_on, "help", None) == f"Comma list of rules: {', '.join(CHOOSABLE_RULES)}. {ERROR_RULE_HELP}"
-    assert "error" not in DEFAULT_FAIL_ON.split(","), "the error rule is asked for, never a default"
+    text = getattr(fail_on, "help", None) or ""
+    for rule in CHOOSABLE_RULES:
+        assert f"{rule}: {rule_finds(rule)}" in text, rule
+    assert "error" not in DEFAULT_RULES, "the error rule fails through --fail-level, not as a rule of its own"
+
+
+def test_one_list_of_defaults_serves_the_cli_the_action_and_the_docs() -> None:
+    import yaml
+
+    from omlx_logscan.analysis.rules import DEFAULT_FAIL_LEVEL, DEFAULT_RULES
+
+    action = yaml.safe_load((ROOT / "action.yml").read_text(encoding="utf-8"))["inputs"]
+    # The Action's empty defaults leave the CLI's in force; its descriptions name them.
+    assert action["fail-on"]["default"] == action["fail-level"]["default"] == ""
+    assert f"{','.join(DEFAULT_RULES)} with fail-level {DEFAULT_FAIL_LEVEL}" in action["fail-on"]["description"]
+    step = (ROOT / ".github" / "action" / "check.sh").read_text(encoding="utf-8")
+    assert "LOGSCAN_FAIL_ON:-}" in step and "LOGSCAN_FAIL_LEVEL:-}" in step and "penalty_box" not in step
+    docs = (ROOT / "docs" / "check.md").read_text(encoding="utf-8")
+    assert f"default `{','.join(DEFAULT_RULES)}`" in docs and f"`--fail-level {DEFAULT_FAIL_LEVEL}`" in docs
 
 
 def _table_row(doc: str, field: str) -> str:

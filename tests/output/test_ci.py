@@ -53,14 +53,14 @@ def test_one_annotation_per_fault_names_every_rule_it_broke() -> None:
     code, out, _ = check(str(EXAMPLE), "--format", "github")
     assert code == 1
     errors = [ANNOTATION.match(line) for line in out.splitlines() if line.startswith("::error")]
-    assert len(errors) == 2 and all(errors)  # 4 findings, 2 faults
-    first = errors[0]
+    assert len(errors) == 3 and all(errors)  # 5 findings: the absorbed faults' one, and 2 penalty-box faults
+    first = errors[1]
     assert first is not None and first["line"] == "1852"
     assert first["title"] == "GPU penalty box%2C Dead engine (penalty_box%2C dead_engine)"  # GitHub shows ", "
     penalty, dead = first["message"].split("%0A")
     assert penalty.startswith("penalty_box: 2026-09-15 22:20:21 Timeout → SubmissionsIgnored")
     assert dead.startswith("dead_engine: engine generation-dead from 2026-09-15 22:20:21")
-    assert out.splitlines()[-1] == "logscan check: 4 findings (penalty_box 2, dead_engine 2)"
+    assert out.splitlines()[-1] == "logscan check: 5 findings (penalty_box 2, dead_engine 2, gpu_fault 1)"
 
 
 def test_ten_annotations_reach_ten_faults(tmp_path: Path) -> None:
@@ -100,9 +100,26 @@ def test_github_escaping(tmp_path: Path) -> None:
 
 
 def test_github_without_findings_prints_only_the_headline(tmp_path: Path) -> None:
-    log = write_log(tmp_path / "server.log", [start(0), busy(1)])
+    log = write_log(tmp_path / "server.log", [start(0), start(1)])
     code, out, _ = check(str(log), "--format", "github")
     assert code == 0 and out.startswith("logscan check: no findings") and "::" not in out
+
+
+def test_incidents_under_the_fail_level_are_warnings_that_fail_nothing(tmp_path: Path) -> None:
+    """A 4xx answer is a rejected request (a warning): the default check lists it, exit 0; with
+    --fail-level warning it fails."""
+    log = write_log(tmp_path / "server.log", [start(0), busy(1)])  # busy: a 400 answered
+    code, out, _ = check(str(log), "--format", "github")
+    (warning,) = [line for line in out.splitlines() if line.startswith("::warning")]
+    assert code == 0 and "title=Rejected request::rejected: " in warning and "→ 400" in warning
+    code, out, _ = check(str(log), "--fail-level", "warning")
+    assert code == 1 and out.startswith("logscan check: 1 finding (rejected 1)")
+    target = tmp_path / "check.xml"
+    assert check(str(log), "--format", "junit", "-o", str(target))[0] == 0
+    (prop,) = valid_junit(target.read_text(encoding="utf-8")).iter("property")
+    assert prop.get("name") == "warning.rejected" and "→ 400" in (prop.get("value") or "")
+    results = valid_sarif(check(str(log), "--format", "sarif")[1])["runs"][0]["results"]
+    assert [(r["ruleId"], r["level"]) for r in results] == [("rejected", "warning")]
 
 
 def test_github_annotations_name_files_inside_the_workspace(tmp_path: Path) -> None:
@@ -124,7 +141,7 @@ def test_step_summary_is_written_with_any_format(tmp_path: Path, fmt: str) -> No
     summary = tmp_path / "summary.md"
     code, out, _ = check(str(EXAMPLE), "--format", fmt, env={"GITHUB_STEP_SUMMARY": str(summary)})
     assert code == 1 and out
-    assert summary.read_text().startswith("## logscan check: 4 findings")
+    assert summary.read_text().startswith("## logscan check: 5 findings")
 
 
 def test_unwritable_step_summary_is_a_warning_not_exit_2(tmp_path: Path) -> None:
@@ -149,28 +166,28 @@ def test_summary_fences_a_file_name_with_backticks(tmp_path: Path) -> None:
 def test_junit_has_a_case_per_finding_and_per_quiet_rule(tmp_path: Path) -> None:
     target = tmp_path / "check.xml"
     code, out, _ = check(str(EXAMPLE), "--format", "junit", "--max-faults", "10", "-o", str(target))
-    assert code == 1 and out == "logscan check: 4 findings (penalty_box 2, dead_engine 2)\n"
+    assert code == 1 and out == "logscan check: 5 findings (penalty_box 2, dead_engine 2, gpu_fault 1)\n"
     root = valid_junit(target.read_text(encoding="utf-8"))
-    assert root.tag == "testsuites" and (root.get("tests"), root.get("failures"), root.get("errors")) == ("7", "4", "0")
+    counts = (root.get("tests"), root.get("failures"), root.get("errors"))
+    assert root.tag == "testsuites" and counts == ("13", "5", "0")
     suites = root.findall("testsuite")
     assert [s.get("file") for s in suites] == [str(EXAMPLE)]
     cases = suites[0].findall("testcase")
     assert {case.get("classname") for case in cases} == {str(EXAMPLE)}
     names = [case.get("name") for case in cases]
     assert names == [
+        "gpu_fault: GPU fault, line 1814 (2026-09-15 20:19:38)",
         "penalty_box: GPU penalty box, line 1852 (2026-09-15 22:20:21)",
         "dead_engine: Dead engine, line 1852 (2026-09-15 22:20:21)",
         "penalty_box: GPU penalty box, line 2057 (2026-09-16 02:07:02)",
         "dead_engine: Dead engine, line 2057 (2026-09-16 02:07:02)",
-        "crash",
-        "unparsed_gpu_error",
-        "max_faults",
+        *("crash", "unparsed_gpu_error", "fatal_exit", "error", "wedge", "reboot", "load_failure", "max_faults"),
     ]
-    failure = cases[0].find("failure")
+    failure = cases[1].find("failure")
     assert failure is not None and failure.get("type") == "penalty_box"
     assert failure.get("message", "").startswith("2026-09-15 22:20:21 Timeout → SubmissionsIgnored")
     assert (failure.text or "").startswith(f"{EXAMPLE}:1852: ")
-    assert all(case.find("failure") is None for case in cases[4:])
+    assert all(case.find("failure") is None for case in cases[5:])
 
 
 def test_junit_test_ids_differ_between_files(tmp_path: Path) -> None:
@@ -179,7 +196,7 @@ def test_junit_test_ids_differ_between_files(tmp_path: Path) -> None:
     assert code == 1
     root = valid_junit(out)
     ids = [(case.get("classname"), case.get("name")) for case in root.iter("testcase")]
-    assert len(ids) == len(set(ids)) == 2 * 4  # dead_engine and penalty_box fail, crash and unparsed_gpu_error pass
+    assert len(ids) == len(set(ids)) == 2 * 10  # dead_engine and penalty_box fail, the other 8 default rules pass
     assert [suite.get("file") for suite in root.iter("testsuite")] == list(map(str, logs))
 
 
@@ -221,23 +238,31 @@ def test_sarif_of_the_example_is_valid_with_a_result_per_finding() -> None:
     assert code == 1
     run = valid_sarif(out)["runs"][0]
     rules = run["tool"]["driver"]["rules"]
-    assert [rule["id"] for rule in rules] == ["penalty_box", "dead_engine", "crash", "unparsed_gpu_error"]
+    assert [rule["id"] for rule in rules] == [
+        *("penalty_box", "dead_engine", "crash", "unparsed_gpu_error", "fatal_exit", "error", "wedge", "gpu_fault"),
+        *("reboot", "load_failure", "rejected", "memory_pressure"),  # the last two: the warnings' rules
+    ]
+    assert [rule["defaultConfiguration"]["level"] for rule in rules[-3:]] == ["error", "warning", "warning"]
     assert rules[0]["shortDescription"]["text"] == "GPU penalty box"
     results = run["results"]
     assert [(r["ruleId"], r["ruleIndex"], r["level"]) for r in results] == [
+        ("gpu_fault", 7, "error"),
         ("penalty_box", 0, "error"),
         ("dead_engine", 1, "error"),
         ("penalty_box", 0, "error"),
         ("dead_engine", 1, "error"),
+        ("rejected", 10, "warning"),
+        ("memory_pressure", 11, "warning"),
     ]
-    location = results[0]["locations"][0]["physicalLocation"]
+    location = results[1]["locations"][0]["physicalLocation"]
     assert location == {
         "artifactLocation": {"uri": "examples/omlx-3706.log", "uriBaseId": "%SRCROOT%"},
         "region": {"startLine": 1852},
     }
     assert run["originalUriBaseIds"]["%SRCROOT%"]["uri"] == ROOT.as_uri() + "/"
-    assert len({r["partialFingerprints"]["logscanFinding/v1"] for r in results}) == 4
-    assert all(re.fullmatch(r"\d{4}-\d\d-\d\dT[\d:.]+[+-]\d\d:\d\d", r["properties"]["time"]) for r in results)
+    assert len({r["partialFingerprints"]["logscanFinding/v1"] for r in results}) == 7
+    failed = [r for r in results if r["level"] == "error"]
+    assert all(re.fullmatch(r"\d{4}-\d\d-\d\dT[\d:.]+[+-]\d\d:\d\d", r["properties"]["time"]) for r in failed)
 
 
 def test_sarif_names_a_log_outside_the_root_by_absolute_uri(tmp_path: Path) -> None:
@@ -249,12 +274,13 @@ def test_sarif_names_a_log_outside_the_root_by_absolute_uri(tmp_path: Path) -> N
     assert artifact == {"uri": log.as_uri()} and "%20" in artifact["uri"]
 
 
-def test_sarif_of_a_clean_log_has_no_results(tmp_path: Path) -> None:
+def test_sarif_of_a_clean_log_has_no_failed_results(tmp_path: Path) -> None:
     log = write_log(tmp_path / "server.log", [start(0), busy(1)])
     code, out, _ = check(str(log), "--format", "sarif")
     assert code == 0
     run = valid_sarif(out)["runs"][0]
-    assert run["results"] == [] and run["invocations"] == [{"executionSuccessful": True, "exitCode": 0}]
+    assert [r["level"] for r in run["results"]] == ["warning"]  # the 400 it answered: a rejected request
+    assert run["invocations"] == [{"executionSuccessful": True, "exitCode": 0}]
 
 
 @pytest.mark.slow

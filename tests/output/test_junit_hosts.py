@@ -10,8 +10,8 @@ import xmlschema
 from typer.testing import CliRunner
 
 from conftest import FIXTURES
+from omlx_logscan.analysis.rules import DEFAULT_FAIL_LEVEL, DEFAULT_RULES, level_rules
 from omlx_logscan.cli.app import app
-from omlx_logscan.cli.check import DEFAULT_FAIL_ON
 from synthetic import STILL_DEAD, write_log
 
 runner = CliRunner()
@@ -35,7 +35,7 @@ def test_the_host_prefixes_each_case_and_suite_and_the_file_stays_the_file(tmp_p
         cases = list(root.iter("testcase"))
         assert {case.get("classname") for case in cases} == {f"{host}/{log}"}
         ids[host] = {(case.get("classname"), case.get("name")) for case in cases}
-    rules = len(DEFAULT_FAIL_ON.split(","))  # a case per rule of the default set
+    rules = len({*DEFAULT_RULES, *level_rules(DEFAULT_FAIL_LEVEL)})  # a case per rule of the default set
     assert len(ids["mac-01"]) == rules and not ids["mac-01"] & ids["mac-02"]  # two Macs, two test histories
 
 

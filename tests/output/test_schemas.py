@@ -90,6 +90,9 @@ def test_each_schema_loads_from_the_package_and_is_a_valid_2020_12_schema(name: 
 
 def test_a_document_schema_of_another_number_or_tool_names_no_shipped_schema() -> None:
     assert name_of("omlx-logscan/timeline/1") is None
+    assert name_of("omlx-logscan/timeline/2") is None  # /3 is the timeline's now; check too
+    assert name_of("omlx-logscan/check/2") is None
+    assert name_of("omlx-logscan/events/2") == "events"
     assert name_of("omlx-logscan/export") is None
     assert name_of("other/timeline/2") is None
 

@@ -118,7 +118,7 @@ def _commit(repo: Path, version: str, source: str, message: str) -> None:
 
 
 @pytest.fixture(scope="module")
-def made(tmp_path_factory: pytest.TempPathFactory) -> Lexicon:
+def history(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A history: 0.1.0; a message added after its bump; 0.2.0.dev1 drops another; 0.2.0rc1; then
     0.1.9 bumped late (order is packaging's, not the history's); then code after the last bump. A
     copy of the code outside ``omlx/`` is not read."""
@@ -132,8 +132,13 @@ def made(tmp_path_factory: pytest.TempPathFactory) -> Lexicon:
     _commit(repo, "0.2.0rc1", MODULE_V2, "bump")
     _commit(repo, "0.1.9", MODULE_V2, "bump")
     _commit(repo, "0.1.9", MODULE_V3, "work after the last bump")
-    out = repo / "lexicon.json.gz"
-    assert generate.main(["--git-dir", str(repo / ".git"), "--out", str(out)]) == 0
+    return repo
+
+
+@pytest.fixture(scope="module")
+def made(history: Path) -> Lexicon:
+    out = history / "lexicon.json.gz"
+    assert generate.main(["--git-dir", str(history / ".git"), "--out", str(out)]) == 0
     return load(out)
 
 
@@ -200,9 +205,159 @@ def test_the_functions_a_module_s_top_level_calls_are_marked_as_written_at_impor
     assert at_import == {"Registered handler {any}", "Noted handler {any}"}
 
 
+def test_the_same_history_gives_the_same_bytes(history: Path, tmp_path: Path) -> None:
+    """The gzip header holds no file name and no time: regenerating changes nothing until oMLX does."""
+    written = []
+    for name in ("one.json.gz", "other.json.gz"):
+        assert generate.main(["--git-dir", str(history / ".git"), "--out", str(tmp_path / name)]) == 0
+        written.append((tmp_path / name).read_bytes())
+    assert written[0] == written[1]
+    assert written[0][3] == 0 and written[0][4:8] == bytes(4)  # no FNAME flag, mtime 0
+
+
 def test_a_bare_letter_after_a_release_is_a_hotfix() -> None:
     order = sorted(["0.1.8.post4", "0.1.8d", "0.1.8", "0.1.8b", "0.1.9", "0.1.8c"], key=generate.version_key)
     assert order == ["0.1.8", "0.1.8b", "0.1.8c", "0.1.8d", "0.1.8.post4", "0.1.9"]
+
+
+# ---------------------------------------------------------------- what a handler does after its message
+
+
+HANDLERS = """
+import logging, queue, sys
+from fastapi import HTTPException
+from fastapi.responses import JSONResponse
+from omlx.utils.fatal import fatal_exit
+logger = logging.getLogger(__name__)
+
+
+def enqueue(self, item):
+    try:
+        self.q.put(item, timeout=1)
+    except queue.Full:
+        logger.warning("Write queue saturated; writing inline")
+        return self.write(item)
+
+
+def endpoint(x):
+    try:
+        return run(x)
+    except (ValueError, KeyError) as e:
+        logger.warning(f"Request failed: {e}")
+        raise HTTPException(status_code=500, detail=str(e))
+
+
+def writer():
+    try:
+        run()
+    except Exception as e:
+        logger.error("Writer thread died: %s", e)
+        with lock:
+            fatal_exit(f"Writer died: {e}")
+
+
+def maybe():
+    try:
+        run()
+    except:
+        logger.error("Step broke")
+        if strict:
+            raise
+        return None
+
+
+def retry():
+    for attempt in range(3):
+        try:
+            run()
+        except OSError:
+            logger.info("Retrying the probe")
+            continue
+
+
+async def stream():
+    try:
+        async for chunk in run():
+            yield chunk
+    except Exception as e:
+        logger.error(f"Error during streaming: {e}")
+        error_data = {"error": {"message": str(e)}}
+        yield f"data: {json.dumps(error_data)}"
+        return
+
+
+def busy():
+    try:
+        run()
+    except RuntimeError:
+        if quiet:
+            logger.debug("Busy, telling the client")
+        return JSONResponse(status_code=503, content={})
+
+
+def nested():
+    try:
+        run()
+    except ImportError:
+        logger.warning("Fast path missing, falling back")
+        try:
+            slow()
+        except Exception as e:
+            logger.error("Slow path failed too")
+        sys.exit(2)
+
+
+def plain():
+    logger.error("Outside any handler")
+
+
+@app.exception_handler(HTTPException)
+async def http_error(request, exc):
+    logger.warning("%s %s → %d: %s", request.method, request.url.path, exc.status_code, exc.detail)
+    return JSONResponse(status_code=exc.status_code, content={"detail": exc.detail})
+"""
+
+
+@pytest.fixture(scope="module")
+def handled() -> dict[str, object]:
+    """Each message of HANDLERS, by its template, with its handler as the generator reads it."""
+    return {site.template.text(): site.handler for site in generate.scan_source("omlx/handlers.py", HANDLERS.encode())}
+
+
+@pytest.mark.parametrize(
+    ("template", "catches", "action", "status"),
+    [
+        ("Write queue saturated; writing inline", ("queue.Full",), "carry_on", None),  # returns normally
+        ("Request failed: {any}", ("ValueError", "KeyError"), "answer", 500),
+        ("Writer thread died: {any}", ("Exception",), "exit", None),  # fatal_exit, inside a ``with``
+        ("Writer died: {any}" + generate.FATAL_SUFFIX, ("Exception",), "exit", None),  # fatal_exit's own line
+        ("Step broke", ("BaseException",), "reraise", None),  # a bare except; the worst path reachable
+        ("Retrying the probe", ("OSError",), "carry_on", None),  # continue: the loop goes on
+        ("Error during streaming: {any}", ("Exception",), "answer", None),  # an error chunk of the stream
+        ("Busy, telling the client", ("RuntimeError",), "answer", 503),  # the message sits in an ``if``
+        ("Fast path missing, falling back", ("ImportError",), "exit", None),  # past a nested try: sys.exit(2)
+        ("Slow path failed too", ("Exception",), "carry_on", None),  # the innermost handler ends at its block
+        ("{any} {any} → {int}: {any}", ("HTTPException",), "answer", None),  # the framework's handler
+    ],
+)
+def test_a_handler_s_types_and_what_it_does_after_the_message(
+    handled: dict[str, object], template: str, catches: tuple[str, ...], action: str, status: int | None
+) -> None:
+    assert handled[template] == generate.Handling(catches, action, status)
+
+
+def test_a_message_outside_any_handler_has_none(handled: dict[str, object]) -> None:
+    assert handled["Outside any handler"] is None
+
+
+def test_a_message_written_by_two_handlers_records_the_worse(made: Lexicon) -> None:
+    one = generate.Handling(("queue.Full",), "carry_on")
+    other = generate.Handling(("Exception",), "answer", 500)
+    assert generate.either(one, other) == generate.Handling(("queue.Full", "Exception"), "answer", 500)
+    assert generate.either(None, one) == one
+    logged = _by_text(made, "Failed to bind port {any}: {any}")  # MODULE_V1's ``except OSError``
+    assert (logged.catches, logged.handler_action) == (("OSError",), "carry_on")
+    assert _by_text(made, "Started {int} workers on {any}").handler_action is None
 
 
 # ---------------------------------------------------------------- the committed data

@@ -9,7 +9,8 @@ labelled ``<last version>+<tip hash>``. Every ``omlx/**/*.py`` file of those tre
 ``ast`` once per distinct blob. An entry is one message template; its ``first`` and ``last`` are
 the first and last versions holding it, in ``packaging`` order (``last`` is null when the tip
 still holds it). Messages of later builds that the history lacks are added from ``NOTES`` below
-(``source: "notes"``).
+(``source: "notes"``). A message written in a handler of exceptions (an ``except`` block, or a web
+framework's ``exception_handler``) records the types it catches and what it does next (``handling``).
 
 Standard library and ``packaging`` only, so it runs wherever the tests do.
 """
@@ -21,6 +22,7 @@ import ast
 import dataclasses
 import gzip
 import hashlib
+import itertools
 import json
 import os
 import re
@@ -33,7 +35,7 @@ from pathlib import Path
 
 from packaging.version import Version
 
-GENERATOR_VERSION = 3
+GENERATOR_VERSION = 4
 PACKAGE = "omlx"
 VERSION_FILE = "omlx/_version.py"
 DEFAULT_OUT = Path(__file__).resolve().parents[2] / "src/omlx_logscan/parsing/lexicon.json.gz"
@@ -113,11 +115,186 @@ class Site:
     function: str
     in_handler: bool
     called_at_import: bool = False  # its function is one its module's top level calls (see run_at_import)
+    handler: Handling | None = None  # the handler it is written in: what it catches and does after it
 
     def key(self) -> str:
         """The entry's identity: the same text written the same way is one entry wherever it is."""
         parts = (self.kind, self.level, self.logger, self.status, self.exception, self.template.text())
         return hashlib.sha1(json.dumps(parts).encode()).hexdigest()[:10]
+
+
+# ---------------------------------------------------------------- what a handler does after a message
+
+# What an ``except`` block does once its message is written: raises again (a bare ``raise`` or
+# ``raise X``), answers the client with an error (an HTTPException, a response of status >= 400, an
+# error built for the client or an error chunk of a stream), ends the process (``fatal_exit``,
+# ``sys.exit``, ``os._exit``, ``SystemExit``), or carries on (returns, continues, falls through).
+RERAISE, ANSWER, EXIT, CARRY_ON = "reraise", "answer", "exit", "carry_on"
+_WORST_FIRST = (EXIT, ANSWER, RERAISE, CARRY_ON)
+_EXIT_CALLS = frozenset({"fatal_exit", "sys.exit", "os._exit", "exit"})
+_ERROR = re.compile(r"error", re.IGNORECASE)  # a stream's error chunk: ``error_data``, ``create_error_event(…)``
+# A function that builds an error for the client: ``create_error_response``, ``_openai_error_body``.
+_ERROR_BUILDER = re.compile(r"error.*(?:response|body|event|output)|(?:response|body|event|output).*error", re.I)
+
+
+@dataclass(frozen=True)
+class Handling:
+    """The ``except`` block a message is written in: the exception types it catches (as written;
+    a bare ``except:`` catches ``BaseException``), what it does after the message, and the HTTP
+    status of its answer when the source states it."""
+
+    catches: tuple[str, ...]
+    action: str  # RERAISE, ANSWER, EXIT or CARRY_ON
+    status: int | None = None
+
+
+def either(one: Handling | None, other: Handling | None) -> Handling | None:
+    """What one message written by two handlers may be followed by: the worse action, with the
+    types both catch and the highest status stated for that action."""
+    if one is None or other is None:
+        return one or other
+    action = min(one.action, other.action, key=_WORST_FIRST.index)
+    statuses = [h.status for h in (one, other) if h.action == action and h.status is not None]
+    catches = (*one.catches, *(name for name in other.catches if name not in one.catches))
+    return Handling(catches, action, max(statuses) if statuses else None)
+
+
+def caught_types(handler: ast.ExceptHandler) -> tuple[str, ...]:
+    """The types an ``except`` names, each as written (``queue.Full``, ``Exception``)."""
+    if handler.type is None:
+        return ("BaseException",)
+    types = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+    return tuple(ast.unparse(node) for node in types)
+
+
+def handled_types(function: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[str, ...] | None:
+    """The types a function handles for the web framework: ``@app.exception_handler(HTTPException)``
+    makes it the handler of every HTTPException an endpoint raises (its return is the answer). None
+    for any other function."""
+    for decorator in function.decorator_list:
+        if isinstance(decorator, ast.Call) and _name(decorator.func) == "exception_handler" and decorator.args:
+            return tuple(ast.unparse(node) for node in decorator.args)
+    return None
+
+
+def handling(catches: tuple[str, ...], body: list[ast.stmt], chain: Sequence[ast.stmt]) -> Handling:
+    """What a handler of ``catches`` does once the statement ``chain[-1]`` has run: ``chain`` runs from
+    a statement of the handler's ``body`` down to the statement holding the message, each inside the one before.
+    Every path is followed to its end (a branch's ``raise``, the ``return`` after an ``if``); the
+    worst end reachable is the handler's action (exit, then answer, reraise, carry on): a handler
+    that may answer a 500 after a warning makes that warning the failure's record."""
+    ends: set[_End] = set()
+    bodies = [body, *(_body_holding(outer, inner) for outer, inner in itertools.pairwise(chain))]
+    levels = list(zip(bodies, chain, strict=True))
+    for depth, (level, statement) in reversed(list(enumerate(levels))):
+        at = level.index(statement)
+        found = _ends(level[at:] if depth == len(levels) - 1 else level[at + 1 :])  # from the message's own statement
+        ends |= found - {None}
+        if None not in found:
+            break
+    else:
+        ends.add((CARRY_ON, None))  # off the end of the handler: the code after the ``try`` runs
+    reached = [end for end in ends if end is not None]
+    action = min((action for action, _ in reached), key=_WORST_FIRST.index)
+    statuses = sorted({status for found, status in reached if found == action and status is not None})
+    return Handling(catches, action, statuses[-1] if statuses else None)
+
+
+def _body_holding(outer: ast.stmt, inner: ast.stmt) -> list[ast.stmt]:
+    """The statement list of ``outer`` (a body, an ``else``, a handler, a case) that holds ``inner``."""
+    for name in ("body", "orelse", "finalbody"):
+        body = getattr(outer, name, None)
+        if isinstance(body, list) and inner in body:
+            return body
+    for part in [*getattr(outer, "handlers", ()), *getattr(outer, "cases", ())]:
+        if inner in part.body:
+            return list(part.body)
+    raise ValueError("the chain of statements is broken")
+
+
+_End = tuple[str, int | None] | None  # an action and its status; None: the path falls through
+
+
+def _ends(statements: Sequence[ast.stmt], in_loop: bool = False) -> set[_End]:
+    """How the paths through ``statements`` end (None for those that fall off their end). Inside a
+    loop a ``break`` or ``continue`` leaves the loop, not the handler: it falls through."""
+    ends: set[_End] = set()
+    for statement in statements:
+        found = _statement_ends(statement, in_loop)
+        ends |= found - {None}
+        if None not in found:
+            return ends
+    return ends | {None}
+
+
+def _statement_ends(statement: ast.stmt, in_loop: bool) -> set[_End]:
+    if isinstance(statement, ast.Raise):
+        return {_raised(statement.exc)}
+    if isinstance(statement, ast.Return):
+        return {_answered(statement.value) or (CARRY_ON, None)}
+    if isinstance(statement, ast.Continue | ast.Break):
+        return {None} if in_loop else {(CARRY_ON, None)}
+    if isinstance(statement, ast.Expr):
+        value = statement.value.value if isinstance(statement.value, ast.Await) else statement.value
+        if isinstance(value, ast.Call) and _exits(value):
+            return {(EXIT, None)}
+        if isinstance(value, ast.Yield | ast.YieldFrom) and value.value is not None and _is_error(value.value):
+            return {(ANSWER, None)}  # an error chunk of a stream: the client is told, the status is sent
+        return {None}
+    if isinstance(statement, ast.If):
+        return _ends(statement.body, in_loop) | _ends(statement.orelse, in_loop)
+    if isinstance(statement, ast.With | ast.AsyncWith):
+        return _ends(statement.body, in_loop)
+    if isinstance(statement, ast.For | ast.AsyncFor | ast.While):
+        return _ends(statement.body, in_loop=True) | _ends(statement.orelse, in_loop) | {None}
+    if isinstance(statement, ast.Try | ast.TryStar):
+        tried = _ends([*statement.body, *statement.orelse], in_loop)
+        for handler in statement.handlers:
+            tried |= _ends(handler.body, in_loop)
+        final = _ends(statement.finalbody, in_loop)
+        return (final - {None}) | (tried if None in final else set())
+    if isinstance(statement, ast.Match):
+        return set().union(*(_ends(case.body, in_loop) for case in statement.cases)) | {None}
+    return {None}
+
+
+def _raised(exc: ast.expr | None) -> tuple[str, int | None]:
+    """A ``raise``: an HTTPException answers (with its status), SystemExit ends the process."""
+    call = exc if isinstance(exc, ast.Call) else None
+    name = _name(call.func if call else exc) if exc is not None else None
+    if call is not None and name is not None and name.endswith("HTTPException"):
+        keywords = {k.arg: k.value for k in call.keywords if k.arg}
+        return ANSWER, _status(keywords.get("status_code", call.args[0] if call.args else None))
+    if name == "SystemExit" and not (call and call.args and _is_zero(call.args[0])):
+        return EXIT, None
+    return RERAISE, None
+
+
+def _answered(value: ast.expr | None) -> tuple[str, int | None] | None:
+    """A returned error for the client: a response of status >= 400 (a status not written as a
+    number counts), or what a function named for an error builds."""
+    if not isinstance(value, ast.Call):
+        return None
+    name = _name(value.func) or ""
+    keywords = {k.arg: k.value for k in value.keywords if k.arg}
+    if name.endswith("Response") and "status_code" in keywords:
+        status = _status(keywords["status_code"])
+        return (ANSWER, status) if status is None or status >= 400 else None
+    return (ANSWER, None) if _ERROR_BUILDER.search(name) else None
+
+
+def _is_error(node: ast.expr) -> bool:
+    """A value that names an error: ``json.dumps(error_data)``, ``create_error_event(…)``."""
+    return any(_ERROR.search(_name(sub) or "") for sub in ast.walk(node) if isinstance(sub, ast.expr))
+
+
+def _exits(call: ast.Call) -> bool:
+    named = ast.unparse(call.func) in _EXIT_CALLS or _name(call.func) == FATAL_EXIT
+    return named and not (call.args and _is_zero(call.args[0]))
+
+
+def _is_zero(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and node.value == 0
 
 
 # ---------------------------------------------------------------- placeholders from format specs
@@ -313,7 +490,11 @@ class ModuleScan(ast.NodeVisitor):
         self.loggers: dict[str, str | None] = {}  # variable or attribute name -> logger name
         self.sites: list[Site] = []
         self.scope: list[str] = []
-        self.handler_depth = [0]
+        self.statements: list[ast.stmt] = []  # the statements the visit is inside, outermost first
+        # per function, the handlers the visit is inside (``except`` blocks, or the function itself
+        # when it is an exception handler): what each catches, its body, how many statements held it,
+        # whether it is an ``except`` block
+        self.handlers: list[list[tuple[tuple[str, ...], list[ast.stmt], int, bool]]] = [[]]
         self.messages = [Messages()]
         self.aliases: list[dict[str, list[tuple[str, str | None]]]] = [{}]  # ``_log = logger.debug if … else …``
         self.exception_classes: set[str] = set()
@@ -344,15 +525,24 @@ class ModuleScan(ast.NodeVisitor):
 
     # scopes: the function a site is in, and whether it sits in an ``except`` body
 
+    def visit(self, node: ast.AST) -> None:
+        if not isinstance(node, ast.stmt):
+            return super().visit(node)  # type: ignore[no-any-return]
+        self.statements.append(node)
+        super().visit(node)
+        self.statements.pop()
+        return None
+
     def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         self.scope.append(node.name)
-        self.handler_depth.append(0)
+        handles = handled_types(node)
+        self.handlers.append([(handles, node.body, len(self.statements), False)] if handles else [])
         self.messages.append(Messages(node))
         self.aliases.append({})
         self.generic_visit(node)
         self.aliases.pop()
         self.messages.pop()
-        self.handler_depth.pop()
+        self.handlers.pop()
         self.scope.pop()
 
     visit_FunctionDef = _function
@@ -364,9 +554,9 @@ class ModuleScan(ast.NodeVisitor):
         self.scope.pop()
 
     def visit_ExceptHandler(self, node: ast.ExceptHandler) -> None:
-        self.handler_depth[-1] += 1
+        self.handlers[-1].append((caught_types(node), node.body, len(self.statements), True))
         self.generic_visit(node)
-        self.handler_depth[-1] -= 1
+        self.handlers[-1].pop()
 
     def visit_Call(self, node: ast.Call) -> None:
         written = self._log_call(node) or self._print_call(node) or self._http_error(node) or self._exception_init(node)
@@ -376,7 +566,7 @@ class ModuleScan(ast.NodeVisitor):
                     self._text(keyword.value)
         if _name(node.func) == FATAL_EXIT and node.args:
             reasons = [t + literal(FATAL_SUFFIX) for t in self.messages[-1].of(node.args[0])]
-            self._add(LOG, "CRITICAL", FATAL_LOGGER, None, None, reasons, in_handler=True)
+            self._add(LOG, "CRITICAL", FATAL_LOGGER, None, None, reasons, in_handler=True, exits=True)
         self.generic_visit(node)
 
     def visit_Assign(self, node: ast.Assign) -> None:
@@ -416,13 +606,24 @@ class ModuleScan(ast.NodeVisitor):
         exception: str | None,
         templates: list[Template],
         in_handler: bool = False,
+        exits: bool = False,
     ) -> None:
         function = ".".join(self.scope) or "<module>"
-        handled = in_handler or self.handler_depth[-1] > 0
+        handler = self._handling()
+        if exits:  # ``fatal_exit`` logs its reason, then ends the process, in a handler or not
+            handler = Handling(handler.catches if handler else (), EXIT)
+        handled = in_handler or any(block for *_, block in self.handlers[-1])
         for template in map(plain, templates):
             if worth_keeping(template):
-                site = Site(kind, level, logger, status, exception, template, self.module, function, handled)
-                self.sites.append(site)
+                where = (self.module, function, handled)
+                self.sites.append(Site(kind, level, logger, status, exception, template, *where, handler=handler))
+
+    def _handling(self) -> Handling | None:
+        """The innermost handler of this function the visit is in, and what it does next."""
+        if not self.handlers[-1]:
+            return None
+        catches, body, depth, _ = self.handlers[-1][-1]
+        return handling(catches, body, self.statements[depth:])
 
     def _logger_of(self, receiver: ast.expr) -> tuple[bool, str | None]:
         """Whether a call's receiver is a logger, and its name (None when not known)."""
@@ -694,6 +895,8 @@ def read_history(git_dir: str, ref: str) -> History:
         for site in scan_source(path, found[1] if found else b""):
             key = site.key()
             if key not in history.sites or tip in holding:  # the newest site of an entry is kept
+                if tip in holding and key in history.at_tip:  # another site writing it: what any handler does
+                    site = dataclasses.replace(site, handler=either(history.sites[key].handler, site.handler))
                 history.sites[key] = site
             history.present.setdefault(key, set()).update(holding)
             if tip in holding:
@@ -718,11 +921,12 @@ class Note:
     parts: tuple[str, ...]  # the literal parts around "any" placeholders
     level: str | None = None
     logger: str | None = None
+    handler: Handling | None = None
 
 
 def _fatal(first: str, *parts: str) -> Note:
-    """A fatal exit's reason, as ``fatal_exit`` logs it."""
-    return Note(LOG, first, (*parts[:-1], parts[-1] + FATAL_SUFFIX), "CRITICAL", FATAL_LOGGER)
+    """A fatal exit's reason, as ``fatal_exit`` logs it (then ends the process)."""
+    return Note(LOG, first, (*parts[:-1], parts[-1] + FATAL_SUFFIX), "CRITICAL", FATAL_LOGGER, Handling((), EXIT))
 
 
 NOTES = (
@@ -743,16 +947,20 @@ NOTES = (
 
 
 def entry_row(key: str, site: Site, first: str, last: str | None, source: str) -> list[object]:
-    t = site.template
+    t, handler = site.template, site.handler
     return [
         key, site.kind, site.level, site.logger, site.module, site.function,
         list(t.literals), list(t.kinds), site.in_handler, first, last, source, site.status, site.exception,
+        list(handler.catches) if handler else [], handler.action if handler else None,
+        handler.status if handler else None,
     ]  # fmt: skip
 
 
+# New fields go at the end, so a reader of the older ones by position keeps working.
 ROW_FIELDS = [
     "id", "kind", "level", "logger", "module", "function",
     "literals", "kinds", "in_handler", "first", "last", "source", "status", "exception",
+    "catches", "handler_action", "answer_status",
 ]  # fmt: skip
 
 
@@ -765,7 +973,8 @@ def lexicon(history: History, repository: str) -> dict[str, object]:
         rows.append(entry_row(key, history.sites[key], held[0], last, "code"))
     for note in NOTES:
         template = Template(note.parts, (ANY,) * (len(note.parts) - 1))
-        site = Site(note.kind, note.level, note.logger, None, None, template, "", "", note.kind == LOG)
+        written = (note.kind, note.level, note.logger, None, None, template, "", "", note.kind == LOG)
+        site = Site(*written, handler=note.handler)
         rows.append(entry_row(site.key(), site, note.first, None, "notes"))
     ids = [row[0] for row in rows]
     if len(set(ids)) != len(ids):
@@ -794,7 +1003,8 @@ def lexicon(history: History, repository: str) -> dict[str, object]:
 def write(data: dict[str, object], out: Path) -> None:
     # ASCII (\uXXXX escapes): read back twice as fast as UTF-8, and no wider string while it is read
     text = json.dumps(data, separators=(",", ":"), ensure_ascii=True).encode()
-    with out.open("wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=9, mtime=0) as packed:
+    # no file name and no time in the gzip header: the same history gives the same bytes
+    with out.open("wb") as raw, gzip.GzipFile("", "wb", 9, raw, mtime=0) as packed:
         packed.write(text)
 
 

@@ -13,10 +13,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from omlx_logscan.analysis.failures import ErrorGroup
 from omlx_logscan.analysis.outage_model import Outage
 from omlx_logscan.analysis.results import Analysis, DeadWindow, Incident, Session, aborted_at_exit
-from omlx_logscan.analysis.rules import RuleId
+from omlx_logscan.analysis.rules import RuleId, level_rules
+from omlx_logscan.analysis.severity import INCIDENT_KINDS, Severity, at_least
+from omlx_logscan.analysis.trouble import Trouble
 from omlx_logscan.errors import EXIT_FINDINGS, EXIT_OK
 from omlx_logscan.parsing.catalog import OUT_OF_MEMORY_CODE, PENALTY_BOX_CODE, TIMEOUT_CODE, carries_metal_error
 from omlx_logscan.parsing.event import Event
@@ -24,6 +25,11 @@ from omlx_logscan.parsing.kinds import CRASH_KINDS, EventKind
 from omlx_logscan.parsing.recognition import written_by_omlx
 from omlx_logscan.stream.event_stream import EventStream, header
 from omlx_logscan.stream.window import is_empty
+
+# The incident kinds whose rule is the incident list's items of that kind (the others have rules of their own).
+_INCIDENT_RULES: frozenset[RuleId] = frozenset(
+    {"error", "gpu_fault", "reboot", "load_failure", "rejected", "memory_pressure", "aborted", "fallback"}
+)
 
 _CODE_RULES: dict[RuleId, str] = {
     "timeout": TIMEOUT_CODE,
@@ -41,11 +47,16 @@ class Rules:
     max_dead_s: float | None = None
     max_outage_s: float | None = None  # --max-outage: outages of every kind longer than this
     fail_on_empty: bool = False  # --fail-on-empty: an input (or window) with no record is a finding
+    # --fail-level: every incident of this severity or worse fails, by the rule of its kind; None: only the chosen
+    fail_level: Severity | None = None
 
     @property
     def names(self) -> list[RuleId]:
-        """Every rule that runs; ``max_dead_s`` implies ``dead_engine``, ``max_faults`` adds ``max_faults``."""
-        names: list[RuleId] = list(self.chosen)
+        """Every rule that runs; ``max_dead_s`` implies ``dead_engine``, ``max_faults`` adds ``max_faults``,
+        ``fail_level`` the rules of the incident kinds that can be that bad."""
+        names: list[RuleId] = list(
+            dict.fromkeys([*self.chosen, *(level_rules(self.fail_level) if self.fail_level else ())])
+        )
         dead: RuleId = "dead_engine"
         if self.max_dead_s is not None and dead not in names:
             names.append(dead)
@@ -105,10 +116,10 @@ class OutageFound:
 
 
 @dataclass(frozen=True)
-class ErrorFound:
-    """The failures of one template other than GPU faults (``analysis.errors``): one finding for them all."""
+class IncidentFound:
+    """One item of the incident list (``analysis.incidents``): a kind and a message, one finding for them all."""
 
-    group: ErrorGroup
+    incident: Trouble
 
 
 @dataclass(frozen=True)
@@ -138,7 +149,7 @@ Subject = (
     | DeadFound
     | TooManyFaults
     | OutageFound
-    | ErrorFound
+    | IncidentFound
     | UnparsedGpuError
     | NothingChecked
     | UnplacedCrash
@@ -169,18 +180,28 @@ class CheckResult:
     # Crash evidence the log cannot place that no finding is about (an abort as a process exited):
     # said with the verdict, never passed over.
     notes: list[Event] = field(default_factory=list)
+    # The incidents no finding is about, under the --fail-level: listed as warnings, they fail nothing.
+    warnings: list[Trouble] = field(default_factory=list)
 
     @property
     def exit_code(self) -> int:
         return EXIT_FINDINGS if self.findings else EXIT_OK
+
+    @property
+    def sessions_read(self) -> int:
+        return int(self.input["sessions"])
 
     def count(self, rule: RuleId) -> int:
         return sum(1 for f in self.findings if f.rule == rule)
 
     @property
     def checked_nothing(self) -> bool:
-        """The input (or its window) held no record: no rule could find anything, nor pass on evidence."""
-        return self.stream is not None and is_empty(self.stream)
+        """The input (or its window) held no record: no rule could find anything, nor pass on evidence.
+        Records read that became no event (untimed oMLX lines, a bare message) are records checked."""
+        stream = self.stream
+        if stream is None or not is_empty(stream):
+            return False
+        return stream.cut_from is not None or not stream.accounting.records
 
 
 # -- the rules ----------------------------------------------------------------------------------
@@ -204,7 +225,10 @@ def run_check(analysis: Analysis, rules: Rules) -> CheckResult:
     }
     found = {id(f.subject.event) for f in findings if isinstance(f.subject, UnplacedCrash)}
     notes = [event for event in analysis.unplaced if id(event) not in found]
-    return CheckResult(rules, findings, summary_input, analysis.stream, notes)
+    failed = {id(f.subject.incident) for f in findings if isinstance(f.subject, IncidentFound)}
+    covered = {rule for rule in rules.names if rule in INCIDENT_KINDS}  # a kind whose own rule ran
+    warnings = [item for item in analysis.incidents if id(item) not in failed and item.kind not in covered]
+    return CheckResult(rules, findings, summary_input, analysis.stream, notes, warnings)
 
 
 def _findings(analysis: Analysis, rule: RuleId, rules: Rules) -> Iterable[Finding]:
@@ -222,8 +246,13 @@ def _findings(analysis: Analysis, rule: RuleId, rules: Rules) -> Iterable[Findin
         return _dead_findings(analysis, rules.max_dead_s)
     if rule == "wedge" or rule == "possible_wedge" or rule == "retry_loop":
         return [_outage_finding(rule, o) for o in analysis.outages.items if o.rule == rule]
-    if rule == "error":
-        return [_error_finding(group) for group in analysis.errors.groups]
+    if rule in _INCIDENT_RULES:
+        chosen = rule in rules.chosen
+        return [
+            _incident_finding(rule, item)
+            for item in analysis.incidents
+            if item.kind == rule and (chosen or rules.fail_level is None or at_least(item.severity, rules.fail_level))
+        ]
     if rule == "unparsed_gpu_error":
         unparsed = analysis.stream.unparsed
         found = [
@@ -305,9 +334,10 @@ def _session_end_finding(session: Session, reason: Literal["crash", "fatal_exit"
     )
 
 
-def _error_finding(group: ErrorGroup) -> Finding:
-    example = group.example
-    return Finding("error", ErrorFound(group), group.first, example.source, example.line, group.sessions[0])
+def _incident_finding(rule: RuleId, item: Trouble) -> Finding:
+    example = item.example
+    session = min(item.sessions, default=None)
+    return Finding(rule, IncidentFound(item), item.first, example.source, example.line, session)
 
 
 def _outage_finding(rule: RuleId, outage: Outage) -> Finding:

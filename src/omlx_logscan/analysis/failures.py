@@ -1,9 +1,10 @@
 """Failures other than GPU faults, grouped by the message they are: the timeline's *Errors* part.
 
-A failure is a record at ERROR or CRITICAL, one logged in an exception handler, one that carries a
-traceback, or an HTTP answer of 5xx. GPU faults (``gpu_error``) have the escalation and crash
-evidence (``CRASH_KINDS``) has its own part: neither is counted here again. An HTTP 4xx answer is
-a request the server rejected, not a failure of its own: it is counted apart.
+A failure is a record at ERROR or CRITICAL, one logged in an exception handler that did not
+recover as designed, one that carries a traceback, or an HTTP answer of 5xx. GPU faults
+(``gpu_error``) have the escalation and crash evidence (``CRASH_KINDS``) has its own part: neither
+is counted here again. An HTTP 4xx answer, or a 507 (oMLX's refusal for lack of memory or disk), is a
+request the server rejected, not a failure of its own: it is counted apart.
 
 Failures of one template are one group. Which template a record is comes from ``template_of``: the
 catalog's fields where they name a message's parts (an HTTP answer), else the message as oMLX's
@@ -20,6 +21,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+from omlx_logscan.analysis.severity import entry_severity, status_kind
 from omlx_logscan.parsing.event import Event
 from omlx_logscan.parsing.grammar import LEVELS
 from omlx_logscan.parsing.kinds import CRASH_KINDS, EventKind
@@ -127,13 +129,15 @@ def is_failure(event: Event) -> bool:
     if event.kind in SHOWN_ELSEWHERE:
         return False
     status = http_status(event)
-    if status is not None:
-        return status >= 500
+    if status is not None:  # a 5xx other than 507 (oMLX's refusal for lack of memory or disk)
+        return status_kind(status) == "error"
     if event.level in FAILURE_LEVELS or "traceback" in event.fields:
         return True
-    # A warning written while handling an exception; a record below WARNING is routine wherever it is
-    # written (and the native scanner only counts those: the Errors part is the same on every path).
-    return event.level == "WARNING" and bool(in_exception_handler(event))
+    # A warning written while handling an exception, unless the handler recovered as designed (flow
+    # control: ``analysis/severity.py`` ranks it a notice); a record below WARNING is routine wherever
+    # it is written (and the native scanner only counts those: the Errors part is the same on every path).
+    entry = _entry(event)
+    return event.level == "WARNING" and entry is not None and entry.in_handler and entry_severity(entry) != "notice"
 
 
 def http_status(event: Event) -> int | None:
@@ -209,7 +213,8 @@ class Errors:
     """The failures by template, in the order each first appears, and the rejected requests by status."""
 
     groups: list[ErrorGroup] = field(default_factory=list)
-    rejected: Counter[int] = field(default_factory=Counter)  # HTTP 4xx answers by status
+    rejected: Counter[int] = field(default_factory=Counter)  # HTTP 4xx and 507 answers by status
+    sessions: int = 0  # how many sessions were read, for ``in 61 of 160 sessions``
 
     @property
     def failures(self) -> int:
@@ -226,9 +231,10 @@ def errors_of(sessions: Iterable[tuple[int, Iterable[Event]]]) -> Errors:
     out = Errors()
     by_template: dict[Template, ErrorGroup] = {}
     for number, events in sessions:
+        out.sessions += 1
         for event in events:
             status = http_status(event)
-            if status is not None and 400 <= status < 500:
+            if status is not None and status_kind(status) == "rejected":
                 out.rejected[status] += 1
             if not is_failure(event):
                 continue

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from omlx_logscan.analysis.failures import errors_of
+from omlx_logscan.analysis.incidents import incidents_of
 from omlx_logscan.analysis.numbering import number_as_in
 from omlx_logscan.analysis.outages import find_outages
 from omlx_logscan.analysis.records import RecordAt, RecordIndex, before_startup_output
@@ -30,6 +31,7 @@ from omlx_logscan.analysis.results import (
     shows_penalty_box,
 )
 from omlx_logscan.analysis.signatures import signatures_of
+from omlx_logscan.analysis.stated import is_version
 from omlx_logscan.parsing.catalog import INCIDENT_KINDS, PENALTY_BOX_CODE
 from omlx_logscan.parsing.classify import cellar_version
 from omlx_logscan.parsing.event import Event
@@ -187,6 +189,10 @@ def analyze(stream: EventStream, *, wedge_after_s: float | None = None) -> Analy
     log_start = min((s.first for s in stream.sources if s.first), default=None)
     log_end = max((s.last for s in stream.sources if s.last), default=None)
     sessions = lifetimes_of(stream, builder)
+    if not sessions and stream.accounting.records and stream.has_omlx_records and stream.cut_from is None:
+        # oMLX's records, timed or not, that show no start nor any event: one process wrote them,
+        # its start not in the log.
+        sessions = [Session(index=1, start=None, start_exact=False, start_in_log=False, source=stream.sources[0].name)]
     if stream.cut_from is not None:  # a time window: numbered as in the whole input
         number_as_in(sessions, lifetimes_of(stream.cut_from))
     if sessions and sessions[0].start is None:
@@ -232,6 +238,7 @@ def analyze(stream: EventStream, *, wedge_after_s: float | None = None) -> Analy
     )
     analysis.outages = find_outages(analysis, stream.arrivals, wedge_after_s)
     analysis.errors = errors_of((session.index, session.events) for session in sessions)
+    analysis.incidents = incidents_of(analysis)
     return analysis
 
 
@@ -276,7 +283,8 @@ def _finish_session(
         session.requests_completed = requests + untimed
         session.engine_starts = sum(1 for ev in session.events if ev.kind == "engine_start")
     if session.omlx_version is None:
-        session.omlx_version = next((v for ev in session.events if (v := cellar_version(ev))), None)
+        kegs = (v for ev in session.events if (v := cellar_version(ev)) and is_version(v))
+        session.omlx_version = next(kegs, None)  # a keg named by a commit states no version
     shut_down = "shutdown" in kinds and not _active_after_last_shutdown(session.events, builder, window_end)
     if shut_down:
         session.note_exit_aborts()

@@ -57,6 +57,9 @@ ENDPOINT_ARRIVALS = ("chat_received", "messages_received")
 FALLBACK_ARRIVALS = ("incoming",)
 
 
+AT_START = "at_start"  # a fatal exit's reason: the process raised out of the CLI's main() as it started
+
+
 def find_outages(analysis: Analysis, arrivals: Dense, wedge_after_s: float | None = None) -> Outages:
     """The outages of an analysed log; ``arrivals`` are its request-arrival rows (source, line, time,
     form); ``wedge_after_s`` defaults to WEDGE_AFTER_S. Marks the lifetimes that ended inside a wedge
@@ -170,7 +173,8 @@ def _fatal_exits(
         outage = _ending_at_next_start(
             "fatal_exit", session, following, event.time or event.prev_time, event.time is not None, None
         )
-        outage.reason = fatal_reason(event.fields.get("reason_text"))
+        # A traceback out of the CLI's main() as it started (stream/starts.py), else oMLX's stated reason.
+        outage.reason = AT_START if event.fields.get("at_start") else fatal_reason(event.fields.get("reason_text"))
         outage.evidence.append(_where(event))
         outage.crash = crash_events.index(event)
         outage.fault = next(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import statistics
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from omlx_logscan.analysis.failures import Errors
 from omlx_logscan.analysis.outage_model import Outages
@@ -15,6 +15,9 @@ from omlx_logscan.parsing.grammar import FAULTHANDLER_ABORT
 from omlx_logscan.parsing.kinds import CRASH_KINDS
 from omlx_logscan.stream.event_stream import EventStream
 from omlx_logscan.timeutil import seconds
+
+if TYPE_CHECKING:
+    from omlx_logscan.analysis.trouble import Trouble
 
 INCIDENT_GAP_S = 2.0  # gpu_error records closer than this are one fault
 
@@ -249,6 +252,8 @@ class Analysis:
     # Crash evidence with no time in or around it (faulthandler's crash.log beside a dated log): it is
     # in no session, and no session is made of it (``cannot_be_placed``).
     unplaced: list[Event] = field(default_factory=list)
+    # Every kind of trouble, worst first (analysis/incidents.py).
+    incidents: list[Trouble] = field(default_factory=list)
 
     def crash_evidence(self) -> list[Event]:
         """The stream's events that show a process or the Mac dying (CRASH_KINDS), less the aborts a

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from omlx_logscan.analysis.rules import CHOOSABLE_RULES
+from omlx_logscan.analysis.rules import CHOOSABLE_RULES, DEFAULT_FAIL_LEVEL, DEFAULT_RULES
 from omlx_logscan.cli.load import load_stream
 from omlx_logscan.cli.options import (
     CheckFormatOption,
@@ -25,28 +25,46 @@ from omlx_logscan.output.formats import CheckFormat
 if TYPE_CHECKING:
     from omlx_logscan.analysis.check import CheckResult
 
-DEFAULT_FAIL_ON = "penalty_box,dead_engine,crash,unparsed_gpu_error"
+DEFAULT_FAIL_ON = ",".join(DEFAULT_RULES)
 
 
-ERROR_RULE_HELP = (
-    "error (not in the default) fails on failures other than GPU faults: records at ERROR or CRITICAL, "
-    "tracebacks, HTTP 5xx answers (an HTTP 4xx answer is a rejected request, no failure)."
-)
+def _rules_help() -> str:
+    """Each rule and what it covers, for ``--fail-on``'s help."""
+    from omlx_logscan.output.findings import rule_finds
+
+    return "; ".join(f"{name}: {rule_finds(name)}" for name in CHOOSABLE_RULES)
+
+
+FAIL_LEVELS = ("critical", "error", "warning", "notice")
 
 
 @logs_command()
 def check(
     options: CommonOptions,
     fail_on: Annotated[
-        str,
+        str | None,
         typer.Option(
             "--fail-on",
             metavar="RULES",
             autocompletion=completing(CHOOSABLE_RULES),
-            help=f"Comma list of rules: {', '.join(CHOOSABLE_RULES)}. {ERROR_RULE_HELP}",
+            help="Comma list of rules. Without --fail-on and --fail-level, the default rules run and every incident "
+            f"of severity error or worse fails; with --fail-on alone, only the rules named. {_rules_help()}.",
             show_default=DEFAULT_FAIL_ON.replace(",", ", "),  # spaces, so a narrow terminal breaks it there
         ),
-    ] = DEFAULT_FAIL_ON,
+    ] = None,
+    fail_level: Annotated[
+        str | None,
+        typer.Option(
+            "--fail-level",
+            metavar="SEVERITY",
+            autocompletion=completing(FAIL_LEVELS),
+            help="Every incident of this severity or worse fails, by the rule of its kind (critical: crashes, fatal "
+            "exits, reboots, dead engines, wedges; error: and GPU faults, errors, failed loads; warning: and rejected "
+            "requests, memory pressure, possible wedges; notice: and aborts, fallbacks; docs/severity.md). Incidents "
+            "under it are listed as warnings and fail nothing.",
+            show_default=f"{DEFAULT_FAIL_LEVEL}, without --fail-on",
+        ),
+    ] = None,
     max_faults: Annotated[
         int | None,
         typer.Option("--max-faults", min=0, metavar="N", help="Also fail when there are more GPU faults than this."),
@@ -86,7 +104,7 @@ def check(
 
     chosen = output_format(fmt, options.output, CheckFormat.text)
     try:
-        result = _run(options, fail_on, max_faults, max_dead, (max_outage, wedge_after), fail_on_empty)
+        result = _run(options, (fail_on, fail_level), max_faults, max_dead, (max_outage, wedge_after), fail_on_empty)
     except LogscanError as exc:  # a CI test reporter or code scanning should show why, not nothing
         write_check_error(chosen, str(exc), options.output)
         raise
@@ -114,25 +132,29 @@ def _say_verdict(chosen: CheckFormat, options: CommonOptions, result: CheckResul
 
 def _run(
     options: CommonOptions,
-    fail_on: str,
+    fail: tuple[str | None, str | None],
     max_faults: int | None,
     max_dead: str | None,
     outages: tuple[str | None, str | None],
     fail_on_empty: bool,
 ) -> CheckResult:
-    """The check's result, or a LogscanError when it cannot check; ``outages`` is (--max-outage,
-    --wedge-after)."""
+    """The check's result, or a LogscanError when it cannot check; ``fail`` is (--fail-on, --fail-level),
+    ``outages`` (--max-outage, --wedge-after)."""
     from omlx_logscan.analysis.check import Rules, run_check
     from omlx_logscan.analysis.lifetimes import analyze
-    from omlx_logscan.cli.values import duration_seconds, parse_fail_on, wedge_after_seconds
+    from omlx_logscan.cli.values import duration_seconds, parse_fail_level, parse_fail_on, wedge_after_seconds
 
     max_outage, wedge_after = outages
+    fail_on, fail_level = fail
+    if fail_on is None and fail_level is None:  # the defaults: today's rules and every incident of error or worse
+        fail_level = DEFAULT_FAIL_LEVEL
     rules = Rules(
-        parse_fail_on(fail_on),
+        parse_fail_on(fail_on if fail_on is not None else DEFAULT_FAIL_ON),
         max_faults,
         duration_seconds(max_dead, "--max-dead") if max_dead is not None else None,
         duration_seconds(max_outage, "--max-outage") if max_outage is not None else None,
         fail_on_empty,
+        parse_fail_level(fail_level) if fail_level is not None else None,
     )
     if not rules.names:
         raise LogscanError("nothing to check: give --fail-on rules, --max-faults or --max-dead")

@@ -88,9 +88,20 @@ def _at_most(unset: float, *, duration: bool = False) -> Callable[[Any, Any], bo
     return lambda found, current: amount(found) <= amount(current)
 
 
+def _lower_level(found: Any, current: Any) -> bool:
+    """A ``fail-level`` no higher than the one in force (no value in force: the default, error)."""
+    from omlx_logscan.analysis.rules import DEFAULT_FAIL_LEVEL
+    from omlx_logscan.analysis.severity import SEVERITIES
+
+    if found not in SEVERITIES:
+        return False
+    return SEVERITIES.index(found) >= SEVERITIES.index(current if current in SEVERITIES else DEFAULT_FAIL_LEVEL)
+
+
 # Every ``stricter`` key and when a found file's value is no looser than the one in force.
 _TIGHTER: dict[str, Callable[[Any, Any], bool]] = {
     "fail-on": _superset,
+    "fail-level": _lower_level,
     "max-faults": _at_most(math.inf),
     "max-outage": _at_most(math.inf, duration=True),
     "max-dead": _at_most(0.0, duration=True),  # without it every dead-engine window fails

@@ -26,6 +26,7 @@ from omlx_logscan.parsing.kinds import KINDS
 
 if TYPE_CHECKING:
     from omlx_logscan.analysis.bounds import Grouping
+    from omlx_logscan.analysis.severity import Severity
     from omlx_logscan.inputs.oshistory import OsInstall
     from omlx_logscan.inputs.overlays import OverlaySpec
 
@@ -207,6 +208,16 @@ def parse_fail_on(text: str) -> tuple[RuleId, ...]:
             f"--fail-on {', '.join(unknown)}: unknown rule (rules: {rules}){did_you_mean(unknown, CHOOSABLE_RULES)}"
         )
     return tuple(dict.fromkeys(chosen))
+
+
+def parse_fail_level(text: str) -> Severity:
+    """``--fail-level error``: one of the severities, worst first; anything else is an error."""
+    from omlx_logscan.analysis.severity import SEVERITIES
+
+    for severity in SEVERITIES:
+        if text == severity:
+            return severity
+    raise LogscanError(f"--fail-level {text}: unknown severity (severities: {', '.join(SEVERITIES)})")
 
 
 def parse_grouping(by: str) -> Grouping:

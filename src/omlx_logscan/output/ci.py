@@ -7,7 +7,15 @@ import sys
 from dataclasses import dataclass
 
 from omlx_logscan.analysis.check import CheckResult, Finding
-from omlx_logscan.output.findings import check_headline, finding_message, finding_title, rule_threshold, rule_verdict
+from omlx_logscan.output.findings import (
+    check_headline,
+    finding_message,
+    finding_title,
+    rule_threshold,
+    rule_verdict,
+    warning_message,
+    warning_title,
+)
 from omlx_logscan.output.markup import code_span, md_cell, md_text
 from omlx_logscan.output.phrases import unplaced_note
 from omlx_logscan.timeutil import human_time
@@ -89,6 +97,12 @@ def github_annotations(result: CheckResult, cap: int = ANNOTATION_CAP) -> list[s
             f"::notice title=logscan check::{rest} more fault{'s' if rest != 1 else ''} not annotated "
             f"(GitHub shows at most {cap} error annotations per step); the step summary lists them"
         )
+    lines += [
+        f"::warning file={escape_property(workspace_relative(item.example.source))},line={item.example.line},"
+        f"title={escape_property(warning_title(item))}::"
+        + escape_data(f"{item.kind}: {warning_message(item, result.sessions_read)}")
+        for item in result.warnings
+    ]
     lines += [
         f"::notice file={escape_property(workspace_relative(event.source))},line={event.line},"
         f"title={escape_property(UNPLACED_TITLE)}::{escape_data(unplaced_note(event))}"

@@ -15,11 +15,11 @@ from omlx_logscan.output.failures import errors_document
 from omlx_logscan.output.outages import outage_dict, outage_notes
 from omlx_logscan.output.overlays import RATE_RATIO_TEST
 from omlx_logscan.output.phrases import call_site_label, summary
-from omlx_logscan.output.provenance import input_versions
+from omlx_logscan.output.provenance import input_versions, session_versions
 from omlx_logscan.output.why import evidence_what, hidden_phrases, load_label, load_note
 from omlx_logscan.output.zoned import event_rows, zone_document
 from omlx_logscan.parsing.event import Event
-from omlx_logscan.parsing.provenance import WriterVersions, writer_versions
+from omlx_logscan.parsing.provenance import WriterVersions
 from omlx_logscan.stream.event_stream import EventStream, header, skipped_files
 
 if TYPE_CHECKING:
@@ -30,11 +30,11 @@ if TYPE_CHECKING:
 
 # Each document names its schema; a change a reader must know about is a new number.
 BOUNDS_SCHEMA = "omlx-logscan/bounds/2"
-CHECK_SCHEMA = "omlx-logscan/check/2"
+CHECK_SCHEMA = "omlx-logscan/check/3"
 EVENTS_SCHEMA = "omlx-logscan/events/2"
 FLEET_SCHEMA = "omlx-logscan/fleet/2"
 SESSIONS_SCHEMA = "omlx-logscan/sessions/2"
-TIMELINE_SCHEMA = "omlx-logscan/timeline/2"
+TIMELINE_SCHEMA = "omlx-logscan/timeline/3"
 
 
 def document_header(stream: EventStream) -> dict[str, Any]:
@@ -44,7 +44,10 @@ def document_header(stream: EventStream) -> dict[str, Any]:
 
 def session_rows(analysis: Analysis) -> list[dict[str, Any]]:
     """The sessions, each with the oMLX versions its own messages allow (across an upgrade, each its own)."""
-    return [{**s.as_dict(), "omlx_version_range": versions_dict(writer_versions(s.events))} for s in analysis.sessions]
+    return [
+        {**s.as_dict(), "omlx_version_range": versions_dict(found)}
+        for s, found in zip(analysis.sessions, session_versions(analysis), strict=True)
+    ]
 
 
 def versions_dict(found: WriterVersions | None) -> dict[str, Any] | None:
@@ -70,8 +73,8 @@ def bounds_document(bounds: Bounds, analysis: Analysis) -> dict[str, Any]:
 
 
 def check_document(result: CheckResult) -> dict[str, Any]:
-    """The ``check --format json`` document (schema omlx-logscan/check/2)."""
-    from omlx_logscan.output.findings import rule_finds, rule_threshold, rule_title
+    """The ``check --format json`` document (schema omlx-logscan/check/3)."""
+    from omlx_logscan.output.findings import rule_finds, rule_threshold, rule_title, warning_message, warning_title
 
     document = {
         "schema": CHECK_SCHEMA,
@@ -79,6 +82,7 @@ def check_document(result: CheckResult) -> dict[str, Any]:
         "status": "findings" if result.findings else "clean",
         "exit_code": result.exit_code,
         "input": {**result.input, "skipped": skipped_files(result.stream)},
+        "fail_level": result.rules.fail_level,
         "rules": [
             {
                 "rule": rule,
@@ -90,6 +94,17 @@ def check_document(result: CheckResult) -> dict[str, Any]:
             for rule in result.rules.names
         ],
         "findings": [finding_dict(f) for f in result.findings],
+        "warnings": [
+            {
+                "kind": item.kind,
+                "severity": item.severity,
+                "title": warning_title(item),
+                "message": warning_message(item, result.sessions_read),
+                "source": item.example.source,
+                "line": item.example.line,
+            }
+            for item in result.warnings
+        ],
     }
     return zone_document(document, result.stream) if result.stream is not None else document
 
@@ -151,6 +166,7 @@ def sessions_document(analysis: Analysis) -> dict[str, Any]:
 TIMELINE_KEYS = (
     "header",
     "sessions",
+    "incidents",
     "faults",
     "dead_windows",
     "outages",
@@ -186,6 +202,8 @@ def _document_part(section: timeline.Section, parts: dict[str, Any]) -> dict[str
     match section:
         case timeline.Heading():
             return {"header": document_header(section.analysis.stream), "sessions": session_rows(section.analysis)}
+        case timeline.Incidents():
+            return {"incidents": [item.as_dict() for item in section.items]}
         case timeline.Escalation():
             return {"faults": [f.as_dict() for f in section.analysis.faults], "escalation": section.rows}
         case timeline.OtherFailures():

@@ -42,8 +42,14 @@ def when_phrase(group: ErrorGroup) -> str:
     return f"{human_time(first)} … {end[11:] if end[:10] == first[:10] else end}"
 
 
-def sessions_phrase(sessions: list[int]) -> str:
-    """``session 2``, ``sessions 1–4, 7``: runs of consecutive numbers as ranges."""
+SESSIONS_LISTED = 8  # past this many sessions, a list says how many of all: ``in 61 of 160 sessions``
+
+
+def sessions_phrase(sessions: list[int], total: int | None = None) -> str:
+    """``session 2``, ``sessions 1–4, 7``: runs of consecutive numbers as ranges; past
+    ``SESSIONS_LISTED`` sessions, ``in 61 of 160 sessions`` (``total``: how many the log has)."""
+    if len(sessions) > SESSIONS_LISTED and total is not None:
+        return f"in {len(sessions)} of {total} sessions"
     runs: list[list[int]] = []
     for number in sessions:
         if runs and number == runs[-1][-1] + 1:
@@ -54,15 +60,16 @@ def sessions_phrase(sessions: list[int]) -> str:
     return f"session{'s' if len(sessions) != 1 else ''} {text}"
 
 
-def error_message(group: ErrorGroup) -> str:
-    """One group on one line, for a check finding: when, how many, which message, level and sessions."""
-    return f"{when_phrase(group)}: {_group_phrase(group, str)}"
+def error_message(group: ErrorGroup, total: int | None = None) -> str:
+    """One group on one line, for a check finding: when, how many, which message, level and sessions
+    (``total``: how many sessions were read)."""
+    return f"{when_phrase(group)}: {_group_phrase(group, str, total)}"
 
 
-def _group_phrase(group: ErrorGroup, quote: Callable[[str], str]) -> str:
+def _group_phrase(group: ErrorGroup, quote: Callable[[str], str], total: int | None) -> str:
     return (
         f"{group.count} × {quote(group.template.text)}  "
-        f"({group.level or 'level not logged'}, {sessions_phrase(group.sessions)})"
+        f"({group.level or 'level not logged'}, {sessions_phrase(group.sessions, total)})"
     )
 
 
@@ -75,7 +82,7 @@ def error_lines(errors: Errors, quote: Callable[[str], str] = str) -> list[tuple
     for when, group in zip(times, errors.groups, strict=True):
         example = group.example
         where = f"{example.source.rsplit('/', 1)[-1]}:{example.line}"
-        head = f"{when:<{width}}  {_group_phrase(group, quote)}"
+        head = f"{when:<{width}}  {_group_phrase(group, quote, errors.sessions)}"
         out.append((head, f"{EXAMPLE_LABEL}{where}: {quote(example.message)}"))
     return out
 
@@ -126,7 +133,8 @@ def errors_sentence(errors: Errors, quote: Callable[[str], str] = str) -> str:
     rejected = sum(errors.rejected.values())
     if rejected:
         statuses = ", ".join(f"{n} × {status}" for status, n in sorted(errors.rejected.items()))
-        text += f" {rejected} request{'s' if rejected != 1 else ''} rejected with HTTP 4xx ({statuses})."
+        codes = "4xx" if max(errors.rejected) < 500 else "4xx or 507"
+        text += f" {rejected} request{'s' if rejected != 1 else ''} rejected with HTTP {codes} ({statuses})."
     return text
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from omlx_logscan.analysis.check import (
     CheckResult,
     DeadFound,
-    ErrorFound,
     FaultFound,
     Finding,
+    IncidentFound,
     NothingChecked,
     OutageFound,
     Rules,
@@ -17,7 +17,9 @@ from omlx_logscan.analysis.check import (
     UnplacedCrash,
 )
 from omlx_logscan.analysis.rules import RuleId
-from omlx_logscan.output.failures import error_message
+from omlx_logscan.analysis.trouble import Trouble
+from omlx_logscan.output.failures import sessions_phrase
+from omlx_logscan.output.incidents import span_phrase
 from omlx_logscan.output.outages import outage_line
 from omlx_logscan.output.phrases import (
     CRASH_WORDS,
@@ -57,9 +59,19 @@ RULE_WORDS: dict[RuleId, tuple[str, str]] = {  # rule: (annotation title, what i
     "unparsed_gpu_error": ("Unparsed GPU error", "a Metal or ANE error in a line that could not be parsed"),
     "error": (
         "oMLX error",
-        "a failure other than a GPU fault: a record at ERROR or CRITICAL, one with a traceback, or an HTTP 5xx "
-        "answer (an HTTP 4xx answer is a rejected request, not a failure); one finding per message",
+        "a failure other than a GPU fault: a message of severity error (docs/severity.md: a record at ERROR or "
+        "CRITICAL, a traceback, an HTTP 5xx answer, a lost write); one finding per message",
     ),
+    "gpu_fault": (
+        "GPU fault",
+        "a GPU fault the process absorbed, or a Metal error whose outcome the log does not show",
+    ),
+    "reboot": ("Kernel panic", "a macOS kernel panic: the Mac restarted"),
+    "load_failure": ("Model load failed", "a model that failed to load"),
+    "rejected": ("Rejected request", "a request turned away: an HTTP 4xx or 507, the memory guard, a preflight"),
+    "memory_pressure": ("Memory pressure", "an episode of memory pressure (soft, hard, throttling, a settle barrier)"),
+    "aborted": ("Aborted request", "a request aborted or cancelled (a client that gave up, a shutdown)"),
+    "fallback": ("Fallback", "a degraded path taken: VLM to LLM, DFlash to the default engine, SpecPrefill off"),
     "wedge": ("Wedged engine", "a wedge: requests kept arriving and none finished, aborted or failed (DEBUG logs)"),
     "possible_wedge": (
         "Possible wedge",
@@ -116,8 +128,8 @@ def finding_message(finding: Finding) -> str:
         return _dead_message(subject)
     if isinstance(subject, OutageFound):
         return outage_line(subject.outage)
-    if isinstance(subject, ErrorFound):
-        return error_message(subject.group)
+    if isinstance(subject, IncidentFound):
+        return warning_message(subject.incident)
     if isinstance(subject, UnplacedCrash):
         return f"{CRASH_WORDS[subject.event.kind]}: {unplaced_phrase(subject.event)}"
     if isinstance(subject, UnparsedGpuError):
@@ -125,6 +137,18 @@ def finding_message(finding: Finding) -> str:
     if isinstance(subject, NothingChecked):
         return "no record to check (--fail-on-empty)"
     return _too_many_message(subject)
+
+
+def warning_message(item: Trouble, total: int | None = None) -> str:
+    """One incident on one line, for a finding or a warning: when, how many, which message, where
+    (``total``: how many sessions were read)."""
+    where = sessions_phrase(sorted(item.sessions), total) if item.sessions else "in no session"
+    return f"{span_phrase(item)}: {item.count} × {item.template} ({where})"
+
+
+def warning_title(item: Trouble) -> str:
+    """A warning's title: the title of its kind's rule."""
+    return rule_title(item.kind)
 
 
 def _fault_message(found: FaultFound) -> str:

@@ -16,7 +16,8 @@ from functools import cache
 from importlib.resources import files
 from typing import Any, get_args
 
-# The schemas a reader may ask for: the documents (their ``schema`` field is ``omlx-logscan/NAME/2``)
+# The schemas a reader may ask for: the documents (their ``schema`` field is ``omlx-logscan/NAME/N``,
+# the ``title`` of its schema file)
 # and ``event``, one row of ``events -f ndjson``.
 DOCUMENTS = ("timeline", "events", "sessions", "bounds", "check", "fleet")
 NAMES = (*DOCUMENTS, "event")
@@ -32,6 +33,8 @@ def typed_sets() -> dict[str, tuple[str, ...]]:
     from omlx_logscan.analysis.outage_model import OutageKind
     from omlx_logscan.analysis.probes import ProbeVerdict
     from omlx_logscan.analysis.results import CallSite, Outcome, SessionEnd, WindowEnd
+    from omlx_logscan.analysis.rules import RULES
+    from omlx_logscan.analysis.severity import IncidentKind, Severity
     from omlx_logscan.parsing.catalog import FaultKind
     from omlx_logscan.parsing.kinds import EventKind
     from omlx_logscan.parsing.probes import ProbeOutcome, ProbeTrigger
@@ -49,8 +52,10 @@ def typed_sets() -> dict[str, tuple[str, ...]]:
         "ProbeOutcome": ProbeOutcome,
         "ProbeTrigger": ProbeTrigger,
         "ProbeVerdict": ProbeVerdict,
+        "IncidentKind": IncidentKind,
+        "Severity": Severity,
     }
-    return {name: get_args(literal) for name, literal in types.items()}
+    return {name: get_args(literal) for name, literal in types.items()} | {"Rule": RULES}
 
 
 def _with_typed_sets(schema: Any) -> Any:
@@ -102,7 +107,8 @@ def bundled(name: str) -> dict[str, Any]:
 
 
 def name_of(document_schema: str) -> str | None:
-    """The schema name of a document's ``schema`` field (``omlx-logscan/timeline/2`` → ``timeline``)."""
-    prefix, _, rest = document_schema.partition("/")
-    name, _, version = rest.partition("/")
-    return name if prefix == "omlx-logscan" and version == "2" and name in DOCUMENTS else None
+    """The schema name of a document's ``schema`` field (``omlx-logscan/timeline/3`` → ``timeline``):
+    only the version its schema file is of (its ``title``)."""
+    _, _, rest = document_schema.partition("/")
+    name = rest.partition("/")[0]
+    return name if name in DOCUMENTS and raw(name)["title"] == document_schema else None

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from typing import IO
 
 from omlx_logscan.analysis.check import CheckResult, Finding
-from omlx_logscan.output.findings import finding_message, finding_title
+from omlx_logscan.output.findings import finding_message, finding_title, warning_message
 from omlx_logscan.timeutil import human_time
 
 SUITE = "logscan check"
@@ -89,6 +89,13 @@ def write_junit(result: CheckResult, out: IO[str]) -> None:
             failure.text = _xml_text(f"{finding.source or '?'}:{finding.line or '?'}: {message}")
         for rule in quiet:
             _case(suite, classname, rule)
+        warned = [item for item in result.warnings if item.example.source == file]
+        if warned:  # under the --fail-level: told as the suite's properties, no failure
+            properties = ET.Element("properties")
+            for item in warned:
+                value = f"{item.example.source}:{item.example.line}: {warning_message(item, result.sessions_read)}"
+                ET.SubElement(properties, "property", {"name": f"warning.{item.kind}", "value": _xml_text(value)})
+            suite.insert(0, properties)
     _totals(root)
     _write(root, out)
 

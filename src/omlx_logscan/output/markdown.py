@@ -10,6 +10,7 @@ from omlx_logscan.analysis.results import DeadWindow
 from omlx_logscan.output import sections as timeline
 from omlx_logscan.output.chart import gantt_chart
 from omlx_logscan.output.failures import errors_markdown
+from omlx_logscan.output.incidents import incidents_markdown
 from omlx_logscan.output.markup import code_block, code_span, fit_code, md_cell, md_text
 from omlx_logscan.output.outages import outages_markdown
 from omlx_logscan.output.phrases import (
@@ -26,7 +27,7 @@ from omlx_logscan.output.phrases import (
     summary,
     window_end_phrase,
 )
-from omlx_logscan.output.provenance import input_versions, versions_phrase
+from omlx_logscan.output.provenance import an_upgrade, input_versions, versions_phrase
 from omlx_logscan.output.report_blocks import ReportBlock
 from omlx_logscan.output.why import EVIDENCE_LABEL, fault_lines, overlay_lines
 from omlx_logscan.timeutil import human_time
@@ -106,6 +107,8 @@ def _markdown_section(section: timeline.Section) -> list[str]:
                 *([os_line, ""] if os_line else []),
                 *code_block(block or ["no GPU faults"]),
             ]
+        case timeline.Incidents():
+            return incidents_markdown(section.items, section.sessions)
         case timeline.OtherFailures():
             return errors_markdown(section.errors)
         case timeline.Crashes():
@@ -150,7 +153,7 @@ def _heading(section: timeline.Heading) -> list[str]:
         f"- **Files:** {', '.join(code_span(os.path.basename(f['name'])) for f in head['files'])}",
         f"- **Span:** {span_phrase(head, analysis.stream)}",
         f"- **Level:** {level_phrase(head['written_at_level'], head['records'])}",
-        f"- **oMLX:** {md_text(versions_phrase(input_versions(analysis.stream)))}",
+        f"- **oMLX:** {md_text(versions_phrase(input_versions(analysis.stream), upgrade=an_upgrade(analysis)))}",
         f"- **Sessions:** {len(analysis.sessions)}",
     ]
 

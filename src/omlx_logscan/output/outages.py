@@ -26,6 +26,7 @@ FATAL_REASON_WORDS = {
     "teardown": "engine teardown outlived its 60 s watchdog",
     "store_cache_timeout": "the scheduler's cache writes outlived its 60 s watchdog",
     "other": "a reason this version of logscan does not know",
+    "at_start": "the CLI raised out of its main() as the process started",
 }
 
 # What the log cannot show about an outage, by the ids analysis/outages.py gives.
@@ -86,6 +87,8 @@ def detail_phrase(outage: Outage) -> str:
     if outage.kind == "fatal_exit":
         words = FATAL_REASON_WORDS.get(outage.reason or "other", outage.reason or "")
         cause = f", after fault {outage.fault + 1}" if outage.fault is not None else ""
+        if outage.reason == "at_start":
+            return f"exit at start: {words}"
         return f"exit 70 for a supervisor restart: {words}{cause}; the restart gap"
     if outage.kind == "retry_loop":
         return f"'Engine loop error: {outage.reason}' {outage.repeats} times, never SubmissionsIgnored"

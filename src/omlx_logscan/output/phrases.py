@@ -18,6 +18,7 @@ from omlx_logscan.analysis.results import (
 )
 from omlx_logscan.analysis.signatures import cache_clear_call, crash_site
 from omlx_logscan.output.failures import errors_sentence
+from omlx_logscan.output.incidents import incidents_sentence
 from omlx_logscan.output.outages import outages_sentence
 from omlx_logscan.parsing.catalog import FATAL_LOGGER, PENALTY_BOX_CODE
 from omlx_logscan.parsing.event import Event
@@ -152,6 +153,8 @@ def _crash_row(event: Event, *, unplaced: bool) -> dict[str, Any]:
         detail = (
             "uncaught C++ exception (C++ runtime abort)"
             if event.fields.get("reason") == "abort"
+            else f"{AT_START_WORDS}: {event.fields.get('reason_text')}"
+            if event.fields.get("at_start")
             else _fatal_exit_detail(event.fields.get("reason_text"))
         )
     site = crash_site(event)
@@ -180,6 +183,9 @@ def unplaced_note(event: Event) -> str:
     """A line for crash evidence the log cannot place: ``crash.log:1: …``."""
     row = _crash_row(event, unplaced=True)
     return f"{row['source'].rsplit('/', 1)[-1]}:{row['line']}: {row['what']}: {row['detail']}"
+
+
+AT_START_WORDS = "exit at start through the CLI's main()"
 
 
 def _fatal_exit_detail(reason: str | None) -> str:
@@ -318,7 +324,8 @@ def escalation_rows(analysis: Analysis, os_versions: dict[int, str] | None = Non
 def summary(analysis: Analysis, crash_evidence: list[dict[str, Any]], quote: Callable[[str], str] = str) -> str:
     """One paragraph that says what the log shows, built only from the numbers (``crash_evidence``: the
     ``crash_rows``); the failures' templates (the log's text) through ``quote``."""
-    text = _fault_summary(analysis) + errors_sentence(analysis.errors, quote)
+    lead = incidents_sentence(analysis.incidents, len(analysis.sessions), quote)
+    text = (f"{lead} " if lead else "") + _fault_summary(analysis) + errors_sentence(analysis.errors, quote)
     crashes = Counter(row["what"] for row in crash_evidence)
     if crashes:
         text += " Crash evidence: " + ", ".join(f"{n} × {what}" for what, n in crashes.items()) + "."
@@ -346,6 +353,8 @@ def _when_written(stream: EventStream) -> str:
 def _fault_summary(analysis: Analysis) -> str:
     faults = analysis.faults
     sessions = analysis.sessions
+    if not faults and analysis.incidents:  # the incidents said what happened: no all-clear of one kind
+        return f"{plural(len(sessions), 'session')} ({_when_written(analysis.stream)})."
     if not faults:
         return f"No GPU faults in {plural(len(sessions), 'session')} ({_when_written(analysis.stream)})."
     kinds = Counter(f.code_names[0] if f.code_names else f.kind for f in faults)
@@ -391,6 +400,12 @@ def count_text(value: int | None, what: str = "") -> str:
     return f"{value} {what}".strip()
 
 
+def unmatched_phrase(head: dict[str, Any]) -> str:
+    """``, 3 records matched no message of oMLX's`` (``events --show-unparsed`` lists them), or nothing."""
+    count = head["unmatched_records"]
+    return f", {plural(count, 'record')} matched no message of oMLX's" if count else ""
+
+
 def accounting_lines(stream: EventStream) -> list[str]:
     """The line accounting every command reports: nothing is lost silently."""
     head = header(stream)
@@ -398,7 +413,8 @@ def accounting_lines(stream: EventStream) -> list[str]:
     kinds = ", ".join(f"{k} {n}" for k, n in sorted(stream.kind_counts.items()))
     lines = [
         f"read {plural(head['lines'], 'line')} in {plural(len(read), 'file')}: "
-        f"{plural(head['records'], 'record')}, {head['unparsed_lines']} unparsed, {head['blank_lines']} blank, "
+        f"{plural(head['records'], 'record')}{unmatched_phrase(head)}, {head['unparsed_lines']} unparsed, "
+        f"{head['blank_lines']} blank, "
         f"{head['duplicates_dropped']} duplicate{'' if head['duplicates_dropped'] == 1 else 's'} dropped",
         f"events: {kinds or 'none'}",
     ]

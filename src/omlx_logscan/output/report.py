@@ -27,6 +27,7 @@ from omlx_logscan.inputs.sources import Source, read_chunks
 from omlx_logscan.output import sections as timeline
 from omlx_logscan.output.chart import gantt_chart
 from omlx_logscan.output.failures import errors_report
+from omlx_logscan.output.incidents import incidents_report
 from omlx_logscan.output.limits import CANNOT_SHOW, cannot_show
 from omlx_logscan.output.markdown import DEAD_WINDOW_HEAD, bounds_markdown, dead_window_row
 from omlx_logscan.output.markup import (
@@ -48,8 +49,9 @@ from omlx_logscan.output.phrases import (
     plural,
     signature_share,
     summary,
+    unmatched_phrase,
 )
-from omlx_logscan.output.provenance import input_versions, versions_phrase
+from omlx_logscan.output.provenance import an_upgrade, input_versions, versions_phrase
 from omlx_logscan.output.redact import PLACEHOLDERS, Names, logged, redact_logged, unmark
 from omlx_logscan.output.report_blocks import MIN_KEPT_ROWS, Part, ReportBlock
 from omlx_logscan.output.why import EVIDENCE_LABEL, LABEL_WIDTH, fault_parts, overlay_lines
@@ -79,6 +81,7 @@ _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
 REPORT_ORDER: tuple[type[timeline.Section], ...] = (
     timeline.Heading,
     timeline.Summary,
+    timeline.Incidents,
     timeline.Signatures,
     timeline.Escalation,
     timeline.OtherFailures,
@@ -141,6 +144,8 @@ def _report_section(section: timeline.Section) -> list[Part]:
             return _signatures(section)
         case timeline.Escalation():
             return _escalation(section.rows)
+        case timeline.Incidents():
+            return incidents_report(section.items, section.sessions, _logged_line)
         case timeline.OtherFailures():
             return errors_report(section.errors, _logged_line)
         case timeline.Crashes() | timeline.Probes():  # crashes are the summary's; the probes follow the body
@@ -247,11 +252,13 @@ def _what_the_log_is(section: timeline.Heading) -> list[Part]:
         f"- **Span:** {human_time(head['first'])} → {human_time(head['last'])} ({human_duration(span)})",
         f"- **Written at level:** {head['written_at_level'] or 'unknown'} (the lowest level present)",
         f"- **oMLX version:** {_versions(sessions)}",
-        f"- **oMLX by its messages:** {md_text(versions_phrase(input_versions(analysis.stream)))}",
+        f"- **oMLX by its messages:** "
+        f"{md_text(versions_phrase(input_versions(analysis.stream), upgrade=an_upgrade(analysis)))}",
         f"- **macOS:** {_os_versions(os_versions)}",
         f"- **Sessions:** {len(sessions)}"
         + (f" ({bounded} with start times bounded by neighbouring records)" if bounded else ""),
-        f"- **Lines:** {head['lines']} read, {head['records']} records, {head['unparsed_lines']} unparsed, "
+        f"- **Lines:** {head['lines']} read, {head['records']} records{unmatched_phrase(head)}, "
+        f"{head['unparsed_lines']} unparsed, "
         f"{head['duplicates_dropped']} duplicate records dropped",
         f"- **Made by:** omlx-logscan {__version__} (`logscan report`)",
         "",

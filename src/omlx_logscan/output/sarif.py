@@ -20,8 +20,17 @@ from urllib.parse import quote
 from omlx_logscan import __version__
 from omlx_logscan.analysis.check import CheckResult, Finding
 from omlx_logscan.analysis.rules import RuleId
+from omlx_logscan.analysis.trouble import Trouble
 from omlx_logscan.errors import EXIT_INPUT
-from omlx_logscan.output.findings import finding_message, finding_title, rule_finds, rule_threshold, rule_title
+from omlx_logscan.output.findings import (
+    finding_message,
+    finding_title,
+    rule_finds,
+    rule_threshold,
+    rule_title,
+    warning_message,
+    warning_title,
+)
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 
@@ -45,7 +54,7 @@ def _driver(rules: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def _rule(result: CheckResult, rule: RuleId) -> dict[str, Any]:
+def _rule(result: CheckResult, rule: RuleId, level: str = "error") -> dict[str, Any]:
     threshold = rule_threshold(result.rules, rule)
     finds = rule_finds(rule) + (f" ({threshold})" if threshold else "")
     return {
@@ -53,7 +62,7 @@ def _rule(result: CheckResult, rule: RuleId) -> dict[str, Any]:
         "name": "".join(word.capitalize() for word in rule.split("_")),
         "shortDescription": {"text": rule_title(rule)},
         "fullDescription": {"text": finds[0].upper() + finds[1:] + "."},
-        "defaultConfiguration": {"level": "error"},
+        "defaultConfiguration": {"level": level},
         "properties": {"tags": ["omlx", "gpu"]},
     }
 
@@ -92,6 +101,23 @@ def _result(finding: Finding, index: int, root: Path, zoned: Callable[[str], str
     return out
 
 
+def _warning(item: Trouble, index: int, root: Path, sessions: int) -> dict[str, Any]:
+    """An incident under the --fail-level: a result of level ``warning``, which fails nothing."""
+    example = item.example
+    out: dict[str, Any] = {
+        "ruleId": item.kind,
+        "ruleIndex": index,
+        "level": "warning",
+        "message": {"text": f"{warning_title(item)}: {warning_message(item, sessions)}"},
+    }
+    if example.source != "<stdin>":
+        location = {"artifactLocation": artifact_location(example.source, root), "region": {"startLine": example.line}}
+        out["locations"] = [{"physicalLocation": location}]
+    key = "\0".join([item.kind, os.path.basename(example.source), item.template, str(example.line)])
+    out["partialFingerprints"] = {FINGERPRINT: hashlib.sha256(key.encode()).hexdigest()[:32]}
+    return out
+
+
 def _log(run: dict[str, Any], out: IO[str]) -> None:
     document = {"$schema": SARIF_SCHEMA, "version": SARIF_VERSION, "runs": [run]}
     json.dump(document, out, indent=2, ensure_ascii=False)
@@ -101,12 +127,16 @@ def _log(run: dict[str, Any], out: IO[str]) -> None:
 def write_sarif(result: CheckResult, out: IO[str], root: Path) -> None:
     """The check as one SARIF run."""
     names = result.rules.names
+    warned = [kind for kind in dict.fromkeys(item.kind for item in result.warnings) if kind not in names]
     zoned = result.stream.clock().zoned if result.stream is not None else str
+    rules = [_rule(result, rule) for rule in names] + [_rule(result, kind, "warning") for kind in warned]
+    every = [*names, *warned]
     run = {
-        "tool": {"driver": _driver([_rule(result, rule) for rule in names])},
+        "tool": {"driver": _driver(rules)},
         "originalUriBaseIds": {ROOT_BASE: {"uri": Path(os.path.abspath(root)).as_uri().rstrip("/") + "/"}},
         "invocations": [{"executionSuccessful": True, "exitCode": result.exit_code}],
-        "results": [_result(finding, names.index(finding.rule), root, zoned) for finding in result.findings],
+        "results": [_result(finding, names.index(finding.rule), root, zoned) for finding in result.findings]
+        + [_warning(item, every.index(item.kind), root, result.sessions_read) for item in result.warnings],
     }
     _log(run, out)
 

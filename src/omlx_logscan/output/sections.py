@@ -23,6 +23,7 @@ from omlx_logscan.analysis.attribution import WhyFaulted
 from omlx_logscan.analysis.failures import Errors
 from omlx_logscan.analysis.outage_model import Outages
 from omlx_logscan.analysis.results import Analysis, DeadWindow, Signature
+from omlx_logscan.analysis.trouble import Trouble
 from omlx_logscan.output.phrases import crash_rows, escalation_rows
 from omlx_logscan.stream.event_stream import header
 
@@ -39,6 +40,14 @@ class Heading:
     analysis: Analysis
     head: dict[str, Any]  # the stream's header
     os_versions: dict[int, str] | None
+
+
+@dataclass(frozen=True)
+class Incidents:
+    """Every kind of trouble, worst first (analysis/incidents.py), and how many sessions were read."""
+
+    items: list[Trouble]
+    sessions: int
 
 
 @dataclass(frozen=True)
@@ -143,6 +152,7 @@ class Limits:
 
 Section = (
     Heading
+    | Incidents
     | Escalation
     | OtherFailures
     | Crashes
@@ -165,6 +175,7 @@ def timeline_sections(found: Investigation) -> list[Section]:
     faults, crashes = len(analysis.faults), crash_rows(analysis)
     sections: list[Section] = [
         Heading(analysis, header(analysis.stream), os_versions),
+        Incidents(analysis.incidents, len(analysis.sessions)),
         Escalation(analysis, escalation_rows(analysis, os_versions)),
         OtherFailures(analysis.errors),
         Crashes(crashes),

@@ -7,9 +7,9 @@ from typing import TYPE_CHECKING
 from omlx_logscan.analysis.results import Analysis, Session
 from omlx_logscan.output.failures import sessions_phrase
 from omlx_logscan.output.phrases import plural, unplaced_note
-from omlx_logscan.output.provenance import short_range
+from omlx_logscan.output.provenance import session_versions, short_range
 from omlx_logscan.output.text import printable, say, wrap_width
-from omlx_logscan.parsing.provenance import writer_versions
+from omlx_logscan.parsing.provenance import WriterVersions
 from omlx_logscan.timeutil import human_time
 
 if TYPE_CHECKING:
@@ -33,7 +33,7 @@ def sessions_table(analysis: Analysis, con: Console) -> None:
     from omlx_logscan.output.wrap import NARROW_COLUMNS
 
     width = wrap_width(con)
-    rows = [_session_cells(s) for s in analysis.sessions]
+    rows = [_session_cells(s, found) for s, found in zip(analysis.sessions, session_versions(analysis), strict=True)]
     plain = _plain_columns([list(SESSION_COLUMNS), *rows])
     notes = [f"note: {printable(unplaced_note(event))}" for event in analysis.unplaced]
     if width is None:
@@ -61,7 +61,7 @@ def sessions_table(analysis: Analysis, con: Console) -> None:
 FAULT_STYLE = "bold red"
 
 
-def _session_cells(s: Session) -> list[str]:
+def _session_cells(s: Session, found: WriterVersions | None) -> list[str]:
     """A session's row, log text made printable."""
     start = human_time(s.start)
     if not s.start_in_log:
@@ -74,7 +74,7 @@ def _session_cells(s: Session) -> list[str]:
         human_time(s.end),
         s.end_reason,
         printable(s.omlx_version or "?"),
-        short_range(writer_versions(s.events)),
+        short_range(found),
         _unknown_or(s.engine_starts),
         _unknown_or(s.requests_completed),
         str(s.faults),
@@ -102,7 +102,7 @@ def _sessions_lines(analysis: Analysis, con: Console, width: int) -> None:
     from rich.cells import cell_len
 
     number_width = len(str(len(analysis.sessions)))
-    for s in analysis.sessions:
+    for s, found in zip(analysis.sessions, session_versions(analysis), strict=True):
         bounded = s.start_in_log and not s.start_exact
         start, end = human_time(s.start), human_time(s.end)
         if end[:10] == start[:10]:
@@ -115,7 +115,7 @@ def _sessions_lines(analysis: Analysis, con: Console, width: int) -> None:
             f"oMLX {printable(s.omlx_version or '?')}",
             f"requests {_unknown_or(s.requests_completed)}",
             f"engine starts {_unknown_or(s.engine_starts)}",
-            f"messages of {short_range(writer_versions(s.events))}",
+            f"messages of {short_range(found)}",
         ]
         for number, detail in enumerate(details):
             longer = f"{line}{'  ' if number == 0 else ', '}{detail}"

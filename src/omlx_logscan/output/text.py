@@ -12,6 +12,7 @@ from omlx_logscan.analysis.attribution import WhyFaulted
 from omlx_logscan.analysis.results import DeadWindow, Outcome
 from omlx_logscan.output import sections as timeline
 from omlx_logscan.output.failures import ERRORS_TITLE, EXAMPLE_LABEL, errors_text_lines
+from omlx_logscan.output.incidents import INCIDENTS_TITLE, incident_lines
 from omlx_logscan.output.outages import outage_lines
 from omlx_logscan.output.phrases import (
     accounting_lines,
@@ -27,10 +28,11 @@ from omlx_logscan.output.phrases import (
     signature_share,
     span_phrase,
     summary,
+    unmatched_phrase,
     unplaced_note,
     window_end_phrase,
 )
-from omlx_logscan.output.provenance import input_versions, versions_phrase
+from omlx_logscan.output.provenance import an_upgrade, input_versions, versions_phrase
 from omlx_logscan.output.why import fault_lines, overlay_lines
 from omlx_logscan.parsing.event import Event
 from omlx_logscan.parsing.kinds import EventKind
@@ -68,7 +70,13 @@ def check_text(result: CheckResult, con: Console) -> None:
     """The terminal view: one line per rule, then one per finding."""
     from rich.text import Text
 
-    from omlx_logscan.output.findings import check_headline, finding_message, rule_threshold, rule_verdict
+    from omlx_logscan.output.findings import (
+        check_headline,
+        finding_message,
+        rule_threshold,
+        rule_verdict,
+        warning_message,
+    )
     from omlx_logscan.stream.event_stream import skipped_files
 
     con.print(Text(check_headline(result), style="bold"))
@@ -82,6 +90,10 @@ def check_text(result: CheckResult, con: Console) -> None:
         where = f"{finding.source}:{finding.line}" if finding.source else "(no record)"
         style = "bold red" if finding.worst_case else ""
         say(con, printable(f"{where}: {finding.rule}: {finding_message(finding)}"), style, hang=4)
+    for item in result.warnings:  # under the --fail-level: said, never failed
+        where = f"{item.example.source}:{item.example.line}"
+        message = warning_message(item, result.sessions_read)
+        say(con, printable(f"warning: {where}: {item.kind}: {message}"), "yellow", hang=4)
     for event in result.notes:
         say(con, printable(f"note: {unplaced_note(event)}"), "yellow", hang=4)
     for name, reason in skipped_files(result.stream).items():  # what was not checked is said with the verdict
@@ -297,9 +309,13 @@ def print_accounting(stream: EventStream, *, quiet: bool) -> None:
         say(err, Text(printable(line), style="dim"))
 
 
+SEVERITY_STYLES = {"critical": "bold red", "error": "red", "warning": "yellow", "notice": ""}
+
+
 # The terminal's order: the list's, except that the probes come before the bounds table.
 TEXT_ORDER: tuple[type[timeline.Section], ...] = (
     timeline.Heading,
+    timeline.Incidents,
     timeline.Escalation,
     timeline.OtherFailures,
     timeline.Crashes,
@@ -328,6 +344,11 @@ def _text_section(section: timeline.Section, con: Console) -> None:
             _heading(section, con)
         case timeline.Escalation():
             _escalation(section, con)
+        case timeline.Incidents():
+            if section.items:
+                _section(con, INCIDENTS_TITLE)
+                for line in incident_lines(section.items, section.sessions):
+                    say(con, printable(f"  {line}"), SEVERITY_STYLES[line.split(" ", 1)[0]], hang=4)
         case timeline.OtherFailures():
             errors = errors_text_lines(section.errors)
             if errors:
@@ -376,13 +397,13 @@ def _heading(section: timeline.Heading, con: Console) -> None:
         ("files", printable(files)),
         ("span", span_phrase(head, analysis.stream)),
         ("level", level_phrase(head["written_at_level"], head["records"])),
-        ("oMLX", printable(versions_phrase(input_versions(analysis.stream)))),
+        ("oMLX", printable(versions_phrase(input_versions(analysis.stream), upgrade=an_upgrade(analysis)))),
         (
             "sessions",
             str(len(analysis.sessions))
             + (f" ({inexact} with start times bounded by neighbouring records)" if inexact else ""),
         ),
-        ("lines", f"{head['lines']} read, {head['unparsed_lines']} unparsed"),
+        ("lines", f"{head['lines']} read, {head['unparsed_lines']} unparsed{unmatched_phrase(head)}"),
     ):
         say(con, f"  {name:<9} {value}", hang=12)
 

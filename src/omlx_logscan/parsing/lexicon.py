@@ -3,7 +3,9 @@
 ``tools/lexicon/generate.py`` writes ``lexicon.json.gz`` beside this module from oMLX's git history
 (its header names the commits and oMLX's licence). Each :class:`Entry` is one message template:
 its literal parts and typed placeholders, who writes it (a logger and level, ``print``, an HTTP
-error's detail, an exception's text), where, and the first and last oMLX version that has it.
+error's detail, an exception's text), where, and the first and last oMLX version that has it; and,
+when it is written in a handler of exceptions, the types that handler catches and what it does next
+(``analysis/severity.py`` ranks the messages from that).
 
 The file is read when :func:`lexicon` is first called, never on import, and an entry is made from
 its row when first asked for. :meth:`Lexicon.match` finds the entries a message is an instance of
@@ -26,6 +28,7 @@ from dataclasses import dataclass
 from functools import cache, cached_property
 from itertools import chain
 from pathlib import Path
+from typing import Literal, get_args
 
 from omlx_logscan.errors import EXIT_INTERNAL, LogscanError
 
@@ -44,10 +47,16 @@ _PLACEHOLDER_PATTERNS = {
 }
 
 # The row layout the generator writes (its header repeats it; a different one is a different file).
+# New fields go at the end, so a reader of the older ones by position keeps working.
 _FIELDS = (
     "id", "kind", "level", "logger", "module", "function",
     "literals", "kinds", "in_handler", "first", "last", "source", "status", "exception",
+    "catches", "handler_action", "answer_status",
 )  # fmt: skip
+
+# What the ``except`` block a message is written in does after it (``Entry.handler_action``).
+HandlerAction = Literal["reraise", "answer", "exit", "carry_on"]
+HANDLER_ACTIONS: tuple[HandlerAction, ...] = get_args(HandlerAction)
 
 _PLACEHOLDER_REGEXES = {kind: re.compile(pattern) for kind, pattern in _PLACEHOLDER_PATTERNS.items() if kind != ANY}
 
@@ -82,6 +91,14 @@ class Entry:
     source: str  # "code" (read from the source) or "notes" (a later build the history lacks)
     status: int | None = None  # an HTTP error's status code, when the source states it
     exception: str | None = None  # the exception class (RAISE) or HTTPException
+    # The ``except`` block it is written in: the exception types it catches, as the source writes
+    # them (``queue.Full``; a bare ``except:`` is ``BaseException``), what it does after the message
+    # (reraise, answer the client with an error, exit the process, or carry on), and its answer's
+    # status when the source states it. Empty and None outside a handler; a ``fatal_exit`` reason's
+    # action is ``exit`` wherever it is called.
+    catches: tuple[str, ...] = ()
+    handler_action: HandlerAction | None = None
+    answer_status: int | None = None
 
     @property
     def template(self) -> str:
@@ -263,10 +280,13 @@ class Lexicon:
                 raise ValueError(f"a row is malformed ({str(row)[:40]})")
             for index in _SHARED:  # most rows share these values (a kind, a logger, a version): held once
                 row[index] = shared.setdefault(row[index], row[index])
-            literals, kinds = row[_LITERALS], row[_KINDS]
+            literals, kinds, catches = row[_LITERALS], row[_KINDS], row[_CATCHES]
             if isinstance(literals, list) and isinstance(kinds, list):
                 row[_LITERALS], kinds = tuple(literals), tuple(kinds)
                 row[_KINDS] = shared.setdefault(kinds, kinds)  # a few dozen sequences of placeholders
+            if isinstance(catches, list) and all(map(_is_text, catches)):
+                catches = tuple(catches)
+                row[_CATCHES] = shared.setdefault(catches, catches)  # a few dozen sets of exception types
             self._rows[row[0]] = tuple(row)
         self._made: dict[str, Entry] = {}
         self._keyed: dict[str, _Key] = {}
@@ -467,14 +487,18 @@ _TYPES: dict[str, type | tuple[type, ...]] = {
     "id": str, "kind": str, "level": (str, type(None)), "logger": (str, type(None)), "module": str,
     "function": str, "literals": tuple, "kinds": tuple, "in_handler": bool, "first": str,
     "last": (str, type(None)), "source": str, "status": (int, type(None)), "exception": (str, type(None)),
+    "catches": tuple, "handler_action": (str, type(None)), "answer_status": (int, type(None)),
 }  # fmt: skip
 
 
 _ROW_TYPES = tuple(_TYPES[name] for name in _FIELDS)
 _LITERALS, _KINDS = _FIELDS.index("literals"), _FIELDS.index("kinds")
 _PLACEHOLDER_KINDS = frozenset(_PLACEHOLDER_PATTERNS)
+_CATCHES = _FIELDS.index("catches")
 _SHARED = tuple(
-    _FIELDS.index(name) for name in _TYPES if name not in ("id", "literals", "kinds", "in_handler", "status")
+    _FIELDS.index(name)
+    for name in _TYPES
+    if name not in ("id", "literals", "kinds", "in_handler", "status", "catches", "answer_status")
 )
 
 
@@ -487,6 +511,10 @@ def _entry(row: Row) -> Entry:
     assert isinstance(literals, tuple) and isinstance(kinds, tuple)
     if len(literals) != len(kinds) + 1 or not set(kinds) <= _PLACEHOLDER_KINDS or not all(map(_is_text, literals)):
         raise ValueError(f"entry {row[0]} is malformed (its template)")
+    catches, action = row[_CATCHES], row[_FIELDS.index("handler_action")]
+    assert isinstance(catches, tuple)
+    if not all(map(_is_text, catches)) or action not in (None, *HANDLER_ACTIONS):
+        raise ValueError(f"entry {row[0]} is malformed (its handler)")
     return Entry(*row)  # type: ignore[arg-type]
 
 

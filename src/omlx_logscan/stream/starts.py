@@ -62,6 +62,8 @@ class StartCollapser:
 
     def feed(self, event: Event) -> bool:
         """True when the event stands on its own; False when it was folded into a start (or dropped)."""
+        if event.kind == "process_start" and self._current is not None and exits_at_start(event):
+            _as_exit_at_start(event)  # the CLI's traceback after its startup lines: that process is over
         if event.kind == "process_start":
             marker = event.fields.get("marker")
             if self._open is not None and self._joins(marker, event.time or event.prev_time):
@@ -116,6 +118,38 @@ class StartCollapser:
         _join_start(start, marker)
         self._last_marker_time = marker.time or self._last_marker_time
         return False
+
+
+# oMLX's command-line entry point: a traceback through it ended the ``omlx`` process itself.
+CLI_ENTRY = ("omlx/cli.py", "main")
+
+
+def exits_at_start(event: Event) -> bool:
+    """Whether a startup line carries a traceback through oMLX's CLI entry (``cli.py main()``): the
+    process that printed the startup lines raised out of its ``main`` and exited."""
+    frames = event.fields.get("traceback") or []
+    return any(
+        str(frame.get("path", "")).endswith(CLI_ENTRY[0]) and frame.get("func") == CLI_ENTRY[1]
+        for frame in frames
+        if isinstance(frame, dict)
+    )
+
+
+def _as_exit_at_start(event: Event) -> None:
+    """The startup line that carries the CLI's traceback becomes the process's exit: a fatal exit at
+    start, told by the traceback's last line (its exception and message)."""
+    text = str(event.fields.get("continuation") or "").rstrip().rsplit("\n", 1)[-1].strip()
+    exception = event.fields.get("exception")
+    event.kind = "process_exit"
+    event.message = text or str(exception or event.message)
+    event.entry, event.template, event.entries = None, None, ()  # no longer the startup line's message
+    event.fields = {
+        "reason": "fatal_exit",
+        "reason_text": event.message,
+        "at_start": True,
+        "exception": exception,
+        "traceback": event.fields.get("traceback"),
+    }
 
 
 def collapse_starts(events: Iterator[Event], *, keep_routine: bool = True) -> list[Event]:
