@@ -50,6 +50,7 @@ POLARS_PATH = {"LOGSCAN_SCANNER": "polars"}
 
 HERE = Path(__file__).resolve().parent
 GENERATOR = HERE / "make_log.py"
+SHARED_GENERATOR = HERE.parent.parent / "shared" / "bench" / "gen_omlx_log.py"  # beside the clone, when there
 DAYS = 90
 RG_PATTERN = (
     "kIOGPUCommandBufferCallbackError|under memory pressure|pressure cache reclaim|Engine started|CORS origins|"
@@ -72,6 +73,21 @@ def make_log(cache: Path, size_mb: int, seed: int, level: str = "debug", days: i
         truth.write_text(json.dumps(facts, indent=1) + "\n")
         partial.replace(log)
         print(f"  {facts['lines']} lines in {time.perf_counter() - start:.1f} s", file=sys.stderr)
+    return log
+
+
+def make_shared_log(cache: Path, generator: Path, size_mb: int, seed: int) -> Path:
+    """A DEBUG log of about ``size_mb`` MiB written by the shared generator (another author's view of
+    oMLX's lines), once; named after its hash like ``make_log``'s."""
+    version = hashlib.sha256(generator.read_bytes()).hexdigest()[:10]
+    log = cache / f"shared-bench-debug-{size_mb}mib-seed{seed}-{version}.log"
+    if not log.exists():
+        cache.mkdir(parents=True, exist_ok=True)
+        print(f"writing {log} ...", file=sys.stderr)
+        partial = log.with_suffix(".partial")
+        command = [sys.executable, str(generator), "--out", str(partial), "--truth", str(truth_path(log))]
+        subprocess.run([*command, "--size-mb", str(size_mb), "--level", "debug", "--seed", str(seed)], check=True)
+        partial.replace(log)
     return log
 
 
@@ -232,6 +248,43 @@ def check_truth(log: Path, both_paths: bool) -> bool:
     return not mismatches
 
 
+def profile(log: Path, top: int) -> None:
+    """Where logscan's time on ``log`` goes: py-spy's samples of every thread (the native frames
+    too), the functions that were running most often and those most often on the stack; cProfile's
+    view of the main thread when py-spy is not installed."""
+    argv = timeline_command(sys.executable, log)
+    with tempfile.TemporaryDirectory(prefix="logscan-profile-") as folder:
+        if shutil.which("py-spy"):
+            raw = Path(folder) / "samples.txt"
+            spy = ["py-spy", "record", "--native", "-r", "250", "-f", "raw", "-o", str(raw), "--"]
+            subprocess.run([*spy, *argv], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            stacks = []
+            for line in raw.read_text().splitlines():
+                stack, _, count = line.rpartition(" ")
+                stacks.append((stack.split(";"), int(count)))
+            total = sum(count for _, count in stacks)
+            running: dict[str, int] = {}
+            within: dict[str, int] = {}
+            for frames, count in stacks:
+                running[frames[-1]] = running.get(frames[-1], 0) + count
+                for frame in set(frames[1:]):  # the first is the thread
+                    within[frame] = within.get(frame, 0) + count
+            print(f"\nprofile of logscan on {log.name} (py-spy, every thread, {total} samples)")
+            for title, counts in (("running", running), ("on the stack", within)):
+                print(f"  {title}:")
+                for frame, count in sorted(counts.items(), key=lambda item: -item[1])[:top]:
+                    print(f"    {100 * count / total:5.1f} %  {frame}"[:160])
+            return
+        stats = Path(folder) / "stats"
+        subprocess.run(
+            [sys.executable, "-m", "cProfile", "-o", str(stats), *argv[1:]], check=True, stdout=subprocess.DEVNULL
+        )
+        import pstats
+
+        print(f"\nprofile of logscan on {log.name} (cProfile, the main thread only: py-spy is not installed)")
+        pstats.Stats(str(stats), stream=sys.stdout).sort_stats("tottime").print_stats(top)
+
+
 def startup(cache: Path, seed: int, rounds: int, baseline: str | None) -> None:
     """End-to-end on a ~1 MB INFO log of 20 days against the bare import of the three libraries."""
     small = make_log(cache, 1, seed, "info", days=20)
@@ -262,6 +315,16 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=1, help="the generator's seed (default 1)")
     parser.add_argument("--no-gz", action="store_true", help="skip the .gz case")
     parser.add_argument(
+        "--shared-generator",
+        type=Path,
+        default=SHARED_GENERATOR,
+        help="the shared generator (gen_omlx_log.py), whose DEBUG log of each size is timed too (default: "
+        "../shared/bench/ beside the clone, when there)",
+    )
+    parser.add_argument(
+        "--profile", type=int, nargs="?", const=25, default=0, metavar="TOP", help="print a profile's TOP entries"
+    )
+    parser.add_argument(
         "--shapes-n",
         type=int,
         default=25_000,
@@ -279,28 +342,43 @@ def main() -> int:
     both_paths = native_scanner(sys.executable)
     print("scanner: " + ("native, and the polars plan timed beside it" if both_paths else "the polars plan only"))
     grown: dict[int, tuple[float, int]] = {}
+    ratios: list[tuple[str, dict[str, tuple[float, int]]]] = []
     wrong = False
     for size in sizes:
-        log = make_log(args.cache, size, args.seed)
-        lines = json.loads(truth_path(log).read_text())["lines"]
-        print(f"\n{size} MiB DEBUG log ({log.stat().st_size / 2**20:.0f} MiB on disk, {lines / 1e6:.1f} M lines)")
-        results = measure(tools(log, args.baseline, both_paths), args.rounds)
-        report(f"plain, median of {args.rounds}", results, "rg" if "rg" in results else "grep")
-        grown[size] = results["logscan"]
-        if "lnav" in results:
-            print(f"  lnav / logscan: {results['lnav'][0] / results['logscan'][0]:.1f}x")
-        wrong |= not check_truth(log, both_paths)
-        if args.no_gz:
-            continue
-        packed = gzipped(log)
-        gz_results = measure(gz_tools(packed, args.baseline, both_paths), args.rounds)
-        report(
-            f"the same, gzipped ({packed.stat().st_size / 2**20:.0f} MiB .gz), median of {args.rounds}",
-            gz_results,
-            "rg -z" if "rg -z" in gz_results else "logscan",
-        )
-        print(f"  logscan .gz / plain: {gz_results['logscan'][0] / results['logscan'][0]:.2f}x")
-        wrong |= not check_truth(packed, both_paths)
+        logs = [("make_log.py", make_log(args.cache, size, args.seed))]
+        if args.shared_generator.exists():
+            logs.append(("gen_omlx_log.py", make_shared_log(args.cache, args.shared_generator, size, args.seed)))
+        else:
+            print(f"({args.shared_generator} not found: its log is not measured)")
+        for name, log in logs:
+            lines = json.loads(truth_path(log).read_text())["lines"]
+            print(f"\n{size} MiB DEBUG log of {name} ({log.stat().st_size / 2**20:.0f} MiB, {lines / 1e6:.1f} M lines)")
+            results = measure(tools(log, args.baseline, both_paths), args.rounds)
+            report(f"plain, median of {args.rounds}", results, "rg" if "rg" in results else "grep")
+            ratios.append((f"{size} MiB, {name}", results))
+            if name == "make_log.py":
+                grown[size] = results["logscan"]
+                wrong |= not check_truth(log, both_paths)
+            if args.no_gz:
+                continue
+            packed = gzipped(log)
+            gz_results = measure(gz_tools(packed, args.baseline, both_paths), args.rounds)
+            report(
+                f"the same, gzipped ({packed.stat().st_size / 2**20:.0f} MiB .gz), median of {args.rounds}",
+                gz_results,
+                "rg -z" if "rg -z" in gz_results else "logscan",
+            )
+            print(f"  logscan .gz / plain: {gz_results['logscan'][0] / results['logscan'][0]:.2f}x")
+            if name == "make_log.py":
+                wrong |= not check_truth(packed, both_paths)
+    print("\nthis run's ratios (logscan's median time over each tool's; logscan's peak RSS)")
+    for title, results in ratios:
+        logscan = results["logscan"][0]
+        tools_here = [tool for tool in ("rg", "grep", "lnav") if tool in results]
+        against = "  ".join(f"{tool} {logscan / results[tool][0]:.2f}x" for tool in tools_here)
+        print(f"  {title:<28} logscan {logscan:.3f} s  {against}  RSS {results['logscan'][1]} MiB")
+    if args.profile:
+        profile(logs[-1][1] if len(logs) > 1 else logs[0][1], args.profile)
     if len(grown) > 1:
         low, high = min(grown), max(grown)
         (low_time, low_rss), (high_time, high_rss) = grown[low], grown[high]

@@ -75,8 +75,8 @@ def penalty_box(n: int) -> Iterator[str]:
     yield finished(fault - timedelta(minutes=1))
     yield timeout(fault)
     at = fault
-    for number in range(n):  # a retry a second, and every fourth one after a pause (a new incident of the window)
-        at += timedelta(seconds=5 if number % 4 == 3 else 1)
+    for number in range(n):  # a retry a second (one incident), then one every 3 s (each a repeat of the window)
+        at += timedelta(seconds=1 if number < n // 2 else 3)
         yield record(at, "omlx.scheduler", "WARNING", f"Metal cache clear failed during error recovery: {IGNORED}")
 
 

@@ -104,6 +104,7 @@ def test_check_step_with_findings_annotates_summarises_and_writes_sarif(tmp_path
     assert uris == {"soak/server.log"} and Path(outputs["sarif"]).parent == runner.temp
 
 
+@pytest.mark.slow
 def test_check_step_passes_inputs_through(tmp_path: Path) -> None:
     runner = Runner(tmp_path)
     write_log(runner.workspace / "a log.txt", [start(0), busy(1)])
@@ -113,6 +114,7 @@ def test_check_step_passes_inputs_through(tmp_path: Path) -> None:
     assert done.stdout == "logscan check: no findings (1 rule: any_gpu_error)\n"  # the verdict, for the run's log
 
 
+@pytest.mark.slow
 def test_check_step_reports_exit_2_for_a_pattern_that_matches_nothing(tmp_path: Path) -> None:
     runner = Runner(tmp_path)
     done, outputs = runner.run(logs="missing/*.log", sarif="true")
@@ -122,6 +124,7 @@ def test_check_step_reports_exit_2_for_a_pattern_that_matches_nothing(tmp_path: 
     assert sarif["runs"][0]["invocations"][0]["executionSuccessful"] is False
 
 
+@pytest.mark.slow
 def test_check_step_refuses_to_run_without_logs(tmp_path: Path) -> None:
     done, _ = Runner(tmp_path).run()
     assert done.returncode != 0 and "the action needs logs" in done.stderr

@@ -82,6 +82,7 @@ def test_no_module_imports_a_folder_after_its_own(module: str) -> None:
 PENDING_CYCLES = {frozenset({"omlx_logscan.parsing.event", "omlx_logscan.parsing.kinds"})}
 
 
+@pytest.mark.slow
 def test_no_import_cycle() -> None:
     """No two modules need each other, to load or for their types."""
     graph = {module: _imports(path, top_level_only=True) & set(MODULES) for module, path in MODULES.items()}
@@ -179,6 +180,7 @@ def test_machine_formats_do_not_import_rich(run: str) -> None:
         assert not imported & _OS_HISTORY_ONLY
 
 
+@pytest.mark.slow
 def test_markdown_without_an_os_history_loads_neither_rich_nor_the_bounds() -> None:
     """Markdown is text for GitHub: no terminal library, and the bounds' readers only with an OS history."""
     result, imported = _imported(["timeline", str(EXAMPLE), "-f", "markdown", "-q"])

@@ -132,6 +132,7 @@ def test_the_configuration_example_works_in_either_file(name: str, user: Path) -
     assert '"max_faults"' in result.stdout and "+02:00" in result.stdout  # max-faults = 0; Europe/Berlin in summer
 
 
+@pytest.mark.slow
 def test_a_readme_command_runs_as_a_process(user: Path) -> None:
     """One example as the user runs it, the configuration found from the current folder."""
     (user / ".logscan.toml").write_text(_config_example(), encoding="utf-8")

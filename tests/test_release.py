@@ -67,6 +67,7 @@ def test_the_version_is_written_only_in_pyproject() -> None:
     assert holding == []
 
 
+@pytest.mark.slow
 def test_logscan_version_as_a_process_prints_the_installed_version() -> None:
     done = subprocess.run(
         [sys.executable, "-m", "omlx_logscan", "--version"],

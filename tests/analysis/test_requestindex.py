@@ -10,6 +10,7 @@ from collections import Counter
 from datetime import datetime, timedelta
 from itertools import pairwise
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -55,6 +56,7 @@ def index_of(requests: list[tuple[int, int, bool]]) -> RequestIndex:
     return RequestIndex(EventStream([], events, table, Accounting(), Counter(), [], []))
 
 
+@pytest.mark.slow
 @settings(deadline=None, max_examples=60)
 @given(requests_st, moment_st, moment_st, st.booleans())
 def test_counts_match_a_plain_count(requests: list[tuple[int, int, bool]], a: int, b: int, inclusive: bool) -> None:

@@ -115,6 +115,7 @@ def test_a_segfault_dump_in_line_after_the_orderly_stop_is_still_a_crash(tmp_pat
     assert run_check(analysis, CHECKED).exit_code == 1
 
 
+@pytest.mark.slow
 def test_the_cli_names_the_dump_it_cannot_place(tmp_path: Path) -> None:
     """``sessions`` and ``check`` on oMLX's folder layout (``--base-path``), in process and as a user runs them."""
     base = _folder(tmp_path, SERVING).parent
@@ -137,6 +138,7 @@ def test_the_cli_names_the_dump_it_cannot_place(tmp_path: Path) -> None:
     assert len(documents["timeline"]["sessions"]) == 3 and len(documents["timeline"]["crashes"]) == 1
 
 
+@pytest.mark.slow
 def test_check_passes_on_an_abort_at_exit_and_says_so(tmp_path: Path) -> None:
     """The note comes with the verdict (text, and a GitHub notice), as a user runs it and in process."""
     base = _folder(tmp_path, AT_EXIT).parent

@@ -82,6 +82,7 @@ def test_timeline_markdown_has_no_colour() -> None:
     assert "\x1b[" not in result.stdout
 
 
+@pytest.mark.slow
 def test_events_ndjson_filter_and_accounting(tmp_path: Path) -> None:
     out = tmp_path / "events.ndjson"
     result = runner.invoke(app, ["events", str(EXAMPLE), "-k", "gpu_error", "-f", "ndjson", "-o", str(out)])
@@ -189,6 +190,7 @@ def test_stdin_input() -> None:
     assert [json.loads(line)["context"] for line in result.stdout.splitlines()] == ["prefill", "chat_stream"]
 
 
+@pytest.mark.slow
 def test_sessions_command() -> None:
     result = runner.invoke(app, ["sessions", str(EXAMPLE), "-f", "json", "-q"])
     doc = json.loads(result.stdout)
@@ -242,6 +244,7 @@ def test_the_process_exits_with_every_line_written_and_its_code() -> None:
     assert check.returncode == 1 and check.stdout.strip()
 
 
+@pytest.mark.slow
 def test_machine_formats_do_not_load_the_terminal_renderer() -> None:
     """rich's console and tables are for terminals; a JSON run in CI starts faster without them."""
     result = subprocess.run(
@@ -287,6 +290,7 @@ def test_check_refuses_input_without_omlx_records() -> None:
     assert result.exit_code == 2 and "does not look like an oMLX log" in result.stderr
 
 
+@pytest.mark.slow
 def test_counts_the_log_level_hides_are_unknown_not_zero() -> None:
     doc = json.loads(runner.invoke(app, ["timeline", str(EXAMPLE), "-q", "-f", "json"]).stdout)
     assert {s["requests_completed"] for s in doc["sessions"]} == {None}
@@ -304,6 +308,7 @@ def test_time_window_checks() -> None:
     assert "the log spans 2026-06-20 12:07:22 → 2026-09-16 09:29:33" in result.stderr
 
 
+@pytest.mark.slow
 def test_a_closed_pipe_is_not_an_error() -> None:
     command = f"{sys.executable} -m omlx_logscan timeline {EXAMPLE} -q | head -1"
     result = subprocess.run(["bash", "-o", "pipefail", "-c", command], capture_output=True, text=True, timeout=120)

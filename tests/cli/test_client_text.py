@@ -57,6 +57,7 @@ def test_a_metal_error_a_client_sent_is_no_fault(tmp_path: Path) -> None:
     assert {row.get("echoed_gpu_code") for row in rows} == {*GPU_CODE_NAMES.values(), RESOURCE_LIMIT_CODE}
 
 
+@pytest.mark.slow
 def test_the_same_text_in_omlx_s_own_failure_is_a_fault(tmp_path: Path) -> None:
     own = f"POST /v1/chat/completions → 500: Command buffer execution failed: Ignored {METAL_ERRORS[1]}"
     result = _run("check", str(_log(tmp_path, [own])))

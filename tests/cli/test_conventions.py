@@ -60,6 +60,7 @@ def test_an_output_that_is_an_input_is_refused_and_the_log_kept(tmp_path: Path, 
     assert log.read_bytes() == EXAMPLE.read_bytes()
 
 
+@pytest.mark.slow
 def test_a_hard_link_or_a_folder_member_or_stdin_as_output_is_refused(tmp_path: Path) -> None:
     log = tmp_path / "server.log"
     log.write_bytes(EXAMPLE.read_bytes())
@@ -131,6 +132,7 @@ def _wait_until_python_catches_sigint(pid: int) -> None:
     raise AssertionError("the child never installed its SIGINT handler")
 
 
+@pytest.mark.slow
 def test_ctrl_c_in_a_batch_command_is_130_and_keeps_the_old_output(tmp_path: Path) -> None:
     out = tmp_path / "events.ndjson"
     out.write_text("old\n")
@@ -183,6 +185,7 @@ def test_a_device_that_refuses_the_output_is_a_one_line_error(command: list[str]
     assert result.stderr.strip() == "logscan: error: /dev/full: cannot write (No space left on device)"
 
 
+@pytest.mark.slow
 def test_watch_appends_to_its_output(tmp_path: Path) -> None:
     log, out = tmp_path / "server.log", tmp_path / "watch.ndjson"
     log.write_text(EXAMPLE.read_text())
@@ -407,6 +410,7 @@ def test_since_minus_a_duration_is_that_long_ago_as_in_journalctl(text: str, sec
     assert (datetime.now() - parse_when(text, None)).total_seconds() == pytest.approx(seconds, abs=5)
 
 
+@pytest.mark.slow
 def test_since_minus_an_hour_as_a_process_reads_an_hour_ago() -> None:
     from datetime import datetime, timedelta
 
@@ -424,6 +428,7 @@ def test_a_time_in_the_future_is_refused_with_a_hint(option: str) -> None:
     assert result.stderr == f"logscan: error: {option} '+1h': a time in the future (for 1h ago give -1h or 1h)\n"
 
 
+@pytest.mark.slow
 def test_lifetime_numbers_do_not_depend_on_the_window() -> None:
     whole = json.loads(runner.invoke(app, ["sessions", str(EXAMPLE), "-q", "-f", "json"]).stdout)["sessions"]
     cut = json.loads(
@@ -496,6 +501,7 @@ def test_stdin_is_read_when_it_is_a_pipe_or_a_file_else_the_default_folder(tmp_p
         os.close(other_end)
 
 
+@pytest.mark.slow
 def test_comma_lists_and_limit() -> None:
     result = runner.invoke(app, ["events", str(EXAMPLE), "-q", "-f", "ndjson", "-k", "gpu_error,process_start"])
     kinds = {json.loads(line)["kind"] for line in result.stdout.splitlines()}
@@ -504,6 +510,7 @@ def test_comma_lists_and_limit() -> None:
     assert len(limited.stdout.splitlines()) == 3
 
 
+@pytest.mark.slow
 def test_usage_errors_are_one_line_and_a_hint() -> None:
     for args in (["timeline", "--bogus"], ["timeline", "-f", "nope", str(EXAMPLE)]):
         result = run(args)
@@ -524,6 +531,7 @@ def test_color_always_and_never() -> None:
     assert machine.returncode == 0 and "\x1b" not in machine.stdout and json.loads(machine.stdout)
 
 
+@pytest.mark.slow
 def test_shell_completion_is_offered_and_completes() -> None:
     result = runner.invoke(app, ["--help"])
     assert "--install-completion" in result.stdout and "--show-completion" in result.stdout
@@ -582,6 +590,7 @@ def test_a_value_nothing_is_close_to_gets_no_suggestion() -> None:
     assert result.exit_code == 2 and "did you mean" not in result.stderr
 
 
+@pytest.mark.slow
 def test_piped_sessions_are_plain_aligned_text_one_line_each() -> None:
     process = run(["sessions", str(EXAMPLE), "-q"])
     lines = process.stdout.splitlines()

@@ -108,6 +108,7 @@ def test_streamed_table_and_csv_are_the_batch_ones(fmt: str, streamed_runs: list
     assert streamed.stdout == batch.stdout.replace(str(EXAMPLE), str(fifo)) and streamed.stdout.count("\n") > 1000
 
 
+@pytest.mark.slow
 def test_kinds_limit_and_a_fall_back_hour_stream_as_in_a_batch(tmp_path: Path, streamed_runs: list[str]) -> None:
     # Berlin's clocks go back from 03:00 CEST to 02:00 CET on 2026-10-25: the offset of a time in that
     # hour depends on the lines after it, so those rows wait for the end of the input.
@@ -138,6 +139,7 @@ def test_kinds_limit_and_a_fall_back_hour_stream_as_in_a_batch(tmp_path: Path, s
     assert outputs[2].count("\n") == 3
 
 
+@pytest.mark.slow
 def test_a_file_and_a_json_document_are_read_whole(streamed_runs: list[str]) -> None:
     for arguments in (
         [str(EXAMPLE), "-f", "ndjson"],

@@ -11,6 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from conftest import EXAMPLE, ROOT
@@ -38,6 +39,7 @@ def test_a_compressed_paste_is_told_by_its_text(tmp_path: Path) -> None:
     assert result.exit_code == 0 and result.stdout.count("gpu_error") == 36, result.output
 
 
+@pytest.mark.slow
 def test_a_folder_of_other_programs_logs_is_refused_naming_each(tmp_path: Path) -> None:
     (tmp_path / "install.log").write_text("==> Pouring python@3.11\n")
     (tmp_path / "notes.txt").write_text("a note\n")
@@ -52,6 +54,7 @@ def test_a_folder_of_other_programs_logs_is_refused_naming_each(tmp_path: Path) 
     assert "install.log: no oMLX text in its first MiB" in process.stderr and "notes.txt" in process.stderr
 
 
+@pytest.mark.slow
 def test_a_paste_in_a_folder_is_read_by_a_process(tmp_path: Path) -> None:
     shutil.copy(EXAMPLE, tmp_path / "omlx-3706.log")
     process = subprocess.run(

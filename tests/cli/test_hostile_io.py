@@ -266,6 +266,7 @@ def test_an_empty_current_log_is_no_error_for_any_command(tmp_path: Path, comman
 # 8. Every failure is one line and exit 2, through a real process.
 
 
+@pytest.mark.slow
 def test_a_closed_stdin_is_one_line() -> None:
     one_error(run(["sessions", "-"], stdin=None, pass_fds=(), preexec_fn=lambda: os.close(0)), "stdin is closed")
 
@@ -320,6 +321,7 @@ def test_a_document_with_a_byte_order_mark_is_read(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("option", "words"), [(["--tz", "+02:99"], "not a time zone"), (["--host", ""], "names no host")]
 )
+@pytest.mark.slow
 def test_option_values_that_name_nothing_are_refused(option: list[str], words: str) -> None:
     one_error(run(["sessions", str(EXAMPLE), *option]), words)
 
@@ -384,6 +386,7 @@ def test_a_compression_bomb_ends_in_one_line(tmp_path: Path, kind: str) -> None:
     assert time.monotonic() - started < 60
 
 
+@pytest.mark.slow
 def test_random_bytes_on_stdin_are_refused() -> None:
     with open("/dev/urandom", "rb") as random_bytes:
         one_error(run(["check", "-"], stdin=random_bytes), "not a text log")

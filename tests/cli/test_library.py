@@ -24,6 +24,7 @@ print(json.dumps({
 """
 
 
+@pytest.mark.slow
 def test_the_core_runs_without_the_command_line() -> None:
     done = subprocess.run(
         [sys.executable, "-c", LIBRARY_USE, str(EXAMPLE)], capture_output=True, text=True, check=True, timeout=120

@@ -68,6 +68,7 @@ def test_the_polars_plan_still_imports_polars(small_log: Path) -> None:
     )
 
 
+@pytest.mark.slow
 def test_terminal_text_imports_rich(small_log: Path) -> None:
     assert "rich" in imported("timeline", str(small_log), env={"COLUMNS": "100"})
 
@@ -98,6 +99,7 @@ def test_commands_that_read_no_log_do_not_read_the_lexicon(command: list[str]) -
     assert not _lexicon_read(*command)
 
 
+@pytest.mark.slow
 def test_a_log_s_messages_read_the_lexicon(small_log: Path) -> None:
     """The check above can fail: a log's records are looked up in it."""
     assert _lexicon_read("timeline", "-f", "json", "-q", str(small_log))

@@ -24,6 +24,7 @@ def logs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return {level: outage_log(folder, 6, "file", level)[0] for level in ("debug", "info", "warning")}
 
 
+@pytest.mark.slow
 def test_timeline_json_lists_the_outages_and_keeps_the_dead_windows(logs: dict[str, Path]) -> None:
     result = runner.invoke(app, ["timeline", "-q", "-f", "json", str(logs["debug"])])
     assert result.exit_code == 0, result.output
@@ -39,6 +40,7 @@ def test_timeline_json_lists_the_outages_and_keeps_the_dead_windows(logs: dict[s
     assert document["crashes"][reboot["crash"]]["kind"] == "kernel_panic"  # a reboot points to its crash row
 
 
+@pytest.mark.slow
 def test_info_and_warning_say_what_the_level_hides(logs: dict[str, Path]) -> None:
     info = json.loads(runner.invoke(app, ["timeline", "-q", "-f", "json", str(logs["info"])]).stdout)
     (wedge,) = [o for o in info["outages"] if o["kind"] == "wedge"]

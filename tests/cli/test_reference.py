@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from conftest import ROOT
 from omlx_logscan.cli import COMMANDS
 
@@ -19,11 +21,13 @@ def _check(*reference: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(command, capture_output=True, text=True, env=env, check=False)
 
 
+@pytest.mark.slow
 def test_the_committed_reference_is_current() -> None:
     result = _check()
     assert result.returncode == 0, result.stderr
 
 
+@pytest.mark.slow
 def test_a_stale_reference_fails_the_check(tmp_path: Path) -> None:
     stale = tmp_path / "cli.md"
     stale.write_text(REFERENCE.read_text(encoding="utf-8").replace("`--kind, -k`", "`--kinds`"), encoding="utf-8")

@@ -110,11 +110,15 @@ def test_first_fault_after_each_upgrade_per_host(fleet: Fleet) -> None:
     assert upgrades[0]["hours_to_first_fault"] == pytest.approx(2.383, abs=1e-3)
 
 
-def test_text_and_markdown_and_a_real_subprocess(fleet: Fleet) -> None:
+def test_text_and_markdown(fleet: Fleet) -> None:
     text = runner.invoke(app, ["fleet", str(fleet.tables)])
     assert text.exit_code == 0 and "mac-02" in text.stdout and "26.5.1 → 27.0" in text.stdout
     markdown = runner.invoke(app, ["fleet", str(fleet.tables), "-f", "markdown"])
     assert "| macOS | oMLX | chip |" in markdown.stdout
+
+
+@pytest.mark.slow
+def test_a_real_subprocess(fleet: Fleet) -> None:
     done = subprocess.run(
         [sys.executable, "-m", "omlx_logscan", "fleet", str(fleet.tables), "-f", "json"],
         capture_output=True,
@@ -158,6 +162,7 @@ def test_an_empty_section_in_markdown_says_none_not_a_bare_heading_row(tmp_path:
     assert part.strip() == "None." and "| host | starts |" in shown
 
 
+@pytest.mark.slow
 def test_an_export_without_host_says_it_took_this_machines_name(tmp_path: Path) -> None:
     from omlx_logscan.inputs.hosts import this_host
 

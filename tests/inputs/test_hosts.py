@@ -51,6 +51,7 @@ def test_host_from_folder_names_each_file_by_its_folder(tmp_path: Path) -> None:
     ]
 
 
+@pytest.mark.slow
 def test_two_hosts_given_together_are_never_one_server(tmp_path: Path) -> None:
     folders = [str(f) for f in two_macs(tmp_path)]
     done = subprocess.run(

@@ -125,6 +125,7 @@ def test_what_every_fault_shares_is_said_once() -> None:
     assert re.findall(r"^2026-\S+ \S+  fault (\d) \(session \d+\)$", why, re.MULTILINE) == list("123456")
 
 
+@pytest.mark.slow
 def test_what_differs_stays_with_each_fault(big_log: Path) -> None:
     why = report_of(str(big_log)).split("### Why it faulted")[1].split("\n###")[0]
     shared = why.split("\n2026-")[0]

@@ -100,6 +100,7 @@ def test_fall_back_hour_without_a_step_back_is_the_first_pass_and_says_so(tmp_pa
     assert doc["time_notes"]["ambiguous"][0]["resolved_by"] == "assumed first pass"
 
 
+@pytest.mark.slow
 def test_spring_forward_gap_is_reported_not_shifted(tmp_path: Path) -> None:
     # 2026-03-29 02:30 does not exist in Berlin (01:59:59 CET is followed by 03:00 CEST).
     log = tmp_path / "server.log"
@@ -135,6 +136,7 @@ def test_two_zones_order_by_their_instants() -> None:
     assert local_time_kind(datetime(2026, 3, 8, 3, 30), new_york) is LocalTime.single
 
 
+@pytest.mark.slow
 def test_a_command_builds_its_streams_clock_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The document's rows and its time notes share one clock: building it is a pass over every event."""
     from omlx_logscan.stream import zone_clock

@@ -68,6 +68,7 @@ def test_every_arrival_of_the_benchmark_log_is_a_row(tmp_path: Path, level: str)
         _check(path)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not SHARED_GENERATOR.is_file(), reason="the shared generator is not on this machine")
 @pytest.mark.parametrize("incidents", ["", "wedge"])
 def test_every_arrival_of_the_shared_generators_debug_log_is_a_row(tmp_path: Path, incidents: str) -> None:
@@ -114,6 +115,7 @@ def test_an_arrival_in_another_shape_still_reaches_the_grammar(tmp_path: Path) -
     assert stream.accounting.event_lines == 2
 
 
+@pytest.mark.slow
 def test_the_events_command_prints_arrivals(tmp_path: Path) -> None:
     path = tmp_path / "server.log"
     path.write_text("\n".join(line.format(i) for i, line in enumerate(ARRIVAL_LINES.values())) + "\n")

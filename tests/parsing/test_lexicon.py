@@ -147,12 +147,14 @@ def _by_text(words: Lexicon, text: str) -> Entry:
     return entry
 
 
+@pytest.mark.slow
 def test_versions_are_in_packaging_order_then_the_code_after_the_last_bump(made: Lexicon) -> None:
     assert made.versions[:4] == ("0.1.0", "0.1.9", "0.2.0.dev1", "0.2.0rc1")
     assert made.versions[4].startswith("0.1.9+")  # the tip, past the bump to 0.1.9
     assert made.versions[5:] == generate.LATER_BUILDS
 
 
+@pytest.mark.slow
 def test_percent_format_and_fstring_placeholders_are_typed(made: Lexicon) -> None:
     started = _by_text(made, "Started {int} workers on {any}")
     assert (started.kind, started.level, started.logger) == ("log", "INFO", "omlx.server")
@@ -498,6 +500,7 @@ def test_a_row_names_every_entry_its_pattern_matches() -> None:
             assert set(covered(row, lexicon())) <= set(row.entries), row.pattern
 
 
+@pytest.mark.slow
 def test_foreign_rows_match_no_omlx_entry() -> None:
     covered = _tool("name_rows").covered
     for row in CATALOG:

@@ -311,6 +311,7 @@ def test_both_scanners_give_the_same_timeline(name: str, monkeypatch: pytest.Mon
     assert _document(REAL / name) == native_document
 
 
+@pytest.mark.slow
 def test_the_version_names_the_scanner() -> None:
     result = CliRunner().invoke(app, ["--version"])
     assert result.exit_code == 0
@@ -323,6 +324,7 @@ def test_the_version_names_the_scanner() -> None:
     assert run.stdout.splitlines()[1] == "scanner: polars (LOGSCAN_SCANNER=polars)"
 
 
+@pytest.mark.slow
 def test_a_required_native_scanner_that_is_off_is_one_line_and_exit_2() -> None:
     env = {**os.environ, native.SCANNER_VARIABLE: "polars", native.REQUIRE_VARIABLE: "1"}
     run = subprocess.run(
@@ -390,11 +392,13 @@ def test_the_utf8_check_is_pythons(data: bytes) -> None:
         assert _scans(padded) == _decodes(padded), padded
 
 
+@pytest.mark.slow
 @given(st.binary(max_size=200) | st.text(max_size=80).map(lambda t: t.encode("utf-8", "surrogatepass")))
 def test_the_utf8_check_is_pythons_on_any_bytes(data: bytes) -> None:
     assert _scans(data) == _decodes(data)
 
 
+@pytest.mark.slow
 def test_blocks_with_thousands_of_dense_rows(tmp_path: Path) -> None:
     """The plan's columns of more than ``FEW`` rows become arrays through numpy, fewer through lists: both exact."""
     path = tmp_path / "busy.log"
@@ -404,6 +408,7 @@ def test_blocks_with_thousands_of_dense_rows(tmp_path: Path) -> None:
     assert_same(path, 100_000)
 
 
+@pytest.mark.slow
 def test_a_configure_that_failed_leaves_nothing_behind() -> None:
     """A configure call that fails part way (a bad argument after the literals) flags nothing: the
     next, good one alone decides what a line holds. Run in a process of its own (configure is once

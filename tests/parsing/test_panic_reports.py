@@ -128,6 +128,7 @@ def test_a_date_header_with_no_panic_after_it_is_no_panic(tmp_path: Path) -> Non
     assert not [ev for ev in stream.events if ev.kind == "kernel_panic"] and stream.accounting.unparsed == 0
 
 
+@pytest.mark.slow
 def test_the_reboot_starts_at_the_reports_time_on_the_cli_and_as_a_subprocess(tmp_path: Path) -> None:
     log = write_log(tmp_path / "omlx.log", _around(IPS_REPORT))
     arguments = ["timeline", "-q", "-f", "json", "--tz", "UTC", str(log)]

@@ -77,7 +77,7 @@ def plain_copy(case: str) -> Path:
     return target
 
 
-@pytest.mark.parametrize("size", [2_000, 65_536])
+@pytest.mark.parametrize("size", [pytest.param(2_000, marks=pytest.mark.slow), 65_536])
 def test_small_blocks_give_the_same_timeline_as_one_block(monkeypatch: pytest.MonkeyPatch, size: int) -> None:
     """Blocks cut records, tracebacks and request runs at every place; the answer must not move."""
     path = plain_copy("s6-file-debug")
@@ -109,6 +109,7 @@ def test_a_gzipped_log_in_small_blocks_reuses_its_buffers(monkeypatch: pytest.Mo
     assert pools[0].made <= scan.IN_FLIGHT + 3 < len(taken)  # the rest were buffers given back
 
 
+@pytest.mark.slow
 def test_example_in_tiny_blocks(monkeypatch: pytest.MonkeyPatch) -> None:
     assert with_block_bytes(monkeypatch, 61, EXAMPLE) == document_of(EXAMPLE)
 
@@ -710,6 +711,7 @@ main()
 """
 
 
+@pytest.mark.slow
 def test_a_file_truncated_while_logscan_reads_it_is_a_warning_not_a_crash() -> None:
     path = WORKDIR / "copytruncated.log"
     path.write_text("".join(WARN.format(i % 60, i) for i in range(3000)), encoding="utf-8")

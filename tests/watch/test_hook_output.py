@@ -8,9 +8,12 @@ import tempfile
 import time
 import tracemalloc
 
+import pytest
+
 from omlx_logscan.watch.hooks import OUTPUT_KEEP_CHARS, HookRun
 
 
+@pytest.mark.slow
 def test_a_hook_that_writes_hundreds_of_megabytes_costs_only_its_tail() -> None:
     output = tempfile.TemporaryFile()  # noqa: SIM115 - the run closes it
     output.truncate(256 << 20)  # 256 MiB of output (sparse: nothing is written to disk)

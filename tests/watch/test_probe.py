@@ -115,7 +115,7 @@ class FakeOmlx:
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread = threading.Thread(target=self.server.serve_forever, args=(0.01,), daemon=True)
         self.thread.start()
 
     def close(self) -> None:
@@ -281,6 +281,7 @@ def _steps(watcher: Watcher, times: range) -> None:
             thread.join(5.0)
 
 
+@pytest.mark.slow
 def test_an_info_watch_probes_once_per_wedge_after_and_alerts_once_on_hung(tmp_path: Path) -> None:
     log = tmp_path / "server.log"
     t0 = datetime(2026, 9, 15, 20, 0)

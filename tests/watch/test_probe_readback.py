@@ -154,6 +154,7 @@ def test_report_shows_probes_without_the_key(tmp_path: Path) -> None:
     assert str(rows.parent) not in section and rows.name in section  # a folder may name the user: the base name
 
 
+@pytest.mark.slow
 def test_a_log_from_a_named_pipe_is_read_once_by_the_log_reader(tmp_path: Path) -> None:
     """Telling watch's NDJSON from a log looks at regular files only: a pipe's lines are read once."""
     text = _wedged_log(tmp_path).read_text()
@@ -207,6 +208,7 @@ def test_a_missing_or_log_probes_file_is_refused(tmp_path: Path) -> None:
     assert code == 2 and "not watch's NDJSON" in err
 
 
+@pytest.mark.slow
 def test_probes_as_a_real_subprocess(tmp_path: Path) -> None:
     log = _wedged_log(tmp_path)
     rows = _watch_rows(tmp_path, [(T0 + timedelta(minutes=40), "hung")])

@@ -396,6 +396,7 @@ class Recorder:
         return [what for what, _ in self.said]
 
 
+@pytest.mark.slow
 def test_from_start_keeps_a_fault_at_the_end_of_the_history_in_the_history(tmp_path: Path) -> None:
     """The last replayed record and incident are history: counted in the replay, never a notice or a hook."""
     log = tmp_path / "server.log"
@@ -478,6 +479,7 @@ def test_seconds_must_be_finite_and_positive(option: str, value: str, tmp_path: 
     assert result.output.count("\n") == 1 and option in result.output and "Traceback" not in result.output
 
 
+@pytest.mark.slow
 def test_exit_on_dead_after_replaying_a_dead_backlog(tmp_path: Path) -> None:
     """--from-start: history is replayed quietly; the alert is for what is still true, with its repeats."""
     log = tmp_path / "server.log"
@@ -511,6 +513,7 @@ def test_exit_on_dead_after_replaying_a_dead_backlog(tmp_path: Path) -> None:
     assert "logscan watch: stopped" in result.stderr and "2 dead windows" in result.stderr
 
 
+@pytest.mark.slow
 def test_a_hook_that_hangs_is_killed_and_reported(tmp_path: Path) -> None:
     log = tmp_path / "server.log"
     log.write_text(escalation(T0) + warning(T0 + timedelta(minutes=1)) + warning(T0 + timedelta(minutes=2)))

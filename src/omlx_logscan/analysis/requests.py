@@ -27,6 +27,9 @@ from omlx_logscan.timeutil import stamp_of
 _EPSILON = timedelta(microseconds=1)
 
 
+_COUNTED = 32  # faults whose earlier requests are counted in their window, before the file's rows are indexed
+
+
 _TOKENS = range(-(2**31), 2**31)  # what the tokens column holds; a count beyond it reads as 0, as the scan's
 
 
@@ -45,7 +48,8 @@ class _Sorted:
         self.table = timed_in_order(table)
         self.times = self.table.ints("time")  # ms since the epoch of the naive local times
         self._token_sums = prefix_sums(self.table.ints("tokens"))  # [i]: tokens of the first i rows
-        self._files: dict[int, FileRows | None] = {}  # by source, made when first asked
+        self._files: dict[int, FileRows | None] = {}  # by source, made once many faults ask
+        self._asked = 0
 
     def __len__(self) -> int:
         return len(self.times)
@@ -65,13 +69,15 @@ class _Sorted:
         return count
 
     def _written_before(self, lo: int, hi: int, after: Event) -> int:
-        """Rows ``lo`` to ``hi - 1`` written before ``after`` in its file: bisected in that file's rows
-        when its lines rise with time, as usual (asked once per fault, a pass over the rest of the
-        log each time would make many absorbed faults quadratic); else counted in the window."""
+        """Rows ``lo`` to ``hi - 1`` written before ``after`` in its file. Counted in the window for
+        the first few faults; from the ``_COUNTED``-th on, bisected in that file's rows when its lines
+        rise with time, as usual (a pass over the rest of the log for each of many absorbed faults
+        would take quadratic time; the few of most logs do not pay for the file's rows)."""
         source = after.source_index
-        if source not in self._files:
+        self._asked += 1
+        if self._asked > _COUNTED and source not in self._files:
             self._files[source] = FileRows.of(self.table.ints("source"), self.table.ints("line"), source)
-        if (rows := self._files[source]) is not None:
+        if (rows := self._files.get(source)) is not None:
             return rows.before(lo, hi, after.line)
         sources, lines = self.table.ints("source")[lo:hi], self.table.ints("line")[lo:hi]  # the two it needs
         return count_before(sources, lines, source, after.line)
