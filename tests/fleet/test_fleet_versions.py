@@ -16,13 +16,13 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from conftest import REAL
+from conftest import REAL, pasted, stream_of
+from omlx_logscan import analyze
 from omlx_logscan.cli.app import app
 
 RUNS = REAL.parent / "real-omlx"
 KEG = "/opt/homebrew/Cellar/omlx/0.5.7/libexec/lib/python3.11/site-packages/"
 runner = CliRunner()
-pytestmark = pytest.mark.slow  # each reads real captures and runs the fleet's SQL (a second or two)
 
 
 def _homebrew(run: str, hours: int) -> str:
@@ -48,6 +48,7 @@ def _versions(*documents: Path) -> dict[str, dict[str, Any]]:
     return {row["omlx_version"]: row for row in json.loads(result.stdout)["versions"]}
 
 
+@pytest.mark.slow  # each reads real captures and runs the fleet's SQL (a second or two)
 def test_a_lifetime_between_two_of_one_version_ran_it(tmp_path: Path) -> None:
     """Faults, a clean day, faults: the clean lifetimes state nothing, their neighbours 0.5.7."""
     document, timeline = _document(
@@ -59,6 +60,7 @@ def test_a_lifetime_between_two_of_one_version_ran_it(tmp_path: Path) -> None:
     assert (row["omlx_version"], row["process_starts"], row["faults"]) == ("0.5.7", 9, len(timeline["faults"]))
 
 
+@pytest.mark.slow
 def test_a_lifetime_before_the_first_statement_stays_unknown(tmp_path: Path) -> None:
     """No guess: the clean lifetimes before the first traceback may have run an older version."""
     document, timeline = _document(tmp_path, "mac-02", ("a-info-clean", 0), ("d-warning-seed", 1))
@@ -68,6 +70,7 @@ def test_a_lifetime_before_the_first_statement_stays_unknown(tmp_path: Path) -> 
     assert versions["0.5.7"]["faults"] == len(timeline["faults"])
 
 
+@pytest.mark.slow
 def test_each_host_is_bracketed_by_its_own_lifetimes(tmp_path: Path) -> None:
     """A host's clean lifetimes are not filled in by another host's statements around them."""
     faulted, _ = _document(tmp_path, "mac-03", ("d-warning-seed", 0), ("d-warning-seed", 2))
@@ -75,3 +78,17 @@ def test_each_host_is_bracketed_by_its_own_lifetimes(tmp_path: Path) -> None:
     versions = _versions(faulted, clean)
     assert (versions["unknown"]["hosts"], versions["unknown"]["process_starts"]) == (1, 3)
     assert (versions["0.5.7"]["hosts"], versions["0.5.7"]["process_starts"]) == (1, 6)
+
+
+def test_a_crash_dump_states_the_version_in_any_thread(tmp_path: Path) -> None:
+    """The crash was on a thread that ran no Python: the other threads' frames still name the keg."""
+    dump = (
+        "Fatal Python error: Segmentation fault\n\n"
+        "Thread 0x000000016f7d3000 (most recent call first):\n"
+        f'  File "{KEG}omlx/engine_core.py", line 394 in _engine_loop\n'
+        '  File "/opt/homebrew/Cellar/python@3.11/3.11.9/lib/python3.11/threading.py", line 1010 in run\n\n'
+        "Current thread 0x00000001f0d2c0c0 (most recent call first):\n"
+        "  <no Python frame>\n"
+    )
+    (session,) = analyze(stream_of(pasted(tmp_path, dump))).sessions
+    assert session.omlx_version == "0.5.7"
