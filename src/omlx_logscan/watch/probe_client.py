@@ -68,7 +68,9 @@ def probe_url(text: str) -> str:
     """``--probe URL``: an http(s) base URL with a host, without credentials, its trailing slash dropped."""
     parts = urllib.parse.urlsplit(text)
     if "@" in parts.netloc:  # checked first: no message may show them
-        raise LogscanError("--probe: credentials in the URL are refused (the API key comes from $OMLX_API_KEY)")
+        raise LogscanError(
+            "--probe: credentials in the URL are refused (give the API key with --probe-key-file or $OMLX_API_KEY)"
+        )
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise LogscanError(f"--probe {text!r}: not an http:// or https:// URL with a host")
     try:
