@@ -66,7 +66,8 @@ class FakeOmlx:
     keepalive spaces, never the answer), late_error (200, a space, then an error body), stuck (every request
     hangs), 500, or echo (a 500 whose message repeats the request's Authorization header). And as what may
     stand in front of it, or an oMLX started with an API key: key (401 without ``Bearer KEY``, as oMLX's
-    ``verify_api_key``), 401 and 403 (every request), 302 (a redirect), 502 (a proxy's HTML page), nonjson
+    ``verify_api_key``), 401 and 403 (every request), 302 (a redirect), 502 (a proxy's HTML page), 504 (a
+    gateway's JSON), nonjson
     (200 and text), endless (/v1/models answers bytes without end)."""
 
     def __init__(self) -> None:
@@ -98,6 +99,8 @@ class FakeOmlx:
                     return False
                 if mode in ("key", "401", "403"):
                     self._answer(403 if mode == "403" else 401, {"detail": "API key required"})
+                elif mode == "504":  # a gateway's timeout, in the JSON of an API gateway
+                    self._answer(504, {"error": {"message": "upstream request timeout"}})
                 elif mode == "302":
                     self.send_response(302)
                     self.send_header("Location", "https://login.example/sso")

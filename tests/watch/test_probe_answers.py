@@ -50,20 +50,19 @@ NOT_OMLX = [
     ("302", False, "failed", 302),
     ("502", False, "failed", 502),
     ("502", True, "failed", 502),
+    ("504", True, "failed", 504),
     ("nonjson", False, "failed", 200),
     ("nonjson", True, "failed", 200),
     ("endless", False, "failed", 200),
 ]
 
 
-@pytest.mark.parametrize(("mode", "completions", "outcome", "status"), NOT_OMLX)
-def test_an_answer_that_is_not_omlx_s_word_on_a_completion_proves_nothing(
-    omlx: FakeOmlx,  # noqa: F811
-    mode: str,
-    completions: bool,
-    outcome: str,
-    status: int,
-) -> None:
+Case = tuple[str, bool, str, int]
+
+
+@pytest.mark.parametrize("case", NOT_OMLX)
+def test_an_answer_that_is_not_omlx_s_word_on_a_completion_proves_nothing(omlx: FakeOmlx, case: Case) -> None:  # noqa: F811
+    mode, completions, outcome, status = case
     omlx.mode, omlx.only_completions = mode, completions
     result = probe_once(ProbeTarget(omlx.url, "wrong-key", "tiny-llama", 5.0))
     assert (result.outcome, result.status) == (outcome, status), result
@@ -72,9 +71,10 @@ def test_an_answer_that_is_not_omlx_s_word_on_a_completion_proves_nothing(
     assert asked == (["/v1/models", "/v1/completions"] if completions else ["/v1/models"])
 
 
-def test_a_gateway_error_in_json_is_the_proxy_s_and_a_5xx_of_omlx_is_an_error(omlx: FakeOmlx) -> None:  # noqa: F811
+def test_a_5xx_with_omlx_s_error_body_is_an_error(omlx: FakeOmlx) -> None:  # noqa: F811
+    """The counterpart of the gateway's 504 above: a 500 with oMLX's JSON error is oMLX's word on the engine."""
     omlx.mode = "500"
-    assert probe_once(ProbeTarget(omlx.url, None, None, 5.0)).outcome == "error"  # oMLX's own error body
+    assert probe_once(ProbeTarget(omlx.url, None, None, 5.0)).outcome == "error"
 
 
 def test_an_endless_answer_is_read_only_up_to_the_bound(omlx: FakeOmlx) -> None:  # noqa: F811
@@ -92,17 +92,11 @@ def test_an_endless_answer_is_read_only_up_to_the_bound(omlx: FakeOmlx) -> None:
     assert peak < 4 * MAX_BODY_BYTES and took < 5.0, (peak, took)
 
 
-@pytest.mark.parametrize(("mode", "completions", "outcome", "status"), [*NOT_OMLX, ("alive", False, "alive", 200)])
-def test_a_healthy_server_is_never_called_dead(
-    tmp_path: Path,
-    omlx: FakeOmlx,  # noqa: F811
-    mode: str,
-    completions: bool,
-    outcome: str,
-    status: int,
-) -> None:
+@pytest.mark.parametrize("case", [*NOT_OMLX, ("alive", False, "alive", 200)])
+def test_a_healthy_server_is_never_called_dead(tmp_path: Path, omlx: FakeOmlx, case: Case) -> None:  # noqa: F811
     """An idle INFO log, probed once per --wedge-after against the local server: however often the
     answer is not a completion, no alert, no --on-dead, no exit 3; a refused key is said once."""
+    mode, completions, outcome, status = case
     omlx.mode, omlx.only_completions = mode, completions
     log = tmp_path / "server.log"
     log.write_text(startup(T0))
@@ -145,16 +139,22 @@ def _added(at: datetime, prompt_tokens: int) -> str:
     return _line(at, "omlx.scheduler", "DEBUG", f"Added request r-{prompt_tokens} with {prompt_tokens} prompt tokens")
 
 
-def test_the_probe_s_own_request_is_marked_and_not_counted(tmp_path: Path) -> None:
-    """A probe goes out on an idle INFO log; oMLX logs its completion (read after its answer came) next
-    to a user's chat completion: the probe's row says watch_probe, and the watch counts one request."""
+def _probed_once(tmp_path: Path, text: str) -> tuple[Path, EventKeeper, Watcher]:
+    """A watch of a log holding ``text`` (then silent) whose one probe, sent at 60 s, came back alive at 61 s."""
     log = tmp_path / "server.log"
-    log.write_text(startup(T0))
+    log.write_text(text)
     sink = EventKeeper()
     target = ProbeTarget("http://127.0.0.1:9", None, "m", 1.0)
     watcher = Watcher(WatchOptions(log, wedge_after=60.0, probe=target), sink)
     watcher.prober = ProbeRunner(target, lambda _target: ProbeResult("alive", 0.05, 200, "", "m"))
     _steps(watcher, range(0, 62))
+    return log, sink, watcher
+
+
+def test_the_probe_s_own_request_is_marked_and_not_counted(tmp_path: Path) -> None:
+    """A probe goes out on an idle INFO log; oMLX logs its completion (read after its answer came) next
+    to a user's chat completion: the probe's row says watch_probe, and the watch counts one request."""
+    log, sink, watcher = _probed_once(tmp_path, startup(T0))
     assert [event.fields["outcome"] for event in sink.events if event.kind == "probe"] == ["alive"]
     append(log, _completion(T0 + timedelta(seconds=61)) + _own_completion(T0 + timedelta(seconds=61, milliseconds=5)))
     append(log, _own_completion(T0 + timedelta(seconds=62)))  # a second like it: a user's, the probe had its one
@@ -167,13 +167,7 @@ def test_the_probe_s_own_request_is_marked_and_not_counted(tmp_path: Path) -> No
 
 
 def test_a_line_like_the_probe_s_is_a_user_s_when_no_probe_is_out(tmp_path: Path) -> None:
-    log = tmp_path / "server.log"
-    log.write_text(startup(T0))
-    sink = EventKeeper()
-    target = ProbeTarget("http://127.0.0.1:9", None, "m", 1.0)
-    watcher = Watcher(WatchOptions(log, wedge_after=60.0, probe=target), sink)
-    watcher.prober = ProbeRunner(target, lambda _target: ProbeResult("alive", 0.05, 200, "", "m"))
-    _steps(watcher, range(0, 62))
+    log, sink, watcher = _probed_once(tmp_path, startup(T0))
     _steps(watcher, range(62, 80))  # the answer came at 62: its lines are awaited 10 s, no longer
     append(log, _added(T0 + timedelta(seconds=80), 2) + _own_completion(T0 + timedelta(seconds=80)))
     _steps(watcher, range(80, 85))
@@ -182,13 +176,7 @@ def test_a_line_like_the_probe_s_is_a_user_s_when_no_probe_is_out(tmp_path: Path
 
 
 def test_a_debug_arrival_of_the_probe_is_marked_and_a_long_prompt_is_not(tmp_path: Path) -> None:
-    log = tmp_path / "server.log"
-    log.write_text(startup(T0) + _line(T0, "omlx.engine", "DEBUG", "step"))
-    sink = EventKeeper()
-    target = ProbeTarget("http://127.0.0.1:9", None, "m", 1.0)
-    watcher = Watcher(WatchOptions(log, wedge_after=60.0, probe=target), sink)
-    watcher.prober = ProbeRunner(target, lambda _target: ProbeResult("alive", 0.05, 200, "", "m"))
-    _steps(watcher, range(0, 62))  # a silent DEBUG log: the silence probe
+    log, sink, watcher = _probed_once(tmp_path, startup(T0) + _line(T0, "omlx.engine", "DEBUG", "step"))
     append(log, _added(T0 + timedelta(seconds=61), 812) + _added(T0 + timedelta(seconds=61), 2))
     _steps(watcher, range(62, 66))
     watcher.follower.close()
