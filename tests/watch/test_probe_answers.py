@@ -230,6 +230,23 @@ def test_the_key_file_and_a_path_with_the_base_path(tmp_path: Path) -> None:
         assert result.exit_code == 2 and said in result.output, (args, result.output)
 
 
+def test_probe_auto_reads_the_settings_beside_the_followed_log(tmp_path: Path) -> None:
+    """oMLX's own file log (``<base>/logs/server.log``) names its server: its base's settings, not
+    $OMLX_BASE_PATH's; a log elsewhere takes those of $OMLX_BASE_PATH (here: none)."""
+    base, elsewhere = tmp_path / "base", tmp_path / "elsewhere"
+    (base / "logs").mkdir(parents=True)
+    elsewhere.mkdir()
+    (base / "settings.json").write_text(json.dumps({"server": {"port": 18000}}))
+    for log, said in (
+        (base / "logs" / "server.log", "--exit-at-end reads a finished log"),  # its settings were read
+        (tmp_path / "omlx.log", f"{tmp_path / 'empty' / 'settings.json'}: no such file"),
+    ):
+        log.write_text(startup(T0))
+        env = {"OMLX_BASE_PATH": str(tmp_path / "empty")}
+        result = runner.invoke(app, ["watch", str(log), "--probe", "auto", "--exit-at-end"], env=env)
+        assert result.exit_code == 2 and said in result.output, (log, result.output)
+
+
 @pytest.mark.slow
 def test_done_when_watch_with_a_path_finds_the_server_and_its_key(
     tmp_path: Path,

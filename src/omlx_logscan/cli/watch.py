@@ -38,8 +38,19 @@ MAX_INTERVAL_S = 3600.0  # polling less often is no watch; far longer sleeps ove
 PROBE_TIMEOUT_S = 120.0  # --probe-timeout: as long as a slow first token can take on a big model
 
 
+def _settings_folder(base_path: str | None, followed: Path) -> Path:
+    """The folder of oMLX's settings: --base-path; else that of the followed log when it is oMLX's own
+    file log with its settings beside (``<base>/logs/server.log``); else $OMLX_BASE_PATH or ~/.omlx."""
+    from omlx_logscan.cli.values import base_folder
+
+    own = followed.parent.parent
+    if base_path is None and followed.parent.name == "logs" and (own / "settings.json").is_file():
+        return own
+    return base_folder(base_path)
+
+
 def _probe_target(
-    spec: str | None, base_path: str | None, model: str | None, timeout: str | None, key_file: Path | None
+    spec: str | None, settings_folder: Path, model: str | None, timeout: str | None, key_file: Path | None
 ) -> ProbeTarget | None:
     """``--probe``: the server's URL (given, or from oMLX's settings), the API key and the probe's limits."""
     if spec is None:
@@ -47,7 +58,7 @@ def _probe_target(
             if value is not None:
                 raise LogscanError(f"{option}: needs --probe")
         return None
-    from omlx_logscan.cli.values import base_folder, duration_seconds
+    from omlx_logscan.cli.values import duration_seconds
     from omlx_logscan.watch.probe_client import (
         API_KEY_VARIABLE,
         ProbeTarget,
@@ -57,7 +68,7 @@ def _probe_target(
         settings_url,
     )
 
-    settings_file = base_folder(base_path) / "settings.json"
+    settings_file = settings_folder / "settings.json"
     settings = read_settings(settings_file) if spec == "auto" or settings_file.is_file() else {}
     url = settings_url(settings) if spec == "auto" else probe_url(spec)
     found = [
@@ -196,7 +207,8 @@ def watch(
         refuse_unrecognised_file(followed)
     if options.output is not None:
         check_output(options.output, [("the followed log", followed)])
-    target = _probe_target(probe, options.base_path, probe_model, probe_timeout, probe_key_file)
+    settings_folder = _settings_folder(options.base_path, followed)
+    target = _probe_target(probe, settings_folder, probe_model, probe_timeout, probe_key_file)
     if target is not None and exit_at_end:
         raise LogscanError("--probe: --exit-at-end reads a finished log, with no server to ask")
     every = duration_seconds(probe_every, "--probe-every") if probe_every is not None else None
