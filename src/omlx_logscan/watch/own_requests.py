@@ -37,7 +37,12 @@ class OwnRequests:
         self._out: list[_Out] = []
 
     def sent(self, now: float, model: str | None) -> None:
+        self._let_go(now)  # a silent log brings no line to do it: each probe does
         self._out.append(_Out(now, model))
+
+    def _let_go(self, now: float) -> None:
+        """Forget the probes whose lines can no longer come."""
+        self._out = [out for out in self._out if out.answered is None or now - out.answered <= LINGER_S]
 
     def answered(self, now: float, model: str | None) -> None:
         """The probe out got its answer (``model``: the one it asked, once /v1/models named it)."""
@@ -47,7 +52,7 @@ class OwnRequests:
 
     def mark(self, event: Event, now: float) -> bool:
         """Whether ``event`` is a line of a probe of the watch's; if so it is marked (``OWN_FIELD``)."""
-        self._out = [out for out in self._out if out.answered is None or now - out.answered <= LINGER_S]
+        self._let_go(now)
         line = _line_of(event)
         probe = next((out for out in self._out if line is not None and _fits(event, line, out)), None)
         if probe is None or line is None:
