@@ -128,9 +128,7 @@ def _probe(target: ProbeTarget) -> ProbeResult:
     models_wait = min(target.timeout, MODELS_TIMEOUT_S)
     answer = _request(target, "/v1/models", None, models_wait)
     if isinstance(answer, ProbeResult):
-        if answer.outcome == HUNG:
-            return ProbeResult(DOWN, None, None, "/v1/models did not answer")
-        return answer if answer.outcome != ERROR else ProbeResult(FAILED, None, answer.status, answer.detail)
+        return answer if answer.outcome != HUNG else ProbeResult(DOWN, None, None, "/v1/models did not answer")
     status, body = answer
     model = target.model or _first_model(body)
     if model is None:
