@@ -61,6 +61,7 @@ SAMPLES: dict[str, Any] = {
     "probe": "http://attacker.example:8000",
     "probe-every": "1m",
     "probe-model": "some-model",
+    "probe-key-file": "/elsewhere/key",
     "probe-timeout": "5s",
     "probes": "watch.ndjson",
     "quiet": True,

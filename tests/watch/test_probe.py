@@ -6,6 +6,7 @@ CI has no oMLX: a local server on 127.0.0.1 answers as the real one does (``omlx
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import socket
@@ -55,13 +56,23 @@ COMPLETION = {
 }
 
 
+HTML_502 = b"<html><head><title>502 Bad Gateway</title></head><body><h1>502 Bad Gateway</h1></body></html>"
+ENDLESS_CHUNK = b" " * 65536
+ENDLESS_LIMIT = 256 << 20  # an endless answer stops here at the latest, should nothing stop reading it
+
+
 class FakeOmlx:
     """A test server answering like oMLX: ``mode`` is alive, hang (completions only, as a penalty box: 200 and
     keepalive spaces, never the answer), late_error (200, a space, then an error body), stuck (every request
-    hangs), 500, or echo (a 500 whose message repeats the request's Authorization header)."""
+    hangs), 500, or echo (a 500 whose message repeats the request's Authorization header). And as what may
+    stand in front of it, or an oMLX started with an API key: key (401 without ``Bearer KEY``, as oMLX's
+    ``verify_api_key``), 401 and 403 (every request), 302 (a redirect), 502 (a proxy's HTML page), 504 (a
+    gateway's JSON), nonjson
+    (200 and text), endless (/v1/models answers bytes without end)."""
 
     def __init__(self) -> None:
         self.mode = "alive"
+        self.only_completions = False  # a mode in front of oMLX answers the completions only
         self.requests: list[tuple[str, str, dict[str, Any] | None]] = []  # path, Authorization, body
         self.completions: list[float] = []  # when (monotonic) each completion was asked
         self.release = threading.Event()
@@ -79,10 +90,46 @@ class FakeOmlx:
                 self.end_headers()
                 self.wfile.write(data)
 
+            def _in_front(self) -> bool:
+                """Answer as a proxy, a refused key or an endless server would; False: answer as oMLX."""
+                mode = fake.mode
+                if fake.only_completions and self.command == "GET":
+                    return False
+                if mode == "key" and self.headers.get("Authorization") == f"Bearer {KEY}":
+                    return False
+                if mode in ("key", "401", "403"):
+                    self._answer(403 if mode == "403" else 401, {"detail": "API key required"})
+                elif mode == "504":  # a gateway's timeout, in the JSON of an API gateway
+                    self._answer(504, {"error": {"message": "upstream request timeout"}})
+                elif mode == "302":
+                    self.send_response(302)
+                    self.send_header("Location", "https://login.example/sso")
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                elif mode in ("502", "nonjson"):
+                    page = HTML_502 if mode == "502" else b"OK"
+                    self.send_response(502 if mode == "502" else 200)
+                    self.send_header("Content-Type", "text/html")
+                    self.send_header("Content-Length", str(len(page)))
+                    self.end_headers()
+                    self.wfile.write(page)
+                elif mode == "endless":
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/json")
+                    self.end_headers()
+                    with contextlib.suppress(OSError):
+                        for _ in range(ENDLESS_LIMIT // len(ENDLESS_CHUNK)):
+                            self.wfile.write(ENDLESS_CHUNK)
+                else:
+                    return False
+                return True
+
             def do_GET(self) -> None:
                 fake.requests.append((self.path, self.headers.get("Authorization", ""), None))
                 if fake.mode == "stuck":  # nothing answers, not even the model list
                     fake.release.wait(HANG_LIMIT_S)
+                    return
+                if self._in_front():
                     return
                 self._answer(200, MODELS) if self.path == "/v1/models" else self._answer(404, {"detail": "Not Found"})
 
@@ -91,6 +138,8 @@ class FakeOmlx:
                 auth = self.headers.get("Authorization", "")
                 fake.requests.append((self.path, auth, body))
                 fake.completions.append(time.monotonic())
+                if self._in_front():
+                    return
                 if fake.mode in ("hang", "late_error"):  # as oMLX: 200 and a space at once, then keepalive spaces
                     self.send_response(200)
                     self.send_header("Content-Type", "application/json")

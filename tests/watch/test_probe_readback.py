@@ -182,7 +182,7 @@ def test_a_log_from_a_named_pipe_is_read_once_by_the_log_reader(tmp_path: Path) 
         ('{"kind": "probe", "source": "s", "line": 0, "time": "x", "outcome": "hung"}\n', "without a valid time"),
         (
             '{"kind": "probe", "source": "s", "line": 0, "time": "2026-09-15T20:40:00", "outcome": "fine"}\n',
-            "outcome is not one of alive, down, error, hung",
+            "outcome is not one of alive, down, error, failed, hung, needs_key",
         ),
         (
             '{"kind": "probe", "source": "s", "line": 0, "time": "2026-09-15T20:40:00", "outcome": "hung", '

@@ -3,7 +3,8 @@
 At INFO level the log cannot tell an idle server from a dead one, and a penalty box keeps
 ``/v1/models`` answering while no completion does (oMLX issues 2852, 2858). ``watch --probe`` asks
 the server for one token where the log cannot tell, and each answer is an event of kind ``probe``
-(fields ``outcome``: alive, error, hung or down; ``trigger``; ``latency_s``; ``status``). This module
+(fields ``outcome``: alive, error, hung, down, needs_key or failed; ``trigger``; ``latency_s``;
+``status``). This module
 turns those events into a proof, as the log's own evidence is turned into outages; the watch alerts
 on it like on a penalty box or a wedge. Data only: ``output/probes.py`` says it in words.
 """
@@ -21,9 +22,11 @@ from omlx_logscan.parsing.probes import ProbeFile, ProbeOutcome
 from omlx_logscan.timeutil import parse
 
 ALIVE: Final = "alive"
-ERROR: Final = "error"
+ERROR: Final = "error"  # oMLX itself answered the completion with an error (a 5xx, or an error after the keepalive)
 HUNG: Final = "hung"  # /v1/models answered, the completion did not in time: generation-dead
 DOWN: Final = "down"  # nothing answered: the process is gone, which its log (or its absence) tells
+NEEDS_KEY: Final = "needs_key"  # 401 or 403: the server wants an API key (or another): nothing was asked of the engine
+FAILED: Final = "failed"  # an answer that is no completion and no oMLX error (a redirect, a proxy's 5xx, not JSON)
 ERRORS_FOR_DEAD = 2  # error answers in a row that prove generation-dead (one may be a client's mistake)
 
 
@@ -69,13 +72,16 @@ def generation_dead(analysis: Analysis | None, probes: Sequence[Event], running:
 
 
 # What a probe read back by ``timeline`` and ``report`` says of the outage it fell in (if any).
-ProbeVerdict = Literal["confirms", "clears", "proves", "contradicts", "unseen", "alive", "error", "down"]
+ProbeVerdict = Literal[
+    "confirms", "clears", "proves", "contradicts", "unseen", "alive", "error", "down", "needs_key", "failed"
+]
 CONFIRMS: Final = "confirms"  # a possible wedge: no token, so the engine was dead, not idle
 CLEARS: Final = "clears"  # a possible wedge: a token, so the server was idle
 PROVES: Final = "proves"  # an outage the log shows (a penalty box, a wedge): no token either
 CONTRADICTS: Final = "contradicts"  # an outage the log shows, yet a token came
 UNSEEN: Final = "unseen"  # no outage in the log, yet the probes prove the engine generation-dead
-_ALONE: dict[object, ProbeVerdict] = {ALIVE: ALIVE, ERROR: ERROR, DOWN: DOWN}  # outside any outage
+# What a probe alone found, outside any outage (or one that proves nothing of it).
+_ALONE: dict[object, ProbeVerdict] = {ALIVE: ALIVE, ERROR: ERROR, DOWN: DOWN, NEEDS_KEY: NEEDS_KEY, FAILED: FAILED}
 
 
 @dataclass

@@ -121,7 +121,8 @@ KEY_CLASSES: dict[KeyClass, frozenset[str]] = {
     KeyClass.stricter: frozenset(_TIGHTER),
     KeyClass.runs: frozenset({"on-fault", "on-dead", "command-timeout", "exit-on-dead"}),
     KeyClass.writes: frozenset({"output"}),
-    KeyClass.sends: frozenset({"probe", "probe-model", "probe-timeout", "probe-every"}),  # watch's probe: a URL it asks
+    # watch's probe: a URL it asks, and the key it sends there
+    KeyClass.sends: frozenset({"probe", "probe-model", "probe-timeout", "probe-every", "probe-key-file"}),
     KeyClass.reads: frozenset({"base-path", "hosts", "os-history", "overlay", "from-start", "redact-key", "probes"}),
     KeyClass.loosens: frozenset({"since", "until", "force", "exit-at-end"}),
 }

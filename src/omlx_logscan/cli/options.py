@@ -289,9 +289,14 @@ Probe = Annotated[
     _valued(
         "URL",
         "Send a generation probe (one token) to the oMLX server at URL when the log cannot tell whether the "
-        "engine generates; 'auto': the host and port of oMLX's settings.json in the base folder. The API key: "
-        "$OMLX_API_KEY, else the settings' (never printed).",
+        "engine generates; 'auto': the host and port of oMLX's settings.json in the base folder (--base-path, "
+        "which may go with a PATH here). The API key: --probe-key-file, else $OMLX_API_KEY, else the settings' "
+        "(never printed).",
     ),
+]
+ProbeKeyFile = Annotated[
+    Path | None,
+    _valued("FILE", "Read the probe's API key from FILE (its first line), e.g. a secret only you may read."),
 ]
 ProbeModel = Annotated[
     str | None,

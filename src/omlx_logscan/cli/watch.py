@@ -20,6 +20,7 @@ from omlx_logscan.cli.options import (
     CommonOptions,
     Probe,
     ProbeEvery,
+    ProbeKeyFile,
     ProbeModel,
     ProbeTimeout,
     WatchFormatOption,
@@ -37,16 +38,27 @@ MAX_INTERVAL_S = 3600.0  # polling less often is no watch; far longer sleeps ove
 PROBE_TIMEOUT_S = 120.0  # --probe-timeout: as long as a slow first token can take on a big model
 
 
+def _settings_folder(base_path: str | None, followed: Path) -> Path:
+    """The folder of oMLX's settings: --base-path; else that of the followed log when it is oMLX's own
+    file log with its settings beside (``<base>/logs/server.log``); else $OMLX_BASE_PATH or ~/.omlx."""
+    from omlx_logscan.cli.values import base_folder
+
+    own = followed.parent.parent
+    if base_path is None and followed.parent.name == "logs" and (own / "settings.json").is_file():
+        return own
+    return base_folder(base_path)
+
+
 def _probe_target(
-    spec: str | None, base_path: str | None, model: str | None, timeout: str | None
+    spec: str | None, settings_folder: Path, model: str | None, timeout: str | None, key_file: Path | None
 ) -> ProbeTarget | None:
     """``--probe``: the server's URL (given, or from oMLX's settings), the API key and the probe's limits."""
     if spec is None:
-        for option, value in (("--probe-model", model), ("--probe-timeout", timeout)):
+        for option, value in (("--probe-model", model), ("--probe-timeout", timeout), ("--probe-key-file", key_file)):
             if value is not None:
                 raise LogscanError(f"{option}: needs --probe")
         return None
-    from omlx_logscan.cli.values import base_folder, duration_seconds
+    from omlx_logscan.cli.values import duration_seconds
     from omlx_logscan.watch.probe_client import (
         API_KEY_VARIABLE,
         ProbeTarget,
@@ -56,12 +68,30 @@ def _probe_target(
         settings_url,
     )
 
-    settings_file = base_folder(base_path) / "settings.json"
+    settings_file = settings_folder / "settings.json"
     settings = read_settings(settings_file) if spec == "auto" or settings_file.is_file() else {}
     url = settings_url(settings) if spec == "auto" else probe_url(spec)
-    key = os.environ.get(API_KEY_VARIABLE) or settings_key(settings)
+    found = [
+        (_key_of(key_file) if key_file is not None else None, f"--probe-key-file {key_file}"),
+        (os.environ.get(API_KEY_VARIABLE), f"${API_KEY_VARIABLE}"),
+        (settings_key(settings), f"auth.api_key of {settings_file}"),
+    ]
+    key, key_from = next(((key, where) for key, where in found if key), (None, None))
     wait = PROBE_TIMEOUT_S if timeout is None else duration_seconds(timeout, "--probe-timeout")
-    return ProbeTarget(url, key, model or None, wait)
+    return ProbeTarget(url, key, model or None, wait, key_from)
+
+
+def _key_of(path: Path) -> str:
+    """The API key in ``path``: its first line, stripped (never shown in an error)."""
+    try:
+        with open(path.expanduser(), encoding="utf-8") as file:
+            key = file.readline(4096).strip()
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else "not text"
+        raise LogscanError(f"--probe-key-file {path}: cannot read ({reason})") from None
+    if not key:
+        raise LogscanError(f"--probe-key-file {path}: its first line holds no key")
+    return key
 
 
 @contextmanager
@@ -147,6 +177,7 @@ def watch(
     probe: Probe = None,
     probe_model: ProbeModel = None,
     probe_timeout: ProbeTimeout = None,
+    probe_key_file: ProbeKeyFile = None,
     probe_every: ProbeEvery = None,
     kind: WatchKinds = None,
     fmt: WatchFormatOption = None,
@@ -169,12 +200,15 @@ def watch(
     kinds = checked_kinds(kind)
     interval = checked_seconds("--interval", interval, 0.01, MAX_INTERVAL_S)
     command_timeout = checked_seconds("--command-timeout", command_timeout, 0.1)
-    followed = log_path(options.paths[0] if options.paths else None, options.base_path)
+    path = options.paths[0] if options.paths else None
+    # With --probe, --base-path names the server's settings as well: a PATH may go with it.
+    followed = log_path(path, None if path is not None and probe is not None else options.base_path)
     if not options.force:
         refuse_unrecognised_file(followed)
     if options.output is not None:
         check_output(options.output, [("the followed log", followed)])
-    target = _probe_target(probe, options.base_path, probe_model, probe_timeout)
+    settings_folder = _settings_folder(options.base_path, followed)
+    target = _probe_target(probe, settings_folder, probe_model, probe_timeout, probe_key_file)
     if target is not None and exit_at_end:
         raise LogscanError("--probe: --exit-at-end reads a finished log, with no server to ask")
     every = duration_seconds(probe_every, "--probe-every") if probe_every is not None else None

@@ -12,7 +12,9 @@ from omlx_logscan.analysis.probes import (
     CONTRADICTS,
     DOWN,
     ERROR,
+    FAILED,
     HUNG,
+    NEEDS_KEY,
     PROVES,
     UNSEEN,
     ProbeEvidence,
@@ -33,11 +35,23 @@ if TYPE_CHECKING:
 def probe_message(trigger: str, outcome: str, latency_s: float | None, status: int | None, detail: str) -> str:
     """One probe: what it found and why it was sent."""
     took = f" in {latency_s:.2f} s" if latency_s is not None else ""
+    http = f" (HTTP {status})" if status else ""
     found = {
         ALIVE: f"alive: one token{took}",
         HUNG: f"hung: /v1/models answered, no token{took}",
-    }.get(outcome, f"{outcome}{f' (HTTP {status})' if status else ''}: {detail}")
+        NEEDS_KEY: f"needs_key{http}: cannot probe, the server wants an API key ({detail}); this proves nothing",
+        FAILED: f"failed{http}: {detail}; no completion and no error of oMLX's, this proves nothing",
+    }.get(outcome, f"{outcome}{http}: {detail}")
     return f"generation probe ({trigger}): {found}"
+
+
+def needs_key_note(url: str, status: int | None, key_from: str | None) -> str:
+    """Said once when the server refuses the probe for its key: what to give, and where."""
+    refused = f"refused the API key of {key_from}" if key_from else "wants an API key"
+    return (
+        f"cannot probe {url}: the server {refused} (HTTP {status}), so the probes prove nothing and never "
+        "alert; give the key in $OMLX_API_KEY or in a file named by --probe-key-file FILE"
+    )
 
 
 def probe_dead_message(proof: ProbeProof) -> str:
@@ -71,6 +85,8 @@ VERDICT_WORDS: dict[ProbeVerdict, str] = {
     ALIVE: "the engine generated",
     ERROR: "a failed completion (one alone proves nothing)",
     DOWN: "nothing answered: no process served",
+    NEEDS_KEY: "cannot probe: the server wants an API key (proves nothing)",
+    FAILED: "the probe failed: no completion and no error of oMLX's (proves nothing)",
 }
 ROUTINE_VERDICTS = frozenset({ALIVE})  # told as a count: an idle healthy server is probed once per --wedge-after
 DEAD_VERDICTS = frozenset({CONFIRMS, PROVES, UNSEEN})  # the engine generation-dead

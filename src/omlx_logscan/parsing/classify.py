@@ -247,9 +247,12 @@ def _dump_fields(record: Record) -> dict[str, Any]:
 
 
 def cellar_version(event: Event) -> str | None:
-    """The Homebrew keg version in an event's traceback paths, if any."""
-    for frame in event.fields.get("traceback", ()):
-        match = CELLAR_VERSION.search(frame["path"]) if "/Cellar/omlx" in frame["path"] else None
-        if match:
-            return match["version"]
+    """The Homebrew keg version in an event's traceback paths, if any: its own stack's, or any thread's
+    of a faulthandler dump (a crash in a thread that ran no Python still lists the others)."""
+    threads = [thread["frames"] for thread in event.fields.get("threads", ())]
+    for frames in (event.fields.get("traceback", ()), *threads):
+        for frame in frames:
+            match = CELLAR_VERSION.search(frame["path"]) if "/Cellar/omlx" in frame["path"] else None
+            if match:
+                return match["version"]
     return None

@@ -20,7 +20,7 @@ from omlx_logscan.parsing.kinds import PROBE_KIND
 from omlx_logscan.timeutil import parse, stamp_of, wall_clock
 
 # What a probe of ``watch --probe`` found, and why the watch sent it (``watch/probing.py``).
-ProbeOutcome = Literal["alive", "error", "hung", "down"]
+ProbeOutcome = Literal["alive", "error", "hung", "down", "needs_key", "failed"]
 ProbeTrigger = Literal["possible_wedge", "fault", "silence", "heartbeat"]
 OUTCOMES: frozenset[str] = frozenset(get_args(ProbeOutcome))
 SNIFF_BYTES = 65536  # enough for watch's first row, however long its message

@@ -22,6 +22,7 @@ from omlx_logscan.parsing.grammar import LEVEL_RANK
 from omlx_logscan.parsing.kinds import ARRIVAL_KIND
 from omlx_logscan.stream.event_stream import RECORDS_SCHEMA, Accounting, EventStream, SourceInfo
 from omlx_logscan.timeutil import parse
+from omlx_logscan.watch.own_requests import OWN_FIELD
 
 RecordRow = tuple[int, int, str | None]  # source, line, time (None: undated)
 _DENSE = frozenset({"request_complete", ARRIVAL_KIND})
@@ -95,6 +96,8 @@ class GrowingStream:
                 waiting.next_time = waiting.next_time or event.time
             self._waiting = []
         self._note_record(event)
+        if event.fields.get(OWN_FIELD):
+            return  # a line of the watch's own probe: no user's request (its answer is its evidence)
         if event.kind == "request_complete" and event.time is not None:
             _append(stream.requests, request_row(event))
         elif event.kind == ARRIVAL_KIND:

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Protocol
 
 from omlx_logscan.analysis.outage_model import WEDGE_AFTER_S
+from omlx_logscan.analysis.probes import NEEDS_KEY
 from omlx_logscan.analysis.results import DeadWindow, Incident
 from omlx_logscan.errors import EXIT_DEAD, LogscanError
 from omlx_logscan.inputs.follow import Follower
@@ -35,13 +36,14 @@ from omlx_logscan.output.notices import (
     summary_line,
 )
 from omlx_logscan.output.outages import wedge_alert_message
-from omlx_logscan.output.probes import probe_dead_message, probe_message, probes_phrase
+from omlx_logscan.output.probes import needs_key_note, probe_dead_message, probe_message, probes_phrase
 from omlx_logscan.parsing.event import Event
 from omlx_logscan.parsing.kinds import PROBE_KIND
 from omlx_logscan.stream.live import LiveStream
 from omlx_logscan.watch.head import Head, read_head
 from omlx_logscan.watch.hooks import HookRun, hook_environment
-from omlx_logscan.watch.probe_client import API_KEY_VARIABLE, ProbeRunner, ProbeTarget
+from omlx_logscan.watch.own_requests import OwnRequests
+from omlx_logscan.watch.probe_client import API_KEY_VARIABLE, ProbeResult, ProbeRunner, ProbeTarget
 from omlx_logscan.watch.probe_schedule import NOTED_KINDS, ProbeSchedule, probe_event
 from omlx_logscan.watch.state import Change, FaultClosed, ProbeProved, WatchState, WedgeSeen, WindowOpened
 
@@ -101,6 +103,8 @@ class Watcher:
         self._began = time.monotonic()
         self._exit: int | None = None
         self.prober = ProbeRunner(options.probe) if options.probe is not None else None
+        self.own = OwnRequests()  # the probes' own lines in the log
+        self._told_key = False  # the note that the server wants a key was given (since the last other answer)
         self.schedule = ProbeSchedule(options.wedge_after, options.probe_every)
         self._head_levels: frozenset[str] = frozenset()  # the levels of what a watch from the end skipped
         self._default_model: str | None = None  # ... and the default model its last start named
@@ -211,11 +215,12 @@ class Watcher:
         for event in events:
             while unparsed and unparsed[0].line < event.line:
                 self.sink.unparsed(unparsed.pop(0))
+            own = self.prober is not None and self.own.mark(event, now)
             if (event.kind in kinds) if kinds else event.kind != "record":
                 self.events += 1
                 self.sink.event(event)
             self.state.add(event, now if seen is None else seen)
-            if event.kind in NOTED_KINDS:  # when its line came, as the silence is counted from the lines
+            if event.kind in NOTED_KINDS and not own:  # when its line came, as the silence is counted from the lines
                 self.schedule.note(event, now if seen is None else seen)
                 if event.kind == "process_start":
                     self._started = event
@@ -285,6 +290,8 @@ class Watcher:
         taken = prober.take()
         if taken is not None:
             trigger, sent, result = taken
+            self.own.answered(now, result.model)
+            self._key_note(result)
             message = probe_message(trigger, result.outcome, result.latency_s, result.status, result.detail)
             event = probe_event(str(self.options.path), sent, trigger, prober.target, result, message)
             self.schedule.restart(now)
@@ -306,6 +313,15 @@ class Watcher:
         if not self.state.proven_outage():
             prober.target = self._target(prober.target)
             prober.start(due)
+            self.own.sent(now, prober.target.model)
+
+    def _key_note(self, result: ProbeResult) -> None:
+        """Say once (until an answer of another kind) that the server wants an API key the probe lacks."""
+        wants_key = result.outcome == NEEDS_KEY
+        if wants_key and not self._told_key and self.prober is not None:
+            target = self.prober.target
+            self.sink.info(needs_key_note(target.url, result.status, target.key_from if target.api_key else None))
+        self._told_key = wants_key
 
     def _probe_alert(self, change: ProbeProved, now: float) -> None:
         """Probes proved the engine generation-dead: alert and run --on-dead once for this outage."""

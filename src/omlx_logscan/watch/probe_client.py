@@ -5,6 +5,11 @@ stays green through wedges of hours (oMLX issues 2852, 2858, 2334, 1883): only a
 proves the engine alive. A probe is ``GET /v1/models`` (does anything answer, and which model is
 there), then a completion of ``max_tokens: 1``, not streamed. The API key goes in the request's
 header and nowhere else: never in a result, a row, a message or a hook's environment.
+
+Only oMLX's own word on the completion counts against the engine: no answer in time (hung), or an
+error it gave (a 5xx with its JSON error body, or an error after the keepalive began). A 401 or 403
+says the server wants a key (needs_key); a redirect, a gateway's 502 or 504, an answer that is not
+JSON or not a completion says nothing of the engine (failed). An answer is read up to MAX_BODY_BYTES.
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from omlx_logscan.analysis.probes import ALIVE, DOWN, ERROR, HUNG
+from omlx_logscan.analysis.probes import ALIVE, DOWN, ERROR, FAILED, HUNG, NEEDS_KEY
 from omlx_logscan.errors import LogscanError
 from omlx_logscan.parsing.probes import ProbeOutcome, ProbeTrigger
 from omlx_logscan.timeutil import stamp_of
@@ -30,6 +35,10 @@ PROMPT = "Hi"  # fixed and short: one prompt token or two, and one token out
 MODELS_TIMEOUT_S = 30.0  # /v1/models answers from memory: longer than this is nothing answering
 DETAIL_CHARS = 200  # how much of an error answer a probe keeps
 READ_BYTES = 65536
+MAX_BODY_BYTES = 1 << 20  # a model list or a one-token completion is kilobytes: more is no answer of oMLX's
+KEY_STATUSES = frozenset({401, 403})  # the server wants a key, or another one
+GATEWAY_STATUSES = frozenset({502, 504})  # a proxy's word on the server behind it, never oMLX's own
+COMPLETIONS = "/v1/completions"
 _ANY_ADDRESS = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}  # a server bound to all: ask it here
 
 
@@ -41,6 +50,7 @@ class ProbeTarget:
     api_key: str | None = field(default=None, repr=False)
     model: str | None = None  # None: the first model /v1/models lists
     timeout: float = 120.0
+    key_from: str | None = None  # where the key came from, for the note when the server refuses it
 
 
 @dataclass(frozen=True)
@@ -58,7 +68,9 @@ def probe_url(text: str) -> str:
     """``--probe URL``: an http(s) base URL with a host, without credentials, its trailing slash dropped."""
     parts = urllib.parse.urlsplit(text)
     if "@" in parts.netloc:  # checked first: no message may show them
-        raise LogscanError("--probe: credentials in the URL are refused (the API key comes from $OMLX_API_KEY)")
+        raise LogscanError(
+            "--probe: credentials in the URL are refused (give the API key with --probe-key-file or $OMLX_API_KEY)"
+        )
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise LogscanError(f"--probe {text!r}: not an http:// or https:// URL with a host")
     try:
@@ -120,25 +132,26 @@ def _probe(target: ProbeTarget) -> ProbeResult:
     status, body = answer
     model = target.model or _first_model(body)
     if model is None:
-        return ProbeResult(ERROR, None, status, "/v1/models lists no model")
+        return ProbeResult(FAILED, None, status, "/v1/models lists no model")
     payload = {"model": model, "prompt": PROMPT, "max_tokens": 1, "stream": False, "temperature": 0}
     began = time.monotonic()
-    answer = _request(target, "/v1/completions", payload, target.timeout)
+    answer = _request(target, COMPLETIONS, payload, target.timeout)
     took = round(time.monotonic() - began, 3)
     if isinstance(answer, ProbeResult):
         return ProbeResult(answer.outcome, took, answer.status, answer.detail, model)
     status, body = answer
     if not isinstance(body, dict) or not body.get("choices"):
-        return ProbeResult(ERROR, took, status, "the completion's answer has no choices", model)
+        return ProbeResult(FAILED, took, status, f"{COMPLETIONS}: the answer is no completion (no choices)", model)
     return ProbeResult(ALIVE, took, status, "", model)
 
 
 def _request(
     target: ProbeTarget, path: str, payload: dict[str, Any] | None, wait: float
 ) -> tuple[int, Any] | ProbeResult:
-    """The JSON answer (status, body) or what went wrong: an HTTP error, no whole answer within ``wait``
-    (hung: oMLX answers a completion that is not streamed with 200 and a space at once, then a space
-    every 10 s until the answer, so only a deadline on the whole body tells a hang), no connection (down)."""
+    """The JSON answer (status, body) or what went wrong: no whole answer within ``wait`` (hung: oMLX
+    answers a completion that is not streamed with 200 and a space at once, then a space every 10 s
+    until the answer, so only a deadline on the whole body tells a hang), no connection (down), an
+    error oMLX gave (error), a refused key (needs_key), or an answer that is none of oMLX's (failed)."""
     parts = urllib.parse.urlsplit(target.url)
     headers = {"Accept": "application/json", "User-Agent": "omlx-logscan-probe"}
     if payload is not None:
@@ -156,20 +169,35 @@ def _request(
         raw = _read_by(response, connection, deadline)
     except TimeoutError:
         return ProbeResult(HUNG, None, None, f"{path}: no answer in {wait:g} s")
-    except (OSError, http.client.HTTPException) as exc:
+    except _TooLong:
+        return ProbeResult(FAILED, None, response.status, f"{path}: an answer longer than {MAX_BODY_BYTES} bytes")
+    except OSError as exc:  # refused, reset, or closed with no answer (RemoteDisconnected)
         return ProbeResult(DOWN, None, None, f"{path}: {exc or type(exc).__name__}")
+    except http.client.HTTPException as exc:  # something answered, not in HTTP
+        return ProbeResult(FAILED, None, None, f"{path}: no HTTP answer ({type(exc).__name__})")
     finally:
         connection.close()
+    return _answer(path, response.status, response.reason, raw)
+
+
+def _answer(path: str, status: int, reason: str, raw: bytes) -> tuple[int, Any] | ProbeResult:
+    """What a whole answer says: the JSON body of a success, or which kind of failure it is."""
     try:
         answer = json.loads(raw)
     except ValueError:
         answer = None
-    failed = _error_text(answer)
-    if response.status >= 400 or failed is not None:
-        return ProbeResult(ERROR, None, response.status, f"{path}: {failed or response.reason or 'error'}")
+    text = _error_text(answer)
+    said = f"{path}: {text or reason or 'error'}"
+    if status in KEY_STATUSES:
+        return ProbeResult(NEEDS_KEY, None, status, said)
+    if 300 <= status < 400:
+        return ProbeResult(FAILED, None, status, f"{path}: a redirect ({reason or status}), not followed")
+    if status >= 400 or text is not None:
+        engine = text is not None and path == COMPLETIONS and (status < 400 or status >= 500)
+        return ProbeResult(ERROR if engine and status not in GATEWAY_STATUSES else FAILED, None, status, said)
     if answer is None:
-        return ProbeResult(ERROR, None, response.status, f"{path}: the answer is not JSON")
-    return response.status, answer
+        return ProbeResult(FAILED, None, status, f"{path}: the answer is not JSON")
+    return status, answer
 
 
 def _left(connection: http.client.HTTPConnection, deadline: float) -> None:
@@ -181,14 +209,23 @@ def _left(connection: http.client.HTTPConnection, deadline: float) -> None:
         connection.sock.settimeout(left)
 
 
+class _TooLong(Exception):
+    """The answer went on past MAX_BODY_BYTES."""
+
+
 def _read_by(response: http.client.HTTPResponse, connection: http.client.HTTPConnection, deadline: float) -> bytes:
-    """The whole body, by ``deadline`` (a keepalive space now and then does not extend it)."""
+    """The whole body, by ``deadline`` (a keepalive space now and then does not extend it), up to
+    MAX_BODY_BYTES: an endless answer costs no more memory than that."""
     chunks: list[bytes] = []
+    size = 0
     while True:
         _left(connection, deadline)
         chunk = response.read1(READ_BYTES)
         if not chunk:
             return b"".join(chunks)
+        size += len(chunk)
+        if size > MAX_BODY_BYTES:
+            raise _TooLong
         chunks.append(chunk)
 
 

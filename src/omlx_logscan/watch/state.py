@@ -20,6 +20,7 @@ from omlx_logscan.parsing.event import Event
 from omlx_logscan.parsing.kinds import ARRIVAL_KIND, CRASH_KINDS
 from omlx_logscan.timeutil import seconds
 from omlx_logscan.watch.growing import GrowingStream
+from omlx_logscan.watch.own_requests import OWN_FIELD
 
 # What ends a wait for a wedge: a request that settles (or an engine failure), or a new process.
 _SETTLING = SETTLING_KINDS | {"request_complete", "process_start"}
@@ -125,6 +126,8 @@ class WatchState:
             if event.time is not None:
                 self._latest_after_gpu = max(self._latest_after_gpu or event.time, event.time)
             self._gpu_closed = self._gpu_closed or event.kind == "process_start" or event.kind in CRASH_KINDS
+        if event.fields.get(OWN_FIELD):
+            return  # the watch's own probe: its answer tells what its lines would
         if event.kind in _SETTLING:
             self._settled_at, self._arrived = event.time or self._settled_at, 0
         elif event.kind == ARRIVAL_KIND:
