@@ -162,15 +162,19 @@ BasePath = Annotated[
 Since = Annotated[
     str | None,
     typer.Option(
+        "--since",
+        "-S",
         metavar="WHEN",
         help="Only records at or after this time: a duration ago ('3h' or '-3h', '2 days ago', '1h30m'), or a date "
-        "('2026-09-15 20:00', '15 Sep 2026', '1 Dec', 'yesterday'). A bare number is refused as ambiguous.",
+        "('2026-09-15 20:00', '15 Sep 2026', '1 Dec', 'yesterday'), or @SECONDS since 1970 ('@1789488000'). A bare "
+        "number is refused as ambiguous.",
     ),
 ]
 
 
 Until = Annotated[
-    str | None, typer.Option(metavar="WHEN", help="Only records at or before this time (same forms as --since).")
+    str | None,
+    typer.Option("--until", "-U", metavar="WHEN", help="Only records at or before this time (same forms as --since)."),
 ]
 
 
@@ -222,6 +226,19 @@ WatchQuiet = Annotated[bool, _quiet_option("No notes about the file (following, 
 Kinds = Annotated[
     list[str] | None,
     _kind_option("Only these event kinds (a comma list, or repeated): " + ", ".join(KINDS) + "."),
+]
+
+
+Priority = Annotated[
+    str | None,
+    typer.Option(
+        "--priority",
+        "-p",
+        metavar="LEVEL",
+        help="Only events at LEVEL or worse, as journalctl -p: emerg, alert, crit (CRITICAL), err, warning, notice, "
+        "info, debug, or 0-7; any case. An event whose record states no level is kept (its level is unknown).",
+        show_default=False,
+    ),
 ]
 
 

@@ -18,6 +18,7 @@ import typer
 
 from omlx_logscan.cli.options import (
     CommonOptions,
+    Priority,
     Probe,
     ProbeEvery,
     ProbeModel,
@@ -149,6 +150,7 @@ def watch(
     probe_timeout: ProbeTimeout = None,
     probe_every: ProbeEvery = None,
     kind: WatchKinds = None,
+    priority: Priority = None,
     fmt: WatchFormatOption = None,
 ) -> None:
     """Follow a live log like tail -F; alert (and run --on-dead) when the engine enters the penalty box or
@@ -161,12 +163,14 @@ def watch(
         checked_seconds,
         duration_seconds,
         log_path,
+        priority_rank,
         wedge_after_seconds,
     )
     from omlx_logscan.watch.loop import Watcher, WatchOptions
 
     gc.enable()  # a watch runs for days: it needs the cycle collector the one-shot commands go without
     kinds = checked_kinds(kind)
+    least = priority_rank(priority)
     interval = checked_seconds("--interval", interval, 0.01, MAX_INTERVAL_S)
     command_timeout = checked_seconds("--command-timeout", command_timeout, 0.1)
     followed = log_path(options.paths[0] if options.paths else None, options.base_path)
@@ -190,6 +194,7 @@ def watch(
         exit_on_dead=exit_on_dead,
         command_timeout=command_timeout,
         kinds=kinds,
+        least=least,
         exit_at_end=exit_at_end,
         wedge_after=wedge_after_seconds(wedge_after),
         probe=target,

@@ -37,6 +37,7 @@ from omlx_logscan.output.notices import (
 from omlx_logscan.output.outages import wedge_alert_message
 from omlx_logscan.output.probes import probe_dead_message, probe_message, probes_phrase
 from omlx_logscan.parsing.event import Event
+from omlx_logscan.parsing.grammar import shown_at
 from omlx_logscan.parsing.kinds import PROBE_KIND
 from omlx_logscan.stream.live import LiveStream
 from omlx_logscan.watch.head import Head, read_head
@@ -76,6 +77,7 @@ class WatchOptions:
     exit_on_dead: bool = False
     command_timeout: float = 300.0
     kinds: frozenset[str] = frozenset()  # empty: every kind but routine records
+    least: int = 0  # --priority: the rank of the least level printed (0: every level)
     exit_at_end: bool = False  # replay the file from its start as a finished log, then stop (implies from_start)
     wedge_after: float = WEDGE_AFTER_S  # a live wedge: nothing settled for this long while requests arrive
     probe: ProbeTarget | None = None  # --probe: where to send a generation probe when the log cannot tell
@@ -211,7 +213,8 @@ class Watcher:
         for event in events:
             while unparsed and unparsed[0].line < event.line:
                 self.sink.unparsed(unparsed.pop(0))
-            if (event.kind in kinds) if kinds else event.kind != "record":
+            shown = (event.kind in kinds) if kinds else event.kind != "record"
+            if shown and shown_at(event.level, self.options.least):
                 self.events += 1
                 self.sink.event(event)
             self.state.add(event, now if seen is None else seen)
