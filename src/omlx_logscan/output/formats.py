@@ -110,7 +110,7 @@ def write_events(fmt: EventFormat, events: Iterable[Event], stream: EventStream,
             case EventFormat.table:
                 from omlx_logscan.output.text import console, events_table
 
-                events_table(events, console(out))
+                events_table(events, console(out), stream.zone)
             case EventFormat.csv:
                 from omlx_logscan.output.rows import write_csv
                 from omlx_logscan.output.zoned import event_rows
@@ -168,6 +168,7 @@ class RowWriter:
 
         assert fmt in STREAMED_FORMATS
         self._fmt, self._host, self._wanted, self._left, self._least = fmt, host, wanted, limit, least
+        self._zone = zone
         self._clock = clock_for(zone)  # no event seen: only a fall-back hour's times need them
         self._table: EventRows | None = None
         self._started = False
@@ -217,7 +218,7 @@ class RowWriter:
             from omlx_logscan.output.text import EventRows, console
 
             self._table = EventRows(console(sys.stdout))
-            self._table.header()
+            self._table.header(self._zone)
         elif self._fmt is EventFormat.csv:
             from omlx_logscan.output.rows import write_csv
 
@@ -296,7 +297,7 @@ def write_bounds(fmt: ReportFormat, bounds: Bounds, analysis: Analysis, output: 
             case ReportFormat.text:
                 from omlx_logscan.output.text import bounds_table, console
 
-                bounds_table(bounds, console(out))
+                bounds_table(bounds, console(out), analysis.stream.zone)
             case _:
                 assert_never(fmt)
 

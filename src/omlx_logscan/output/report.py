@@ -48,6 +48,7 @@ from omlx_logscan.output.phrases import (
     plural,
     signature_share,
     summary,
+    zone_phrase,
 )
 from omlx_logscan.output.provenance import input_versions, versions_phrase
 from omlx_logscan.output.redact import PLACEHOLDERS, Names, logged, redact_logged, unmark
@@ -245,6 +246,7 @@ def _what_the_log_is(section: timeline.Heading) -> list[Part]:
         "### What the log is",
         "",
         f"- **Span:** {human_time(head['first'])} → {human_time(head['last'])} ({human_duration(span)})",
+        f"- **Times:** {md_text(zone_phrase(analysis.stream.zone))}",
         f"- **Written at level:** {head['written_at_level'] or 'unknown'} (the lowest level present)",
         f"- **oMLX version:** {_versions(sessions)}",
         f"- **oMLX by its messages:** {md_text(versions_phrase(input_versions(analysis.stream)))}",
