@@ -22,6 +22,7 @@ import typer
 
 from omlx_logscan.cli.app import guarded
 from omlx_logscan.cli.hostopts import HOST_OPTIONS, REDACT_OPTION, host_labels
+from omlx_logscan.cli.pager import paged
 from omlx_logscan.inputs.hosts import HostLabels
 from omlx_logscan.output.formats import CheckFormat, EventFormat, ListFormat, ReportFormat, WatchFormat
 from omlx_logscan.parsing.catalog import BASE_PATH_VARIABLE, DEFAULT_BASE_PATH
@@ -55,6 +56,7 @@ class CommonOptions:
     hosts: HostLabels = field(default_factory=HostLabels)  # which machine each input came from
     redact: bool = False  # mask host names and personal data in every output
     redact_key: Path | None = None  # the key file of the host pseudonyms (None: the user's own)
+    pager: bool = True  # --no-pager: off; only ever on a terminal (cli/pager.py)
 
     @classmethod
     def from_params(cls, params: Mapping[str, Any]) -> CommonOptions:
@@ -83,6 +85,7 @@ class CommonOptions:
             hosts=host_labels(dict(params)),
             redact=params.get("redact", False),
             redact_key=params.get("redact_key"),
+            pager=not params.get("no_pager", False),
         )
 
     @property
@@ -213,6 +216,16 @@ ColorOption = Annotated[
     Color,
     typer.Option(
         "--color", help="Colour on a terminal (auto), always or never; NO_COLOR and FORCE_COLOR are honoured by auto."
+    ),
+]
+
+
+NoPager = Annotated[
+    bool,
+    typer.Option(
+        "--no-pager",
+        help="Never page. On a terminal, output taller than the screen goes through $LOGSCAN_PAGER, else $PAGER, "
+        "else less -FRX (one set but empty: no pager).",
     ),
 ]
 
@@ -410,6 +423,7 @@ _SHARED: tuple[tuple[str, Any, Any, bool], ...] = (  # name, annotation, default
     ("strict", Strict, False, True),
     ("force", Force, False, False),
     ("color", ColorOption, Color.auto, False),
+    ("no_pager", NoPager, False, True),
     ("debug", Debug, False, False),
     *((name, kind, default, True) for name, kind, default in HOST_OPTIONS),
 )
@@ -449,7 +463,7 @@ def logs_command(
             if follow:
                 common["paths"] = [] if common["paths"] is None else [common["paths"]]
             options = CommonOptions.from_params(common)
-            with colour_setting(options.color):
+            with colour_setting(options.color), paged(options.pager and not follow and options.output is None):
                 command(options, **values)
 
         run.__signature__ = inspect.Signature(  # type: ignore[attr-defined]  # what typer reads the options from

@@ -120,19 +120,22 @@ def _console_class() -> type[Console]:
 
 
 def console(file: IO[str] | None = None, *, stderr: bool = False) -> Console:
-    """A console that never interprets log text as markup and honours NO_COLOR.
+    """A console that never interprets log text as markup and honours NO_COLOR (and ``--color never``,
+    which sets it): then it writes no escape at all, bold, dim and reverse included, as ripgrep.
 
     Written to a file or a pipe, it is wide: tables and long lines stay whole instead of being
     folded to 80 columns.
     """
     target = file if file is not None else (sys.stderr if stderr else sys.stdout)
+    plain = bool(os.environ.get("NO_COLOR"))
     return _console_class()(
         file=file,
         stderr=stderr,
         markup=False,
         highlight=False,
         emoji=False,
-        no_color=bool(os.environ.get("NO_COLOR")) or None,
+        no_color=plain or None,
+        color_system=None if plain else "auto",  # no colour is no bold or dim either: no escape at all
         soft_wrap=False,
         width=None if target.isatty() else PIPE_WIDTH,
     )
