@@ -115,7 +115,22 @@ _TIGHTER: dict[str, Callable[[Any, Any], bool]] = {
 
 KEY_CLASSES: dict[KeyClass, frozenset[str]] = {
     KeyClass.display: frozenset(
-        {"color", "quiet", "format", "kind", "limit", "all", "show-unparsed", "by", "bell", "debug", "sarif-root"}
+        {
+            "color",
+            "quiet",
+            "format",
+            "kind",
+            "priority",
+            "lines",
+            "limit",
+            "no-pager",
+            "all",
+            "show-unparsed",
+            "by",
+            "bell",
+            "debug",
+            "sarif-root",
+        }
     ),
     KeyClass.parsing: frozenset({"tz", "host", "host-from", "os", "overlay-gap"}),
     KeyClass.stricter: frozenset(_TIGHTER),

@@ -29,6 +29,7 @@ def export(options: CommonOptions) -> None:
     from omlx_logscan.inputs.hosts import plan_hosts, this_host
     from omlx_logscan.output.export import TABLES, HostExport, export_host
     from omlx_logscan.output.generations import next_generation
+    from omlx_logscan.output.phrases import plural
 
     if options.output is None:
         raise LogscanError("export writes a folder of tables: give -o DIR")
@@ -46,11 +47,21 @@ def export(options: CommonOptions) -> None:
             stream = load_host(options, host)  # with --redact, already masked, its host a pseudonym
             tables = HostExport(stream.host or host.name, analyze(stream), host.chip, history, fingerprint)
             written = export_host(tables, staged)
-            rows = ", ".join(f"{count} {table}" for table, count in written.items())
+            rows = ", ".join(plural(count, f"{ROW_NOUNS[table]} row") for table, count in written.items())
             named = " (this machine's name: --host names the machine the logs came from)" if mine else ""
             done.append(f"exported {stream.host}{named}: {rows} → {options.output}\n")
     if not options.quiet:
         sys.stderr.write("".join(done))
+
+
+# What one row of each table is, so the summary counts rows as rows ("812 request-minute rows").
+ROW_NOUNS = {
+    "events": "event",
+    "sessions": "session",
+    "faults": "fault",
+    "dead_windows": "dead-window",
+    "requests_per_minute": "request-minute",
+}
 
 
 def refuse_inside_tables(options: CommonOptions, hosts: list[Host]) -> None:

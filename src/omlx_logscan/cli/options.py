@@ -22,6 +22,7 @@ import typer
 
 from omlx_logscan.cli.app import guarded
 from omlx_logscan.cli.hostopts import HOST_OPTIONS, REDACT_OPTION, host_labels
+from omlx_logscan.cli.pager import paged
 from omlx_logscan.inputs.hosts import HostLabels
 from omlx_logscan.output.formats import CheckFormat, EventFormat, ListFormat, ReportFormat, WatchFormat
 from omlx_logscan.parsing.catalog import BASE_PATH_VARIABLE, DEFAULT_BASE_PATH
@@ -55,6 +56,7 @@ class CommonOptions:
     hosts: HostLabels = field(default_factory=HostLabels)  # which machine each input came from
     redact: bool = False  # mask host names and personal data in every output
     redact_key: Path | None = None  # the key file of the host pseudonyms (None: the user's own)
+    pager: bool = True  # --no-pager: off; only ever on a terminal (cli/pager.py)
 
     @classmethod
     def from_params(cls, params: Mapping[str, Any]) -> CommonOptions:
@@ -83,6 +85,7 @@ class CommonOptions:
             hosts=host_labels(dict(params)),
             redact=params.get("redact", False),
             redact_key=params.get("redact_key"),
+            pager=not params.get("no_pager", False),
         )
 
     @property
@@ -162,15 +165,19 @@ BasePath = Annotated[
 Since = Annotated[
     str | None,
     typer.Option(
+        "--since",
+        "-S",
         metavar="WHEN",
         help="Only records at or after this time: a duration ago ('3h' or '-3h', '2 days ago', '1h30m'), or a date "
-        "('2026-09-15 20:00', '15 Sep 2026', '1 Dec', 'yesterday'). A bare number is refused as ambiguous.",
+        "('2026-09-15 20:00', '15 Sep 2026', '1 Dec', 'yesterday'), or @SECONDS since 1970 ('@1789488000'). A bare "
+        "number is refused as ambiguous.",
     ),
 ]
 
 
 Until = Annotated[
-    str | None, typer.Option(metavar="WHEN", help="Only records at or before this time (same forms as --since).")
+    str | None,
+    typer.Option("--until", "-U", metavar="WHEN", help="Only records at or before this time (same forms as --since)."),
 ]
 
 
@@ -213,6 +220,16 @@ ColorOption = Annotated[
 ]
 
 
+NoPager = Annotated[
+    bool,
+    typer.Option(
+        "--no-pager",
+        help="Never page. On a terminal, output taller than the screen goes through $LOGSCAN_PAGER, else $PAGER, "
+        "else less -FRX (one set but empty: no pager).",
+    ),
+]
+
+
 Quiet = Annotated[bool, _quiet_option("No line accounting or progress on stderr.")]
 
 
@@ -222,6 +239,19 @@ WatchQuiet = Annotated[bool, _quiet_option("No notes about the file (following, 
 Kinds = Annotated[
     list[str] | None,
     _kind_option("Only these event kinds (a comma list, or repeated): " + ", ".join(KINDS) + "."),
+]
+
+
+Priority = Annotated[
+    str | None,
+    typer.Option(
+        "--priority",
+        "-p",
+        metavar="LEVEL",
+        help="Only events at LEVEL or worse, as journalctl -p: emerg, alert, crit (CRITICAL), err, warning, notice, "
+        "info, debug, or 0-7; any case. An event whose record states no level is kept (its level is unknown).",
+        show_default=False,
+    ),
 ]
 
 
@@ -398,6 +428,7 @@ _SHARED: tuple[tuple[str, Any, Any, bool], ...] = (  # name, annotation, default
     ("strict", Strict, False, True),
     ("force", Force, False, False),
     ("color", ColorOption, Color.auto, False),
+    ("no_pager", NoPager, False, True),
     ("debug", Debug, False, False),
     *((name, kind, default, True) for name, kind, default in HOST_OPTIONS),
 )
@@ -437,7 +468,7 @@ def logs_command(
             if follow:
                 common["paths"] = [] if common["paths"] is None else [common["paths"]]
             options = CommonOptions.from_params(common)
-            with colour_setting(options.color):
+            with colour_setting(options.color), paged(options.pager and not follow and options.output is None):
                 command(options, **values)
 
         run.__signature__ = inspect.Signature(  # type: ignore[attr-defined]  # what typer reads the options from

@@ -60,6 +60,8 @@ def parse_when(text: str, tz: tzinfo | None, option: str = "--since") -> datetim
     from dateutil.relativedelta import relativedelta
 
     raw = text.strip().lower()
+    if raw.startswith("@"):
+        return _epoch(text, tz, option)
     if _BARE_NUMBER.fullmatch(raw):
         raise LogscanError(
             f"{option} {text!r}: a bare number is ambiguous (give a unit, 3h or 2d, or a date, 2026-09-15)"
@@ -99,6 +101,21 @@ def parse_when(text: str, tz: tzinfo | None, option: str = "--since") -> datetim
     return moment
 
 
+def _epoch(text: str, tz: tzinfo | None, option: str) -> datetime:
+    """``@SECONDS`` since 1970 (a fraction allowed), as ``date -d`` and journalctl read it."""
+    seconds = text.strip()[1:]
+    if not _EPOCH.fullmatch(seconds):
+        raise LogscanError(f"{option} {text!r}: not seconds since 1970 (e.g. @1789488000 or @1789488000.5)")
+    try:
+        from omlx_logscan.timeutil import local_zone
+
+        moment = datetime.fromtimestamp(float(seconds), tz or local_zone())
+    except (ValueError, OverflowError, OSError):
+        raise LogscanError(f"{option} {text!r}: out of range") from None
+    return moment.replace(tzinfo=None)
+
+
+_EPOCH = re.compile(r"\d+(?:\.\d+)?")
 _BARE_NUMBER = re.compile(r"[+-]?\d+(?:\.\d+)?")
 _DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(weeks?|w|days?|d|hours?|hrs?|h|minutes?|mins?|m|seconds?|secs?|s)")
 _DURATION = re.compile(f"(?:{_DURATION_PART.pattern})+")
@@ -182,6 +199,32 @@ def checked_kinds(kind: list[str] | None) -> frozenset[str]:
             f"--kind {', '.join(named)}: unknown (kinds: {', '.join(KINDS)}){did_you_mean(named, KINDS)}"
         )
     return wanted
+
+
+# journalctl's priority names and numbers (syslog's) and oMLX's level names, as the levels oMLX writes.
+_PRIORITIES = {
+    **dict.fromkeys(("0", "1", "2", "emerg", "alert", "crit", "critical", "fatal"), "CRITICAL"),
+    **dict.fromkeys(("3", "err", "error"), "ERROR"),
+    **dict.fromkeys(("4", "warning", "warn"), "WARNING"),
+    **dict.fromkeys(("5", "6", "notice", "info"), "INFO"),
+    **dict.fromkeys(("7", "debug"), "DEBUG"),
+    "trace": "TRACE",
+}
+
+
+def priority_rank(text: str | None) -> int:
+    """``-p/--priority LEVEL`` (case-blind) as the rank of the least level shown; 0 (every level) without one."""
+    from omlx_logscan.parsing.grammar import LEVEL_RANK
+
+    if text is None:
+        return 0
+    level = _PRIORITIES.get(text.strip().lower())
+    if level is None:
+        names = [name for name in _PRIORITIES if not name.isdigit()]
+        raise LogscanError(
+            f"--priority {text!r}: not a level (one of {', '.join(names)}, or 0-7){did_you_mean([text], names)}"
+        )
+    return LEVEL_RANK[level]
 
 
 def checked_seconds(option: str, value: float, least: float, most: float = math.inf) -> float:

@@ -18,6 +18,7 @@ import typer
 
 from omlx_logscan.cli.options import (
     CommonOptions,
+    Priority,
     Probe,
     ProbeEvery,
     ProbeKeyFile,
@@ -180,6 +181,7 @@ def watch(
     probe_key_file: ProbeKeyFile = None,
     probe_every: ProbeEvery = None,
     kind: WatchKinds = None,
+    priority: Priority = None,
     fmt: WatchFormatOption = None,
 ) -> None:
     """Follow a live log like tail -F; alert (and run --on-dead) when the engine enters the penalty box or
@@ -192,12 +194,14 @@ def watch(
         checked_seconds,
         duration_seconds,
         log_path,
+        priority_rank,
         wedge_after_seconds,
     )
     from omlx_logscan.watch.loop import Watcher, WatchOptions
 
     gc.enable()  # a watch runs for days: it needs the cycle collector the one-shot commands go without
     kinds = checked_kinds(kind)
+    least = priority_rank(priority)
     interval = checked_seconds("--interval", interval, 0.01, MAX_INTERVAL_S)
     command_timeout = checked_seconds("--command-timeout", command_timeout, 0.1)
     path = options.paths[0] if options.paths else None
@@ -224,6 +228,7 @@ def watch(
         exit_on_dead=exit_on_dead,
         command_timeout=command_timeout,
         kinds=kinds,
+        least=least,
         exit_at_end=exit_at_end,
         wedge_after=wedge_after_seconds(wedge_after),
         probe=target,

@@ -110,7 +110,7 @@ def write_events(fmt: EventFormat, events: Iterable[Event], stream: EventStream,
             case EventFormat.table:
                 from omlx_logscan.output.text import console, events_table
 
-                events_table(events, console(out))
+                events_table(events, console(out), stream.zone)
             case EventFormat.csv:
                 from omlx_logscan.output.rows import write_csv
                 from omlx_logscan.output.zoned import event_rows
@@ -151,13 +151,24 @@ STREAMED_FORMATS = frozenset({EventFormat.table, EventFormat.ndjson, EventFormat
 
 class RowWriter:
     """``events`` on stdout one row at a time, for rows written while the input is read: the kinds
-    ``wanted`` (all when empty), the first ``limit`` of them (then ``EnoughRows`` stops the reading)."""
+    ``wanted`` (all when empty) at a level of rank ``least`` or worse, the first ``limit`` of them (then
+    ``EnoughRows`` stops the reading)."""
 
-    def __init__(self, fmt: EventFormat, zone: tzinfo | None, host: str | None, wanted: Set[str], limit: int | None):
+    def __init__(
+        self,
+        fmt: EventFormat,
+        zone: tzinfo | None,
+        host: str | None,
+        wanted: Set[str],
+        limit: int | None,
+        *,
+        least: int = 0,
+    ):
         from omlx_logscan.stream.zone_clock import clock_for
 
         assert fmt in STREAMED_FORMATS
-        self._fmt, self._host, self._wanted, self._left = fmt, host, wanted, limit
+        self._fmt, self._host, self._wanted, self._left, self._least = fmt, host, wanted, limit, least
+        self._zone = zone
         self._clock = clock_for(zone)  # no event seen: only a fall-back hour's times need them
         self._table: EventRows | None = None
         self._started = False
@@ -166,9 +177,10 @@ class RowWriter:
         return self._fmt is EventFormat.table or not self._clock.hard(event.time)
 
     def write(self, event: Event) -> None:
+        from omlx_logscan.parsing.grammar import shown_at
         from omlx_logscan.stream.streaming import EnoughRows
 
-        if self._wanted and event.kind not in self._wanted:
+        if (self._wanted and event.kind not in self._wanted) or not shown_at(event.level, self._least):
             return
         self.start()
         if self._table is not None:
@@ -206,7 +218,7 @@ class RowWriter:
             from omlx_logscan.output.text import EventRows, console
 
             self._table = EventRows(console(sys.stdout))
-            self._table.header()
+            self._table.header(self._zone)
         elif self._fmt is EventFormat.csv:
             from omlx_logscan.output.rows import write_csv
 
@@ -285,7 +297,7 @@ def write_bounds(fmt: ReportFormat, bounds: Bounds, analysis: Analysis, output: 
             case ReportFormat.text:
                 from omlx_logscan.output.text import bounds_table, console
 
-                bounds_table(bounds, console(out))
+                bounds_table(bounds, console(out), analysis.stream.zone)
             case _:
                 assert_never(fmt)
 

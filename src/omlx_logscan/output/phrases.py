@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import tzinfo
 from typing import Any
 
 from omlx_logscan.analysis.outage_model import LEVEL_EVIDENCE_RECORDS
@@ -51,6 +52,16 @@ def _empty_window(stream: EventStream) -> str | None:
     timestamps": ``none in the window; the log spans …``; None for anything else."""
     spans = log_spans(stream.cut_from) if stream.cut_from is not None else None
     return f"none in the window; {spans}" if spans else None
+
+
+def zone_phrase(zone: tzinfo | None) -> str:
+    """The zone the log's local times were read in, and how to read them in another: a log taken from
+    a Mac in another zone is read an offset off unless ``--tz`` names that Mac's zone."""
+    from omlx_logscan.timeutil import local_zone, zone_label
+
+    if zone is None:
+        return f"read in {zone_label(local_zone())}, this machine's zone (--tz ZONE reads them in another)"
+    return f"read in {zone_label(zone)}, as --tz or the configuration says (--tz ZONE to change)"
 
 
 def span_phrase(head: dict[str, Any], stream: EventStream) -> str:

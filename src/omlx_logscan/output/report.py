@@ -50,6 +50,7 @@ from omlx_logscan.output.phrases import (
     signature_share,
     summary,
     unmatched_phrase,
+    zone_phrase,
 )
 from omlx_logscan.output.provenance import an_upgrade, input_versions, versions_phrase
 from omlx_logscan.output.redact import PLACEHOLDERS, Names, logged, redact_logged, unmark
@@ -250,6 +251,7 @@ def _what_the_log_is(section: timeline.Heading) -> list[Part]:
         "### What the log is",
         "",
         f"- **Span:** {human_time(head['first'])} → {human_time(head['last'])} ({human_duration(span)})",
+        f"- **Times:** {md_text(zone_phrase(analysis.stream.zone))}",
         f"- **Written at level:** {head['written_at_level'] or 'unknown'} (the lowest level present)",
         f"- **oMLX version:** {_versions(sessions)}",
         f"- **oMLX by its messages:** "

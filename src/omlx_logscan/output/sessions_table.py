@@ -8,7 +8,7 @@ from omlx_logscan.analysis.results import Analysis, Session
 from omlx_logscan.output.failures import sessions_phrase
 from omlx_logscan.output.phrases import plural, unplaced_note
 from omlx_logscan.output.provenance import session_versions, short_range
-from omlx_logscan.output.text import printable, say, wrap_width
+from omlx_logscan.output.text import printable, say, wrap_width, zone_line
 from omlx_logscan.parsing.provenance import WriterVersions
 from omlx_logscan.timeutil import human_time
 
@@ -36,6 +36,7 @@ def sessions_table(analysis: Analysis, con: Console) -> None:
     rows = [_session_cells(s, found) for s, found in zip(analysis.sessions, session_versions(analysis), strict=True)]
     plain = _plain_columns([list(SESSION_COLUMNS), *rows])
     notes = [f"note: {printable(unplaced_note(event))}" for event in analysis.unplaced]
+    zone_line(con, analysis.stream.zone)
     if width is None:
         for line in [*plain, *notes]:
             con.print(Text(line))

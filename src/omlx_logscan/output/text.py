@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Iterable
+from datetime import tzinfo
 from functools import cache
 from typing import IO, TYPE_CHECKING, Literal, assert_never
 
@@ -31,6 +32,7 @@ from omlx_logscan.output.phrases import (
     unmatched_phrase,
     unplaced_note,
     window_end_phrase,
+    zone_phrase,
 )
 from omlx_logscan.output.provenance import an_upgrade, input_versions, versions_phrase
 from omlx_logscan.output.why import fault_lines, overlay_lines
@@ -47,14 +49,17 @@ if TYPE_CHECKING:
     from omlx_logscan.analysis.check import CheckResult
 
 
-def bounds_table(bounds: Bounds, con: Console) -> None:
-    """The bounds on a terminal: one column per version (few versions, many measures), then the sentence."""
+def bounds_table(bounds: Bounds, con: Console, zone: tzinfo | Literal[False] | None = False) -> None:
+    """The bounds on a terminal: one column per version (few versions, many measures), then the sentence;
+    ``zone``: the zone line under the title, where the bounds stand alone (not in a timeline)."""
     from rich.table import Table
     from rich.text import Text
 
     from omlx_logscan.output.versions import bounds_heading, bounds_measures, bounds_sentence
 
     con.print(Text("Version bounds", style="bold"))
+    if zone is not False:
+        zone_line(con, zone)
     table = Table(show_edge=False, pad_edge=False, box=None, padding=(0, 2, 0, 0))
     table.add_column("")
     for row in bounds.rows:
@@ -80,6 +85,8 @@ def check_text(result: CheckResult, con: Console) -> None:
     from omlx_logscan.stream.event_stream import skipped_files
 
     con.print(Text(check_headline(result), style="bold"))
+    if result.stream is not None:
+        zone_line(con, result.stream.zone)
     for rule in result.rules.names:
         count = result.count(rule)
         threshold = rule_threshold(result.rules, rule)
@@ -98,6 +105,11 @@ def check_text(result: CheckResult, con: Console) -> None:
         say(con, printable(f"note: {unplaced_note(event)}"), "yellow", hang=4)
     for name, reason in skipped_files(result.stream).items():  # what was not checked is said with the verdict
         say(con, printable(f"skipped {name}: {reason}"), "dim", hang=4)
+
+
+def zone_line(con: Console, zone: tzinfo | None) -> None:
+    """The header line that names the zone a text output's times were read in (``--tz`` changes it)."""
+    say(con, f"times: {zone_phrase(zone)}", "dim", hang=2)
 
 
 # rich is imported where text for a terminal is made, not with this module: machine formats
@@ -120,19 +132,22 @@ def _console_class() -> type[Console]:
 
 
 def console(file: IO[str] | None = None, *, stderr: bool = False) -> Console:
-    """A console that never interprets log text as markup and honours NO_COLOR.
+    """A console that never interprets log text as markup and honours NO_COLOR (and ``--color never``,
+    which sets it): then it writes no escape at all, bold, dim and reverse included, as ripgrep.
 
     Written to a file or a pipe, it is wide: tables and long lines stay whole instead of being
     folded to 80 columns.
     """
     target = file if file is not None else (sys.stderr if stderr else sys.stdout)
+    plain = bool(os.environ.get("NO_COLOR"))
     return _console_class()(
         file=file,
         stderr=stderr,
         markup=False,
         highlight=False,
         emoji=False,
-        no_color=bool(os.environ.get("NO_COLOR")) or None,
+        no_color=plain or None,
+        color_system=None if plain else "auto",  # no colour is no bold or dim either: no escape at all
         soft_wrap=False,
         width=None if target.isatty() else PIPE_WIDTH,
     )
@@ -238,9 +253,10 @@ class EventRows:
         self._message_column = sum(size + 2 for _, size in EVENT_COLUMNS)
         self._explained = False
 
-    def header(self) -> None:
+    def header(self, zone: tzinfo | None) -> None:
         from rich.text import Text
 
+        zone_line(self._con, zone)
         names = [name for name, _ in EVENT_COLUMNS] + ["message"]
         cells = [Text(name, style="bold") for name in names]
         self.line(self._joined(cells))
@@ -285,10 +301,10 @@ def alert_line(con: Console, message: str, *, bell: bool = False) -> None:
         say(con, Text(f"  {rest}", style="bold red"))
 
 
-def events_table(events: Iterable[Event], con: Console) -> None:
+def events_table(events: Iterable[Event], con: Console, zone: tzinfo | None) -> None:
     """The events as a table, each row flushed as it is made."""
     rows = EventRows(con)
-    rows.header()
+    rows.header(zone)
     for event in events:
         rows.row(event)
         con.file.flush()
@@ -396,6 +412,7 @@ def _heading(section: timeline.Heading, con: Console) -> None:
     for name, value in (
         ("files", printable(files)),
         ("span", span_phrase(head, analysis.stream)),
+        ("times", zone_phrase(analysis.stream.zone)),
         ("level", level_phrase(head["written_at_level"], head["records"])),
         ("oMLX", printable(versions_phrase(input_versions(analysis.stream), upgrade=an_upgrade(analysis)))),
         (

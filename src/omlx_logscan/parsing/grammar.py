@@ -31,6 +31,12 @@ LEVELS = ("TRACE", "DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 LEVEL_RANK = {name: rank for rank, name in enumerate(LEVELS)}
 
 
+def shown_at(level: str | None, least: int) -> bool:
+    """Whether a record at ``level`` passes a priority filter of rank ``least`` (journalctl's ``-p``):
+    at that level or worse. One that states no level passes: its level is unknown, not low."""
+    return level is None or LEVEL_RANK.get(level, len(LEVELS)) >= least
+
+
 _LEVEL = r"(?P<level>TRACE|DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL)"
 
 

@@ -38,6 +38,7 @@ from omlx_logscan.output.notices import (
 from omlx_logscan.output.outages import wedge_alert_message
 from omlx_logscan.output.probes import needs_key_note, probe_dead_message, probe_message, probes_phrase
 from omlx_logscan.parsing.event import Event
+from omlx_logscan.parsing.grammar import shown_at
 from omlx_logscan.parsing.kinds import PROBE_KIND
 from omlx_logscan.stream.live import LiveStream
 from omlx_logscan.watch.head import Head, read_head
@@ -78,6 +79,7 @@ class WatchOptions:
     exit_on_dead: bool = False
     command_timeout: float = 300.0
     kinds: frozenset[str] = frozenset()  # empty: every kind but routine records
+    least: int = 0  # --priority: the rank of the least level printed (0: every level)
     exit_at_end: bool = False  # replay the file from its start as a finished log, then stop (implies from_start)
     wedge_after: float = WEDGE_AFTER_S  # a live wedge: nothing settled for this long while requests arrive
     probe: ProbeTarget | None = None  # --probe: where to send a generation probe when the log cannot tell
@@ -216,7 +218,8 @@ class Watcher:
             while unparsed and unparsed[0].line < event.line:
                 self.sink.unparsed(unparsed.pop(0))
             own = self.prober is not None and self.own.mark(event, now)
-            if (event.kind in kinds) if kinds else event.kind != "record":
+            shown = (event.kind in kinds) if kinds else event.kind != "record"
+            if shown and shown_at(event.level, self.options.least):
                 self.events += 1
                 self.sink.event(event)
             self.state.add(event, now if seen is None else seen)
