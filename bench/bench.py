@@ -267,10 +267,10 @@ def profile(log: Path, top: int) -> None:
             within: dict[str, int] = {}
             for frames, count in stacks:
                 running[frames[-1]] = running.get(frames[-1], 0) + count
-                for frame in set(frames[1:]):  # the first is the thread
+                for frame in {frame for frame in frames if "omlx_logscan" in frame}:  # the project's own
                     within[frame] = within.get(frame, 0) + count
             print(f"\nprofile of logscan on {log.name} (py-spy, every thread, {total} samples)")
-            for title, counts in (("running", running), ("on the stack", within)):
+            for title, counts in (("running (unnamed libc frames: mostly waits)", running), ("on the stack", within)):
                 print(f"  {title}:")
                 for frame, count in sorted(counts.items(), key=lambda item: -item[1])[:top]:
                     print(f"    {100 * count / total:5.1f} %  {frame}"[:160])
