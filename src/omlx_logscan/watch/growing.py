@@ -72,6 +72,9 @@ class GrowingStream:
             [],
         )
         self.stream.arrivals = Dense.empty(ARRIVAL_SCHEMA)
+        # A watch follows the log it was pointed at: its records are oMLX's, as a batch read recognises them.
+        self.stream.recognised = True
+        self._line: int | None = None  # the line of the last record counted (a record may give several events)
         self._records: list[RecordRow] = []  # in file order
         self._table = _RecordTable([])  # the same rows, in the table's order
         self._shown: RecordRow | None = None  # the last record, in the table while it is the last
@@ -88,6 +91,9 @@ class GrowingStream:
     def add(self, event: Event) -> None:
         """One event, in file order, of any kind."""
         info, stream = self.info, self.stream
+        if event.line != self._line:  # the records read, as a batch read counts them
+            self._line = event.line
+            stream.accounting.records += 1
         if event.time is not None:
             info.first = min(info.first or event.time, event.time)
             info.last = max(info.last or event.time, event.time)
