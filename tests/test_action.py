@@ -95,9 +95,9 @@ def test_check_step_with_findings_annotates_summarises_and_writes_sarif(tmp_path
     assert done.returncode == 0, done.stderr  # the action's last step fails the job, after the upload
     assert outputs["exit-code"] == "1"
     annotations = [line for line in done.stdout.splitlines() if line.startswith("::error file=soak/server.log,")]
-    assert len(annotations) == 2
-    assert runner.summary.read_text().count("## logscan check: 4 findings") == 1  # once, not once per run
-    assert done.stdout.count("logscan check: 4 findings") == 1  # the SARIF run's verdict is not said again
+    assert len(annotations) == 3  # the absorbed Timeouts' gpu_fault, and the two penalty-box faults
+    assert runner.summary.read_text().count("## logscan check: 5 findings") == 1  # once, not once per run
+    assert done.stdout.count("logscan check: 5 findings") == 1  # the SARIF run's verdict is not said again
     sarif = json.loads(Path(outputs["sarif"]).read_text(encoding="utf-8"))
     jsonschema.Draft4Validator(json.loads((FIXTURES / "sarif-schema-2.1.0.json").read_text())).validate(sarif)
     uris = {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in sarif["runs"][0]["results"]}

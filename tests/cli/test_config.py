@@ -36,7 +36,10 @@ SAMPLES: dict[str, Any] = {
     "debug": True,
     "exit-at-end": True,
     "exit-on-dead": True,
-    "fail-on": ["penalty_box", "dead_engine", "crash", "unparsed_gpu_error", "timeout"],
+    "fail-on": [  # the defaults, --fail-level error's rules among them, and one more
+        *("penalty_box", "dead_engine", "crash", "unparsed_gpu_error"),
+        *("fatal_exit", "error", "wedge", "gpu_fault", "reboot", "load_failure", "timeout"),
+    ],
     "fail-on-empty": True,
     "fail-level": "warning",
     "force": True,

@@ -357,7 +357,7 @@ def test_an_empty_window_says_so_and_check_passes_unless_fail_on_empty() -> None
     assert result.stdout.startswith("logscan check: nothing to check, no records (")
     assert failing.stdout.startswith("logscan check: 1 finding (empty 1)")
     for shown in (result.stdout, failing.stdout):  # no rule "passes" on nothing
-        assert " pass " not in shown and shown.count("no records   0") == 4
+        assert " pass " not in shown and shown.count("no records   0") == 10
     for fmt in ("json", "junit", "sarif", "github"):  # every format says the check failed, and why
         shown = runner.invoke(app, ["check", str(EXAMPLE), "-q", "--since", "2030-01-01", "--fail-on-empty", "-f", fmt])
         assert shown.exit_code == 1 and "empty" in shown.stdout, fmt
@@ -616,13 +616,9 @@ def test_configuration_from_pyproject_upward(tmp_path: Path) -> None:
     result = run(["check", str(EXAMPLE), "-q", "-f", "json"], cwd=inner)
     assert result.returncode == 1, result.stderr  # found, it may only tighten: fewer rules are ignored
     rules = {rule["rule"]: rule["threshold"] for rule in json.loads(result.stdout)["rules"]}
-    assert rules == {
-        "penalty_box": None,
-        "dead_engine": None,
-        "crash": None,
-        "unparsed_gpu_error": None,
-        "max_faults": "more than 1000",
-    }
+    defaults = ("penalty_box", "dead_engine", "crash", "unparsed_gpu_error")  # and --fail-level error's rules
+    levels = ("fatal_exit", "error", "wedge", "gpu_fault", "reboot", "load_failure")
+    assert rules == {**dict.fromkeys((*defaults, *levels)), "max_faults": "more than 1000"}
     assert "ignored 'fail-on'" in result.stderr
     assert run(["check", str(EXAMPLE), "-q", "--fail-on", "crash"], cwd=inner).returncode == 0  # the flag wins
     (inner / ".logscan.toml").write_text('tz = "Mars/Base"\n')  # the nearest file wins, and is checked

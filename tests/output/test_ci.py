@@ -301,7 +301,7 @@ def test_sarif_and_junit_from_a_real_process(tmp_path: Path) -> None:
     sarif = valid_sarif((tmp_path / "out.sarif").read_text(encoding="utf-8"))
     uris = {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in sarif["runs"][0]["results"]}
     assert uris == {"omlx.log"}
-    assert valid_junit((tmp_path / "out.xml").read_text(encoding="utf-8")).get("failures") == "4"
+    assert valid_junit((tmp_path / "out.xml").read_text(encoding="utf-8")).get("failures") == "5"
 
 
 def test_the_step_summary_of_an_empty_window_passes_no_rule() -> None:

@@ -62,10 +62,14 @@ FOUND_FILE_MAY_SET = frozenset({KeyClass.display, KeyClass.parsing, KeyClass.str
 
 
 def _superset(found: Any, current: Any) -> bool:
-    """More ``fail-on`` rules: every rule in force stays."""
+    """More ``fail-on`` rules: every rule in force stays. With none given, the defaults are in force:
+    the default rules and those of every incident kind of the default ``fail-level`` (a ``fail-on``
+    alone runs only its rules, so it must name them all)."""
+    from omlx_logscan.analysis.rules import DEFAULT_FAIL_LEVEL, DEFAULT_RULES, level_rules
     from omlx_logscan.cli.values import comma_list
 
-    return set(comma_list([current])) <= set(comma_list([found])) if current else True
+    in_force = set(comma_list([current])) if current else {*DEFAULT_RULES, *level_rules(DEFAULT_FAIL_LEVEL)}
+    return in_force <= set(comma_list([found]))
 
 
 def _true_or_same(found: Any, current: Any) -> bool:

@@ -100,7 +100,7 @@ def check_text(result: CheckResult, con: Console) -> None:
     for item in result.warnings:  # under the --fail-level: said, never failed
         where = f"{item.example.source}:{item.example.line}"
         message = warning_message(item, result.sessions_read)
-        say(con, printable(f"warning: {where}: {item.kind}: {message}"), "yellow", hang=4)
+        say(con, printable(f"{where}: warning: {item.kind}: {message}"), "yellow", hang=4)
     for event in result.notes:
         say(con, printable(f"note: {unplaced_note(event)}"), "yellow", hang=4)
     for name, reason in skipped_files(result.stream).items():  # what was not checked is said with the verdict

@@ -20,6 +20,8 @@ from omlx_logscan.parsing.dense import ARRIVAL_SCHEMA, REQUEST_SCHEMA, Dense, fo
 from omlx_logscan.parsing.event import Event
 from omlx_logscan.parsing.grammar import LEVEL_RANK
 from omlx_logscan.parsing.kinds import ARRIVAL_KIND
+from omlx_logscan.parsing.messages import foreign
+from omlx_logscan.parsing.recognition import Recognition, is_omlx
 from omlx_logscan.stream.event_stream import RECORDS_SCHEMA, Accounting, EventStream, SourceInfo
 from omlx_logscan.timeutil import parse
 from omlx_logscan.watch.own_requests import OWN_FIELD
@@ -73,6 +75,8 @@ class GrowingStream:
             [],
         )
         self.stream.arrivals = Dense.empty(ARRIVAL_SCHEMA)
+        self._recognition = Recognition()  # whether the records show oMLX's, as a batch read tells
+        self._line: int | None = None  # the line of the last record counted (a record may give several events)
         self._records: list[RecordRow] = []  # in file order
         self._table = _RecordTable([])  # the same rows, in the table's order
         self._shown: RecordRow | None = None  # the last record, in the table while it is the last
@@ -89,6 +93,14 @@ class GrowingStream:
     def add(self, event: Event) -> None:
         """One event, in file order, of any kind."""
         info, stream = self.info, self.stream
+        if event.line != self._line:  # the records read, as a batch read counts them and recognises them
+            self._line = event.line
+            stream.accounting.records += 1
+            recognition = self._recognition
+            if not recognition.recognised:
+                recognition.recognised = is_omlx(event) or (event.logger or "").startswith(LOGGER_PREFIX)
+                recognition.see_lines((event.message,), messages=not foreign(event.logger))
+                stream.recognised = recognition.recognised
         if event.time is not None:
             info.first = min(info.first or event.time, event.time)
             info.last = max(info.last or event.time, event.time)
