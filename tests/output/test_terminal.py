@@ -30,7 +30,9 @@ _COLOUR = re.compile(r"\x1b\[[0-9;]*m")
 
 def _environment(columns: int) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "FORCE_COLOR", "COLUMNS", "LINES")}
-    return env | {"PYTHONPATH": str(ROOT / "src"), "COLUMNS": str(columns), "LINES": "24", "TERM": "xterm"}
+    # No pager: these runs read what the terminal shows (tests/cli/test_pty.py tries the pager).
+    fitted = {"COLUMNS": str(columns), "LINES": "24", "TERM": "xterm", "LOGSCAN_PAGER": ""}
+    return env | {"PYTHONPATH": str(ROOT / "src"), **fitted}
 
 
 def on_terminal(args: list[str], columns: int) -> str:
