@@ -126,7 +126,7 @@ def test_kinds_limit_and_a_fall_back_hour_stream_as_in_a_batch(tmp_path: Path, s
     for options in (
         ["-f", "ndjson", "--tz", "Europe/Berlin"],
         ["-f", "csv", "--tz", "Europe/Berlin", "-k", "request_complete,gpu_error"],
-        ["-f", "ndjson", "-n", "3"],
+        ["-f", "ndjson", "--limit", "3"],
     ):
         batch, streamed = _batch_and_streamed(log, *options, "-q")
         assert batch.exit_code == streamed.exit_code == 0

@@ -139,7 +139,7 @@ def test_a_narrow_events_table_puts_the_key_fields_on_one_line() -> None:
 def test_a_message_wraps_under_itself_at_120_columns() -> None:
     con, out = _terminal(120)
     rows = EventRows(con)
-    rows.header()
+    rows.header(None)
     rows.row(_event())
     _, row, *rest = out.getvalue().splitlines()
     assert row.index("Engine loop error") == 69 and rest  # not under column 60, half the width
@@ -160,7 +160,7 @@ def test_the_untimed_marker_is_explained_where_it_is_first_seen() -> None:
 def test_a_wide_events_table_keeps_its_columns() -> None:
     con, out = _terminal(160)
     rows = EventRows(con)
-    rows.header()
+    rows.header(None)
     rows.row(_event())
     header, row, *rest = out.getvalue().splitlines()
     assert header.index("message") == row.index("Engine loop error") == 69  # 19 + 17 + 8 + 17, two spaces after each
@@ -199,7 +199,7 @@ def test_the_events_table_prints_each_row_before_the_next_event_exists() -> None
             seen_before.append(number == 0 or f"server.log:{1869 + number}" in out.getvalue())
             yield replace(_event(), line=1870 + number)
 
-    events_table(events(), con)
+    events_table(events(), con, None)
     assert seen_before == [True, True, True] and out.getvalue().count("server.log:18") == 3
 
 
