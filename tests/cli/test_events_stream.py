@@ -273,9 +273,9 @@ def test_rows_come_while_a_slow_writer_still_holds_the_pipe_open() -> None:
 
 @pytest.mark.slow
 def test_a_limit_on_a_silent_pipe_ends_the_run_while_the_writer_holds_it_open() -> None:
-    """``-n`` stops the reading: the run does not wait for a writer that sends nothing more."""
+    """``--limit`` stops the reading: the run does not wait for a writer that sends nothing more."""
     lines = EXAMPLE.read_bytes().splitlines(keepends=True)
-    command = [sys.executable, "-m", "omlx_logscan", "events", "-f", "ndjson", "-q", "-n", "3", "-"]
+    command = [sys.executable, "-m", "omlx_logscan", "events", "-f", "ndjson", "-q", "--limit", "3", "-"]
     child = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     assert child.stdin is not None and child.stdout is not None
     try:

@@ -141,8 +141,8 @@ def test_a_message_wraps_under_itself_at_120_columns() -> None:
     rows = EventRows(con)
     rows.header(None)
     rows.row(_event())
-    _, row, *rest = out.getvalue().splitlines()
-    assert row.index("Engine loop error") == 69 and rest  # not under column 60, half the width
+    zone, _, row, *rest = out.getvalue().splitlines()
+    assert zone.startswith("times: read in ") and row.index("Engine loop error") == 69 and rest  # not under column 60, half the width
     assert all(line.startswith(" " * 69) and not line[69].isspace() and len(line) <= 120 for line in rest)
 
 
@@ -162,7 +162,7 @@ def test_a_wide_events_table_keeps_its_columns() -> None:
     rows = EventRows(con)
     rows.header(None)
     rows.row(_event())
-    header, row, *rest = out.getvalue().splitlines()
+    _, header, row, *rest = out.getvalue().splitlines()  # under the zone line
     assert header.index("message") == row.index("Engine loop error") == 69  # 19 + 17 + 8 + 17, two spaces after each
     assert rest and all(line.startswith(" " * 69) and len(line) <= 160 for line in rest)
 
@@ -170,8 +170,9 @@ def test_a_wide_events_table_keeps_its_columns() -> None:
 @pytest.mark.slow
 @pytest.mark.parametrize("columns", [80, 100, 120])
 def test_a_sessions_list_narrower_than_its_table_gives_each_session_one_line(columns: int) -> None:
-    shown = on_terminal(["sessions", str(EXAMPLE), "-q"], columns).splitlines()
+    zone, *shown = on_terminal(["sessions", str(EXAMPLE), "-q"], columns).splitlines()
     *rows, last = shown
+    assert zone.startswith("times: read in ")
     assert len(rows) == 160 and all(len(line) <= columns for line in shown)  # one line each, nothing wrapped
     assert re.match(r" +1 +≤ 2026-06-20 12:07:22 → 2026-06-21 00:56:01 +restart +0 faults", rows[0])
     # a session with a fault is marked, the end's date is left out on the same day, and the faults are named last
