@@ -142,7 +142,8 @@ def test_a_message_wraps_under_itself_at_120_columns() -> None:
     rows.header(None)
     rows.row(_event())
     zone, _, row, *rest = out.getvalue().splitlines()
-    assert zone.startswith("times: read in ") and row.index("Engine loop error") == 69 and rest  # not under column 60, half the width
+    assert zone.startswith("times: read in ")
+    assert row.index("Engine loop error") == 69 and rest  # not under column 60, half the width
     assert all(line.startswith(" " * 69) and not line[69].isspace() and len(line) <= 120 for line in rest)
 
 
