@@ -134,3 +134,17 @@ def test_the_events_table_names_its_zone() -> None:
         result.stdout.splitlines()[0]
         == "times: read in +05:30, as --tz or the configuration says (--tz ZONE to change)"
     )
+
+
+def test_no_configuration_file_names_a_pager(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The pager command comes from the environment alone: a found file's ``pager`` key is no option
+    (refused, nothing run); the one display key it may set is ``no-pager``."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    ran = tmp_path / "ran"
+    (tmp_path / ".logscan.toml").write_text(f'pager = "touch {ran}"\n', encoding="utf-8")
+    result = runner.invoke(app, ["sessions", str(EXAMPLE), "-q"])
+    assert result.exit_code == 2 and "pager" in result.stderr and not ran.exists()
+    (tmp_path / ".logscan.toml").write_text("no-pager = true\n", encoding="utf-8")
+    result = runner.invoke(app, ["sessions", str(EXAMPLE), "-q"])
+    assert result.exit_code == 0 and "ignored" not in result.stderr
