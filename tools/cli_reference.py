@@ -13,6 +13,7 @@ import typer.core
 import typer.main
 
 from omlx_logscan.cli import COMMANDS, app
+from omlx_logscan.cli.examples import epilog
 
 REFERENCE = Path(__file__).resolve().parents[1] / "docs" / "cli.md"
 _TYPE_NAMES = {"str": "text", "int range": "whole number", "float": "number"}
@@ -45,7 +46,13 @@ def _command(name: str, command: typer.core.TyperCommand, context: typer.Context
     lines = [f"## `logscan {name}`", "", _flat(command.help or ""), "", f"Usage: `logscan {name} {usage}`", ""]
     for param in command.params:
         lines.append(_param(param))
+    lines += ["", "Examples:", "", "```sh", *_examples(name), "```"]
     return "\n".join(lines) + "\n"
+
+
+def _examples(name: str) -> list[str]:
+    """The examples ``--help`` ends with, as a shell block (the same lines, ``# what`` comments kept)."""
+    return [line.removeprefix("  ") for line in epilog(name).split("\n")[2:]]
 
 
 def _param(param: object) -> str:

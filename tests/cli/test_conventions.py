@@ -593,8 +593,8 @@ def test_a_value_nothing_is_close_to_gets_no_suggestion() -> None:
 @pytest.mark.slow
 def test_piped_sessions_are_plain_aligned_text_one_line_each() -> None:
     process = run(["sessions", str(EXAMPLE), "-q"])
-    lines = process.stdout.splitlines()
-    assert process.returncode == 0 and len(lines) == 1 + 160
+    zone, *lines = process.stdout.splitlines()
+    assert process.returncode == 0 and len(lines) == 1 + 160 and zone.startswith("times: read in ")
     assert not re.search("[\u2500-\u257f]", process.stdout)  # no box drawing
     assert all(line == line.rstrip() for line in lines)
     assert lines[0].startswith("#    start  ")

@@ -127,7 +127,7 @@ def test_kinds_limit_and_a_fall_back_hour_stream_as_in_a_batch(tmp_path: Path, s
     for options in (
         ["-f", "ndjson", "--tz", "Europe/Berlin"],
         ["-f", "csv", "--tz", "Europe/Berlin", "-k", "request_complete,gpu_error"],
-        ["-f", "ndjson", "-n", "3"],
+        ["-f", "ndjson", "--limit", "3"],
     ):
         batch, streamed = _batch_and_streamed(log, *options, "-q")
         assert batch.exit_code == streamed.exit_code == 0
@@ -275,9 +275,9 @@ def test_rows_come_while_a_slow_writer_still_holds_the_pipe_open() -> None:
 
 @pytest.mark.slow
 def test_a_limit_on_a_silent_pipe_ends_the_run_while_the_writer_holds_it_open() -> None:
-    """``-n`` stops the reading: the run does not wait for a writer that sends nothing more."""
+    """``--limit`` stops the reading: the run does not wait for a writer that sends nothing more."""
     lines = EXAMPLE.read_bytes().splitlines(keepends=True)
-    command = [sys.executable, "-m", "omlx_logscan", "events", "-f", "ndjson", "-q", "-n", "3", "-"]
+    command = [sys.executable, "-m", "omlx_logscan", "events", "-f", "ndjson", "-q", "--limit", "3", "-"]
     child = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     assert child.stdin is not None and child.stdout is not None
     try:

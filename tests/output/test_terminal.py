@@ -30,7 +30,9 @@ _COLOUR = re.compile(r"\x1b\[[0-9;]*m")
 
 def _environment(columns: int) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "FORCE_COLOR", "COLUMNS", "LINES")}
-    return env | {"PYTHONPATH": str(ROOT / "src"), "COLUMNS": str(columns), "LINES": "24", "TERM": "xterm"}
+    # No pager: these runs read what the terminal shows (tests/cli/test_pty.py tries the pager).
+    fitted = {"COLUMNS": str(columns), "LINES": "24", "TERM": "xterm", "LOGSCAN_PAGER": ""}
+    return env | {"PYTHONPATH": str(ROOT / "src"), **fitted}
 
 
 def on_terminal(args: list[str], columns: int) -> str:
@@ -137,9 +139,10 @@ def test_a_narrow_events_table_puts_the_key_fields_on_one_line() -> None:
 def test_a_message_wraps_under_itself_at_120_columns() -> None:
     con, out = _terminal(120)
     rows = EventRows(con)
-    rows.header()
+    rows.header(None)
     rows.row(_event())
-    _, row, *rest = out.getvalue().splitlines()
+    zone, _, row, *rest = out.getvalue().splitlines()
+    assert zone.startswith("times: read in ")
     assert row.index("Engine loop error") == 69 and rest  # not under column 60, half the width
     assert all(line.startswith(" " * 69) and not line[69].isspace() and len(line) <= 120 for line in rest)
 
@@ -158,9 +161,9 @@ def test_the_untimed_marker_is_explained_where_it_is_first_seen() -> None:
 def test_a_wide_events_table_keeps_its_columns() -> None:
     con, out = _terminal(160)
     rows = EventRows(con)
-    rows.header()
+    rows.header(None)
     rows.row(_event())
-    header, row, *rest = out.getvalue().splitlines()
+    _, header, row, *rest = out.getvalue().splitlines()  # under the zone line
     assert header.index("message") == row.index("Engine loop error") == 69  # 19 + 17 + 8 + 17, two spaces after each
     assert rest and all(line.startswith(" " * 69) and len(line) <= 160 for line in rest)
 
@@ -168,8 +171,9 @@ def test_a_wide_events_table_keeps_its_columns() -> None:
 @pytest.mark.slow
 @pytest.mark.parametrize("columns", [80, 100, 120])
 def test_a_sessions_list_narrower_than_its_table_gives_each_session_one_line(columns: int) -> None:
-    shown = on_terminal(["sessions", str(EXAMPLE), "-q"], columns).splitlines()
+    zone, *shown = on_terminal(["sessions", str(EXAMPLE), "-q"], columns).splitlines()
     *rows, last = shown
+    assert zone.startswith("times: read in ")
     assert len(rows) == 160 and all(len(line) <= columns for line in shown)  # one line each, nothing wrapped
     assert re.match(r" +1 +≤ 2026-06-20 12:07:22 → 2026-06-21 00:56:01 +restart +0 faults", rows[0])
     # a session with a fault is marked, the end's date is left out on the same day, and the faults are named last
@@ -197,7 +201,7 @@ def test_the_events_table_prints_each_row_before_the_next_event_exists() -> None
             seen_before.append(number == 0 or f"server.log:{1869 + number}" in out.getvalue())
             yield replace(_event(), line=1870 + number)
 
-    events_table(events(), con)
+    events_table(events(), con, None)
     assert seen_before == [True, True, True] and out.getvalue().count("server.log:18") == 3
 
 

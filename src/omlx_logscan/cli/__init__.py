@@ -6,6 +6,7 @@ them from it, in its order, is what sets the order ``logscan --help`` lists them
 
 from omlx_logscan.cli import bounds, check, events, export, fleet, report, schema, sessions, timeline, watch
 from omlx_logscan.cli.app import app, main
+from omlx_logscan.cli.examples import epilog
 
 COMMANDS = (
     events.events,
@@ -21,6 +22,6 @@ COMMANDS = (
 )
 
 for _command in COMMANDS:
-    app.command()(_command)
+    app.command(epilog=epilog(_command.__name__))(_command)
 
 __all__ = ["COMMANDS", "app", "main"]

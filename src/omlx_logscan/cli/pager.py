@@ -10,14 +10,16 @@ from __future__ import annotations
 
 import io
 import os
-import shlex
-import shutil
-import signal
-import subprocess
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
-from typing import IO, TextIO
+from typing import IO, TYPE_CHECKING, TextIO
+
+if TYPE_CHECKING:
+    import subprocess
+
+# shlex, shutil, signal and subprocess are imported where a pager is about to run: a run into a pipe
+# never needs them.
 
 PAGER_VARIABLE = "LOGSCAN_PAGER"
 DEFAULT_PAGER = "less -FRX"
@@ -29,6 +31,8 @@ LESS_SETTINGS = ("LESS", "FRX")
 def pager_command() -> list[str]:
     """The pager's words: the first of ``$LOGSCAN_PAGER`` and ``$PAGER`` that is set, else ``less -FRX``;
     one set but empty (or ``cat``) means no pager: an empty list."""
+    import shlex
+
     for name in (PAGER_VARIABLE, "PAGER"):
         value = os.environ.get(name)
         if value is not None:
@@ -81,6 +85,8 @@ class PagedOutput(io.TextIOBase):
             self._sink.flush()
 
     def _start(self) -> None:
+        import subprocess
+
         environment = dict(os.environ)
         environment.setdefault(*LESS_SETTINGS)
         try:
@@ -107,6 +113,8 @@ class PagedOutput(io.TextIOBase):
         if self._pager is None:
             self._terminal.flush()
             return
+        import signal
+
         with suppress(BrokenPipeError, OSError):  # the reader quit before the end: nothing more to show
             self._sink.close()
         interrupt = signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C in the pager is the pager's
@@ -124,6 +132,8 @@ def paged(wanted: bool) -> Iterator[None]:
     if not command:
         yield
         return
+    import shutil
+
     terminal = sys.stdout
     output = PagedOutput(terminal, command, max(1, shutil.get_terminal_size().lines - 1))
     sys.stdout = output  # a text stream, as rich and print write to it
