@@ -15,8 +15,8 @@ from types import ModuleType
 import pytest
 
 from conftest import FIXTURES, ROOT
+from omlx_logscan.data.catalog_entries import ENTRIES, FOREIGN
 from omlx_logscan.parsing.catalog import CATALOG
-from omlx_logscan.parsing.catalog_entries import ENTRIES, FOREIGN
 from omlx_logscan.parsing.lexicon import Entry, Lexicon, LexiconBroken, lexicon, load
 
 TOOLS = ROOT / "tools" / "lexicon"
@@ -381,7 +381,7 @@ def test_the_committed_lexicon_loads_and_names_its_source() -> None:
 @pytest.mark.parametrize("damage", ["missing", "truncated", "not json", "wrong layout"])
 def test_a_broken_lexicon_is_one_clear_error(tmp_path: Path, damage: str) -> None:
     path = tmp_path / "lexicon.json.gz"
-    good = Path(__file__).parents[2] / "src/omlx_logscan/parsing/lexicon.json.gz"
+    good = Path(__file__).parents[2] / "src/omlx_logscan/data/lexicon.json.gz"
     if damage == "truncated":
         path.write_bytes(good.read_bytes()[:5000])
     elif damage == "not json":

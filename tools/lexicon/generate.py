@@ -38,7 +38,7 @@ from packaging.version import Version
 GENERATOR_VERSION = 4
 PACKAGE = "omlx"
 VERSION_FILE = "omlx/_version.py"
-DEFAULT_OUT = Path(__file__).resolve().parents[2] / "src/omlx_logscan/parsing/lexicon.json.gz"
+DEFAULT_OUT = Path(__file__).resolve().parents[2] / "src/omlx_logscan/data/lexicon.json.gz"
 LICENCE = "Apache-2.0"
 
 LEVELS = {

@@ -1,4 +1,4 @@
-"""Write which lexicon entries each catalog row covers: ``src/omlx_logscan/parsing/catalog_entries.py``.
+"""Write which lexicon entries each catalog row covers: ``src/omlx_logscan/data/catalog_entries.py``.
 
     PYTHONPATH=src python tools/lexicon/name_rows.py
 
@@ -16,7 +16,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from omlx_logscan.parsing import catalog_entries
+from omlx_logscan.data import catalog_entries
 from omlx_logscan.parsing.catalog import CATALOG
 from omlx_logscan.parsing.lexicon import Lexicon, lexicon
 from omlx_logscan.parsing.template import Template
