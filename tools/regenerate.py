@@ -38,6 +38,7 @@ def _tool(path: str) -> ModuleType:
     spec = importlib.util.spec_from_file_location(Path(path).stem, ROOT / "tools" / path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # where its dataclasses look up their annotations
     spec.loader.exec_module(module)
     return module
 

@@ -142,6 +142,16 @@ def made(history: Path) -> Lexicon:
     return load(out)
 
 
+@pytest.mark.slow
+def test_regenerate_checks_the_lexicon_against_the_history_it_is_given(history: Path) -> None:
+    """The small history here gives another lexicon than the committed one: only that file is stale."""
+    command = [sys.executable, str(ROOT / "tools" / "regenerate.py"), "--check", "--git-dir", str(history / ".git")]
+    result = subprocess.run(command, capture_output=True, text=True, check=False)
+    assert result.returncode == 1
+    stale = "src/omlx_logscan/data/lexicon.json.gz is stale: run python tools/regenerate.py"
+    assert result.stderr.splitlines() == [stale]
+
+
 def _by_text(words: Lexicon, text: str) -> Entry:
     (entry,) = [e for e in words.entries if e.template == text]
     return entry
