@@ -15,8 +15,8 @@ from types import ModuleType
 import pytest
 
 from conftest import FIXTURES, ROOT
+from omlx_logscan.data.catalog_entries import ENTRIES, FOREIGN
 from omlx_logscan.parsing.catalog import CATALOG
-from omlx_logscan.parsing.catalog_entries import ENTRIES, FOREIGN
 from omlx_logscan.parsing.lexicon import Entry, Lexicon, LexiconBroken, lexicon, load
 
 TOOLS = ROOT / "tools" / "lexicon"
@@ -140,6 +140,16 @@ def made(history: Path) -> Lexicon:
     out = history / "lexicon.json.gz"
     assert generate.main(["--git-dir", str(history / ".git"), "--out", str(out)]) == 0
     return load(out)
+
+
+@pytest.mark.slow
+def test_regenerate_checks_the_lexicon_against_the_history_it_is_given(history: Path) -> None:
+    """The small history here gives another lexicon than the committed one: only that file is stale."""
+    command = [sys.executable, str(ROOT / "tools" / "regenerate.py"), "--check", "--git-dir", str(history / ".git")]
+    result = subprocess.run(command, capture_output=True, text=True, check=False)
+    assert result.returncode == 1
+    stale = "src/omlx_logscan/data/lexicon.json.gz is stale: run python tools/regenerate.py"
+    assert result.stderr.splitlines() == [stale]
 
 
 def _by_text(words: Lexicon, text: str) -> Entry:
@@ -381,7 +391,7 @@ def test_the_committed_lexicon_loads_and_names_its_source() -> None:
 @pytest.mark.parametrize("damage", ["missing", "truncated", "not json", "wrong layout"])
 def test_a_broken_lexicon_is_one_clear_error(tmp_path: Path, damage: str) -> None:
     path = tmp_path / "lexicon.json.gz"
-    good = Path(__file__).parents[2] / "src/omlx_logscan/parsing/lexicon.json.gz"
+    good = Path(__file__).parents[2] / "src/omlx_logscan/data/lexicon.json.gz"
     if damage == "truncated":
         path.write_bytes(good.read_bytes()[:5000])
     elif damage == "not json":

@@ -9,7 +9,7 @@ import re
 import pytest
 
 from conftest import FIXTURES
-from omlx_logscan.parsing.catalog import candidates
+from omlx_logscan.parsing.catalog_lookup import candidates
 from omlx_logscan.parsing.lexicon import lexicon
 from omlx_logscan.parsing.messages import foreign, known, messages
 

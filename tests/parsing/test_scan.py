@@ -27,7 +27,8 @@ from omlx_logscan.inputs import byte_blocks, decoding, sources
 from omlx_logscan.inputs.lines import KeptLine
 from omlx_logscan.inputs.sources import Source
 from omlx_logscan.parsing import dense, native, scan
-from omlx_logscan.parsing.catalog import CATALOG, _first_character, candidates
+from omlx_logscan.parsing.catalog import CATALOG
+from omlx_logscan.parsing.catalog_lookup import _first_character, candidates
 from omlx_logscan.parsing.dense import REQUEST_SCHEMA, Dense, from_rows, moment_of, ms_of
 from omlx_logscan.parsing.shapes import BLOCK_REQUESTS
 from omlx_logscan.parsing.template import Template

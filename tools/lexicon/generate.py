@@ -22,6 +22,7 @@ import ast
 import dataclasses
 import gzip
 import hashlib
+import io
 import itertools
 import json
 import os
@@ -38,8 +39,9 @@ from packaging.version import Version
 GENERATOR_VERSION = 4
 PACKAGE = "omlx"
 VERSION_FILE = "omlx/_version.py"
-DEFAULT_OUT = Path(__file__).resolve().parents[2] / "src/omlx_logscan/parsing/lexicon.json.gz"
+DEFAULT_OUT = Path(__file__).resolve().parents[2] / "src/omlx_logscan/data/lexicon.json.gz"
 LICENCE = "Apache-2.0"
+REPOSITORY = "https://github.com/jundot/omlx"
 
 LEVELS = {
     "debug": "DEBUG",
@@ -1000,12 +1002,15 @@ def lexicon(history: History, repository: str) -> dict[str, object]:
     return {"header": header, "entries": rows}
 
 
-def write(data: dict[str, object], out: Path) -> None:
+def pack(data: dict[str, object]) -> bytes:
+    """The lexicon file's bytes."""
     # ASCII (\uXXXX escapes): read back twice as fast as UTF-8, and no wider string while it is read
     text = json.dumps(data, separators=(",", ":"), ensure_ascii=True).encode()
     # no file name and no time in the gzip header: the same history gives the same bytes
-    with out.open("wb") as raw, gzip.GzipFile("", "wb", 9, raw, mtime=0) as packed:
+    raw = io.BytesIO()
+    with gzip.GzipFile("", "wb", 9, raw, mtime=0) as packed:
         packed.write(text)
+    return raw.getvalue()
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -1013,14 +1018,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--git-dir", default=os.environ.get("OMLX_GIT_DIR"), help="oMLX's git directory")
     parser.add_argument("--ref", default="HEAD", help="the history to read (its first-parent chain)")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
-    parser.add_argument("--repository", default="https://github.com/jundot/omlx")
+    parser.add_argument("--repository", default=REPOSITORY)
     options = parser.parse_args(argv)
     if not options.git_dir:
         parser.error("give --git-dir or set OMLX_GIT_DIR")
     started = time.perf_counter()
     history = read_history(options.git_dir, options.ref)
     data = lexicon(history, options.repository)
-    write(data, options.out)
+    options.out.write_bytes(pack(data))
     entries = data["entries"]
     assert isinstance(entries, list)
     print(

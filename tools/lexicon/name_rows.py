@@ -1,4 +1,4 @@
-"""Write which lexicon entries each catalog row covers: ``src/omlx_logscan/parsing/catalog_entries.py``.
+"""Write which lexicon entries each catalog row covers: ``src/omlx_logscan/data/catalog_entries.py``.
 
     PYTHONPATH=src python tools/lexicon/name_rows.py
 
@@ -16,7 +16,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from omlx_logscan.parsing import catalog_entries
+from omlx_logscan.data import catalog_entries
 from omlx_logscan.parsing.catalog import CATALOG
 from omlx_logscan.parsing.lexicon import Lexicon, lexicon
 from omlx_logscan.parsing.template import Template
@@ -38,22 +38,32 @@ def covered(row: Template, words: Lexicon) -> tuple[str, ...]:
     return tuple(sorted(found))
 
 
-def main() -> int:
+def entries() -> dict[str, tuple[str, ...]]:
+    """Each catalog row's entries, by its pattern; a row that names none is printed to stderr."""
     words = lexicon()
+    ids = {e.id for e in words.entries}
     named: dict[str, tuple[str, ...]] = {}
     for row in CATALOG:
         if row.pattern in catalog_entries.FOREIGN:
             continue
-        kept = (i for i in catalog_entries.ENTRIES.get(row.pattern, ()) if i in {e.id for e in words.entries})
-        ids = tuple(sorted({*kept, *covered(row, words)}))
-        named[row.pattern] = ids
-        if not ids:
-            print(f"no entry: {row.kind} {row.pattern!r}")
-    text = OUT.read_text()
-    head = text[: text.index("ENTRIES: dict")]
-    table = pprint.pformat(named, width=110, sort_dicts=False)
-    OUT.write_text(f"{head}ENTRIES: dict[str, tuple[str, ...]] = {table}\n")
-    subprocess.run([sys.executable, "-m", "ruff", "format", "-q", str(OUT)], check=True)
+        kept = (i for i in catalog_entries.ENTRIES.get(row.pattern, ()) if i in ids)
+        named[row.pattern] = tuple(sorted({*kept, *covered(row, words)}))
+        if not named[row.pattern]:
+            print(f"no entry: {row.kind} {row.pattern!r}", file=sys.stderr)
+    return named
+
+
+def render(current: str) -> str:
+    """The module with its ``ENTRIES`` table rebuilt: its text above the table is kept."""
+    head = current[: current.index("ENTRIES: dict")]
+    table = pprint.pformat(entries(), width=110, sort_dicts=False)
+    text = f"{head}ENTRIES: dict[str, tuple[str, ...]] = {table}\n"
+    command = [sys.executable, "-m", "ruff", "format", "-q", "--stdin-filename", str(OUT), "-"]
+    return subprocess.run(command, input=text, capture_output=True, text=True, check=True).stdout
+
+
+def main() -> int:
+    OUT.write_text(render(OUT.read_text()))
     return 0
 
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from omlx_logscan.analysis.results import INCIDENT_GAP_S, Session, shows_penalty_box
 from omlx_logscan.parsing.catalog import FINAL_STOP_FUNCTION, LAST_STOP_FUNCTIONS, LOGGER_PREFIX
-from omlx_logscan.parsing.event import Event
-from omlx_logscan.parsing.kinds import AT_WORK_KINDS, leaves_no_process
+from omlx_logscan.parsing.event import Event, leaves_no_process
+from omlx_logscan.parsing.kinds import AT_WORK_KINDS
 from omlx_logscan.parsing.lexicon import lexicon
 from omlx_logscan.timeutil import clock_seconds, seconds
 

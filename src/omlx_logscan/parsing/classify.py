@@ -19,10 +19,10 @@ from omlx_logscan.parsing.catalog import (
     LOGGER_PREFIX,
     NUMERIC_FIELDS,
     RESOURCE_LIMIT_CODE,
-    catalog_match,
     may_be_fatal_exit,
 )
 from omlx_logscan.parsing.catalog_evidence import EXCEPTION_TYPE
+from omlx_logscan.parsing.catalog_lookup import catalog_match
 from omlx_logscan.parsing.dumps import DUMP_FRAME, dump_fields
 from omlx_logscan.parsing.event import Event
 from omlx_logscan.parsing.grammar import FAULTHANDLER_OPENING, Line

@@ -52,3 +52,9 @@ class Event:
             out |= {"entry": self.entry, "template": self.template}
         out.update(self.fields)
         return out
+
+
+def leaves_no_process(event: Event) -> bool:
+    """Whether no process that wrote before ``event`` writes after it: a fatal exit (code 70, the
+    supervisor starts a new one) or a kernel panic (the Mac restarts). A later record is a new process's."""
+    return event.kind == "kernel_panic" or (event.kind == "process_exit" and event.fields.get("reason") == "fatal_exit")

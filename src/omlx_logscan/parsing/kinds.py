@@ -8,11 +8,7 @@ can list the kinds without compiling its regexes.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Final, Literal, NamedTuple
-
-if TYPE_CHECKING:
-    from omlx_logscan.parsing.event import Event
-
+from typing import Final, Literal, NamedTuple
 
 # Every event kind's name, in REGISTRY's order (the schemas' ``kind`` lists these).
 EventKind = Literal[
@@ -150,12 +146,6 @@ OMLX_ONLY_KINDS = frozenset(kind.name for kind in REGISTRY if kind.omlx_only)
 
 
 TAG_FIELDS: dict[str, str] = {kind.name: kind.tag_field for kind in REGISTRY if kind.tag_field}
-
-
-def leaves_no_process(event: Event) -> bool:
-    """Whether no process that wrote before ``event`` writes after it: a fatal exit (code 70, the
-    supervisor starts a new one) or a kernel panic (the Mac restarts). A later record is a new process's."""
-    return event.kind == "kernel_panic" or (event.kind == "process_exit" and event.fields.get("reason") == "fatal_exit")
 
 
 class PressureAction(NamedTuple):

@@ -1,6 +1,6 @@
 """The lexicon: every message oMLX can write, read from its own source history.
 
-``tools/lexicon/generate.py`` writes ``lexicon.json.gz`` beside this module from oMLX's git history
+``tools/lexicon/generate.py`` writes ``data/lexicon.json.gz`` from oMLX's git history
 (its header names the commits and oMLX's licence). Each :class:`Entry` is one message template:
 its literal parts and typed placeholders, who writes it (a logger and level, ``print``, an HTTP
 error's detail, an exception's text), where, and the first and last oMLX version that has it; and,
@@ -32,7 +32,7 @@ from typing import Literal, get_args
 
 from omlx_logscan.errors import EXIT_INTERNAL, LogscanError
 
-PATH = Path(__file__).with_name("lexicon.json.gz")
+PATH = Path(__file__).parents[1] / "data" / "lexicon.json.gz"
 
 # The kinds of site that write a message.
 LOG, STDOUT, STDERR, HTTP, RAISE, TEXT = "log", "stdout", "stderr", "http", "raise", "text"

@@ -16,8 +16,9 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Protocol
 
-from omlx_logscan.parsing.catalog import LOGGER_PREFIX, UVICORN_TAG, catalog_match
+from omlx_logscan.parsing.catalog import LOGGER_PREFIX, UVICORN_TAG
 from omlx_logscan.parsing.catalog_evidence import PROCESS_LOGGER_PACKAGES
+from omlx_logscan.parsing.catalog_lookup import catalog_match
 from omlx_logscan.parsing.lexicon import Entry, Lexicon, lexicon
 from omlx_logscan.parsing.template import Template
 

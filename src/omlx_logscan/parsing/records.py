@@ -15,8 +15,9 @@ from dataclasses import dataclass, field
 from datetime import date, timedelta
 
 from omlx_logscan.inputs.lines import KeptLine
-from omlx_logscan.parsing.catalog import candidates, may_be_fatal_exit
+from omlx_logscan.parsing.catalog import may_be_fatal_exit
 from omlx_logscan.parsing.catalog_evidence import EXCEPTION_TYPE, TRACEBACK
+from omlx_logscan.parsing.catalog_lookup import candidates
 from omlx_logscan.parsing.catalog_panics import DATE_TIME_OPENING
 from omlx_logscan.parsing.grammar import (
     BLOCK_FORMS,

@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass
 from functools import cached_property
 
-from omlx_logscan.parsing.catalog_entries import ENTRIES, FOREIGN
+from omlx_logscan.data.catalog_entries import ENTRIES, FOREIGN
 from omlx_logscan.parsing.kinds import EventKind
 
 
@@ -27,7 +27,7 @@ class Template:
     @cached_property
     def entries(self) -> tuple[str, ...]:
         """The ids of the lexicon entries (``parsing/lexicon.py``) this row covers: the oMLX calls
-        that write its message, named in ``parsing/catalog_entries.py``."""
+        that write its message, named in ``data/catalog_entries.py``."""
         return ENTRIES.get(self.pattern, ())
 
     @property
