@@ -31,16 +31,10 @@ from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta
 from pathlib import Path
 
+from make_outages import IGNORED, TIMEOUT  # the Metal texts oMLX logs, written once for bench/
+
 BEGIN = datetime(2026, 9, 15, 8, 0)
 MODEL = "Qwen3-Coder-30B-A3B-Instruct-8bit"
-TIMEOUT = (
-    "[METAL] Command buffer execution failed: Caused GPU Timeout Error "
-    "(00000002:kIOGPUCommandBufferCallbackErrorTimeout)"
-)
-IGNORED = (
-    "[METAL] Command buffer execution failed: Ignored (for causing prior/excessive GPU errors) "
-    "(00000004:kIOGPUCommandBufferCallbackErrorSubmissionsIgnored)"
-)
 BOUND = 5.0  # 4 when linear, 16 when quadratic
 COMMANDS = (["timeline", "-f", "json", "--quiet"], ["report", "--quiet"])
 
