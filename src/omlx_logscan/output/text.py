@@ -11,6 +11,7 @@ from typing import IO, TYPE_CHECKING, Literal, assert_never
 
 from omlx_logscan.analysis.attribution import WhyFaulted
 from omlx_logscan.analysis.results import DeadWindow, Outcome
+from omlx_logscan.analysis.severity import Severity
 from omlx_logscan.output import sections as timeline
 from omlx_logscan.output.failures import ERRORS_TITLE, EXAMPLE_LABEL, errors_text_lines
 from omlx_logscan.output.incidents import INCIDENTS_TITLE, incident_lines
@@ -325,7 +326,7 @@ def print_accounting(stream: EventStream, *, quiet: bool) -> None:
         say(err, Text(printable(line), style="dim"))
 
 
-SEVERITY_STYLES = {"critical": "bold red", "error": "red", "warning": "yellow", "notice": ""}
+SEVERITY_STYLES: dict[Severity, str] = {"critical": "bold red", "error": "red", "warning": "yellow", "notice": ""}
 
 
 # The terminal's order: the list's, except that the probes come before the bounds table.
@@ -363,8 +364,9 @@ def _text_section(section: timeline.Section, con: Console) -> None:
         case timeline.Incidents():
             if section.items:
                 _section(con, INCIDENTS_TITLE)
-                for line in incident_lines(section.items, section.sessions):
-                    say(con, printable(f"  {line}"), SEVERITY_STYLES[line.split(" ", 1)[0]], hang=4)
+                lines = incident_lines(section.items, section.sessions)
+                for item, line in zip(section.items, lines, strict=True):
+                    say(con, printable(f"  {line}"), SEVERITY_STYLES[item.severity], hang=4)
         case timeline.OtherFailures():
             errors = errors_text_lines(section.errors)
             if errors:
