@@ -33,7 +33,8 @@ def sessions_table(analysis: Analysis, con: Console) -> None:
     from omlx_logscan.output.wrap import NARROW_COLUMNS
 
     width = wrap_width(con)
-    rows = [_session_cells(s, found) for s, found in zip(analysis.sessions, session_versions(analysis), strict=True)]
+    versions = session_versions(analysis)
+    rows = [_session_cells(s, found) for s, found in zip(analysis.sessions, versions, strict=True)]
     plain = _plain_columns([list(SESSION_COLUMNS), *rows])
     notes = [f"note: {printable(unplaced_note(event))}" for event in analysis.unplaced]
     zone_line(con, analysis.stream.zone)
@@ -43,7 +44,7 @@ def sessions_table(analysis: Analysis, con: Console) -> None:
         return
     table_width = max(map(len, plain)) + len(SESSION_COLUMNS)  # a rule of three cells for two spaces
     if width <= NARROW_COLUMNS or table_width > width:  # a table that wraps takes lines a session
-        _sessions_lines(analysis, con, width)
+        _sessions_lines(analysis, versions, con, width)
     else:
         table = Table(show_edge=False, pad_edge=False)
         for name in SESSION_COLUMNS:
@@ -97,13 +98,13 @@ def _unknown_or(count: int | None) -> str:
     return "?" if count is None else str(count)
 
 
-def _sessions_lines(analysis: Analysis, con: Console, width: int) -> None:
+def _sessions_lines(analysis: Analysis, versions: list[WriterVersions | None], con: Console, width: int) -> None:
     """One line per session within ``width``: mark, number, start → end (the end's date only when it is
     another day), end reason, faults; then as many of the other fields as fit."""
     from rich.cells import cell_len
 
     number_width = len(str(len(analysis.sessions)))
-    for s, found in zip(analysis.sessions, session_versions(analysis), strict=True):
+    for s, found in zip(analysis.sessions, versions, strict=True):
         bounded = s.start_in_log and not s.start_exact
         start, end = human_time(s.start), human_time(s.end)
         if end[:10] == start[:10]:
